@@ -1,0 +1,119 @@
+"""Specs for a DuckLake lake: its catalog, its data path and the storage credentials."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_provider_lakehouse.connections.specs import ConnectionLike, PostgresSpec, postgres_spec_from_connection
+from airflow_provider_lakehouse.exceptions import InvalidConnectionError
+
+
+@dataclass(frozen=True)
+class S3Spec:
+    """S3 (or S3-compatible) credentials and endpoint.
+
+    >>> S3Spec(access_key="AK", secret_key="SK", endpoint_url="http://127.0.0.1:9000")
+    S3Spec(endpoint_url='http://127.0.0.1:9000', region='us-east-1', access_key='AK', secret_key='***')
+    """
+
+    access_key: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
+    session_token: str | None = field(default=None, repr=False)
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+
+    def __repr__(self) -> str:
+        return (
+            f"S3Spec(endpoint_url={self.endpoint_url!r}, region={self.region!r}, access_key={self.access_key!r}, "
+            f"secret_key={'***' if self.secret_key else None!r})"
+        )
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a conflicting commit is retried (DuckDB's defaults: 10 tries, 100 ms, x1.5)."""
+
+    max_retries: int = 10
+    wait_ms: int = 100
+    backoff: float = 1.5
+
+
+@dataclass(frozen=True)
+class DuckLakeSpec:
+    """Everything needed to open lake ``name``.
+
+    :param catalog: a :class:`PostgresSpec`, or the path of a SQLite catalog file.
+    """
+
+    name: str
+    catalog: PostgresSpec | str
+    data_path: str
+    metadata_schema: str | None = None
+    s3: S3Spec | None = None
+    spark_conn_id: str | None = None
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    @property
+    def secrets(self) -> list[str]:
+        """Every secret this spec holds, for masking and redaction."""
+        values = [self.catalog.password if isinstance(self.catalog, PostgresSpec) else None]
+        if self.s3:
+            values += [self.s3.secret_key, self.s3.session_token]
+        return [v for v in values if v]
+
+
+def ducklake_conn_id(name: str) -> str:
+    """Connection id of lake ``name``.
+
+    >>> ducklake_conn_id("main")
+    'ducklake_main'
+    """
+    return f"ducklake_{name}"
+
+
+def ducklake_spec_from_connection(
+    name: str, conn: ConnectionLike, *, catalog_conn: ConnectionLike | None = None, s3: S3Spec | None = None
+) -> DuckLakeSpec:
+    """Build a :class:`DuckLakeSpec` from the lake connection (and the connections it references).
+
+    :raises InvalidConnectionError: without a data path or a catalog.
+    """
+    extra: dict[str, Any] = dict(conn.extra_dejson or {})
+    data_path = str(extra.get("data_path") or "").strip()
+    if not data_path:
+        raise InvalidConnectionError(f"Connection {conn.conn_id!r} has no 'data_path' in its extra.")
+    if not data_path.endswith("/"):
+        data_path += "/"  # DuckDB stores the data path with a trailing separator
+    sqlite_path = extra.get("catalog_sqlite_path")
+    catalog: PostgresSpec | str
+    if sqlite_path:
+        catalog = str(sqlite_path)
+    else:
+        catalog = postgres_spec_from_connection(catalog_conn or conn)
+    spark_conf = extra.get("spark_conf") or {}
+    if not isinstance(spark_conf, Mapping):
+        raise InvalidConnectionError(f"Connection {conn.conn_id!r}: 'spark_conf' must be a JSON object.")
+    return DuckLakeSpec(
+        name=name, catalog=catalog, data_path=data_path, metadata_schema=extra.get("metadata_schema") or None, s3=s3,
+        spark_conn_id=extra.get("spark_conn_id") or None, spark_conf={str(k): str(v) for k, v in spark_conf.items()},
+        retry=RetryPolicy(
+            max_retries=int(extra.get("commit_max_retries", 10)), wait_ms=int(extra.get("commit_retry_wait_ms", 100)),
+            backoff=float(extra.get("commit_retry_backoff", 1.5)),
+        ),
+    )
+
+
+def s3_spec_from_aws_connection(conn: ConnectionLike) -> S3Spec:
+    """Read an Amazon provider ``aws`` connection: login/password are the key pair; extra may set the endpoint."""
+    extra = dict(conn.extra_dejson or {})
+    endpoint = extra.get("endpoint_url") or (extra.get("service_config") or {}).get("s3", {}).get("endpoint_url")
+    return S3Spec(
+        access_key=conn.login or extra.get("aws_access_key_id"),
+        secret_key=conn.password or extra.get("aws_secret_access_key"),
+        session_token=extra.get("aws_session_token"),
+        endpoint_url=endpoint,
+        region=extra.get("region_name") or "us-east-1",
+    )

@@ -1,0 +1,133 @@
+"""The devstack commands (run inside the virtual environment)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
+from airflow_provider_lakehouse.devstack.stack import Stack
+
+# The example DAGs the main job runs, in order.
+DEMO_DAGS = ("example_datatable",)
+
+
+def _say(message: str) -> None:
+    print(f"[lakehouse] {message}", flush=True)
+
+
+@contextmanager
+def running_stack() -> Iterator[Stack]:
+    """Start the stack if needed; stop it afterwards only if this call started it (also on Ctrl-C/SIGTERM)."""
+    stack = Stack()
+    started = stack.up(log=_say)
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        yield stack
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if started:
+            stack.down(log=_say)
+
+
+def up(_: list[str]) -> int:
+    stack = Stack()
+    stack.up(log=_say)
+    _say(f"stack is up: {json.dumps(stack.status())}")
+    _say(f"environment: source {stack.state_dir / 'env.sh'}")
+    return 0
+
+
+def down(_: list[str]) -> int:
+    Stack().down(log=_say)
+    return 0
+
+
+def status(_: list[str]) -> int:
+    print(json.dumps(Stack().status(), indent=2))
+    return 0
+
+
+def env(_: list[str]) -> int:
+    for key, value in Stack().env().items():
+        print(f"export {key}={shlex.quote(value)}")
+    return 0
+
+
+def demo(args: list[str]) -> int:
+    """The README's first command: run the example DAGs end to end on the local stack."""
+    dags = args or list(DEMO_DAGS)
+    with running_stack() as stack:
+        stack.ensure_airflow_db(log=_say)
+        environment = dict(os.environ, **stack.env())
+        logs = stack.state_dir / "demo"
+        logs.mkdir(exist_ok=True)
+        failed = []
+        for dag_id in dags:
+            _say(f"airflow dags test {dag_id} ...")
+            begin = time.monotonic()
+            log_file = logs / f"{dag_id}.log"
+            with log_file.open("w") as out:
+                rc = subprocess.run([sys.executable, "-m", "airflow", "dags", "test", dag_id], env=environment,
+                                    stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT).returncode
+            seconds = time.monotonic() - begin
+            outcome = "succeeded" if rc == 0 else f"FAILED (exit {rc})"
+            _say(f"{dag_id} {outcome} in {seconds:.1f} s; full log: {log_file}")
+            if rc != 0:
+                failed.append(dag_id)
+            _print_xcoms(dag_id, environment)
+        _say(f"Airflow home (metadata DB, task logs): {environment['AIRFLOW_HOME']}")
+        _say(f"To look around: source {stack.state_dir / 'env.sh'}  (then airflow, psql, or the Python API)")
+    return 1 if failed else 0
+
+
+def _print_xcoms(dag_id: str, environment: dict[str, str]) -> None:
+    for task_id, value in sorted(read_xcoms(dag_id, environment).items()):
+        _say(f"  {task_id} -> {json.dumps(value)[:300]}")
+
+
+def read_xcoms(dag_id: str, environment: dict[str, str]) -> dict[str, object]:
+    """Return values (``return_value`` XComs) of the DAG's latest run, read from the Airflow metadata DB.
+
+    Runs in a fresh interpreter so the Airflow settings of ``environment`` apply.
+    """
+    script = (
+        "import json,sys\n"
+        "from airflow.models import DagRun\n"
+        "from airflow.models.xcom import XComModel\n"
+        "from airflow.utils.session import create_session\n"
+        "with create_session() as s:\n"
+        "    run = s.query(DagRun).filter(DagRun.dag_id==sys.argv[1]).order_by(DagRun.id.desc()).first()\n"
+        "    rows = s.query(XComModel).filter(XComModel.dag_id==sys.argv[1], XComModel.run_id==run.run_id,"
+        " XComModel.key=='return_value').all() if run else []\n"
+        "    print(json.dumps({r.task_id: r.value for r in rows}, default=str))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, dag_id], env=environment, capture_output=True, text=True)
+    lines = result.stdout.strip().splitlines()
+    if result.returncode != 0 or not lines:
+        raise RuntimeError(f"Could not read XComs of {dag_id}: {result.stderr[-1000:]}")
+    values: dict[str, object] = {}
+    for task_id, value in json.loads(lines[-1]).items():
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass
+        values[task_id] = value
+    return values
+
+
+def test(args: list[str]) -> int:
+    """The README's second command: the whole suite (tests/conftest.py starts and stops the stack)."""
+    cmd = [sys.executable, "-m", "pytest", *args]
+    _say(" ".join(cmd))
+    return subprocess.run(cmd, cwd=REPO_ROOT, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT))).returncode
+
+

@@ -1,0 +1,62 @@
+"""Errors raised by the provider.
+
+Every error derives from :class:`LakehouseError`. The marker mixins :class:`TransientError` and
+:class:`TerminalError` tell a caller whether retrying the same work can succeed. Messages never
+contain credentials: whoever builds an error from a driver message passes it through
+:func:`airflow_provider_lakehouse.connections.redact.redact` first.
+"""
+
+from __future__ import annotations
+
+
+class LakehouseError(Exception):
+    """Root of every error this provider raises."""
+
+
+class TransientError(LakehouseError):
+    """Retrying the same work may succeed (a conflict, a lost connection)."""
+
+
+class TerminalError(LakehouseError):
+    """Retrying the same work fails the same way (bad input, missing object)."""
+
+
+class ConnectionNotFoundError(TerminalError):
+    """A Data Table or lake name does not resolve to an Airflow connection."""
+
+    def __init__(self, kind: str, name: str, conn_id: str) -> None:
+        self.kind = kind
+        self.name = name
+        self.conn_id = conn_id
+        super().__init__(
+            f"Unknown {kind} {name!r}: no Airflow connection with id {conn_id!r} was found. "
+            f"Create it (type {kind!r}) or set AIRFLOW_CONN_{conn_id.upper()}."
+        )
+
+
+class InvalidConnectionError(TerminalError, ValueError):
+    """A connection exists but its fields do not describe a usable target."""
+
+
+class ParameterError(TerminalError, ValueError):
+    """SQL parameters do not match the placeholders in the SQL; nothing was sent."""
+
+
+class StatementError(TerminalError):
+    """A statement of a script failed; names the statement by index (1-based) and text.
+
+    :param index: 1-based position of the statement in the script.
+    :param statement: the statement text as the user wrote it (parameters are not spliced in).
+    :param message: the database's message, already redacted.
+    """
+
+    def __init__(self, index: int, statement: str, message: str) -> None:
+        self.index = index
+        self.statement = statement
+        self.message = message
+        shown = statement if len(statement) <= 500 else statement[:497] + "..."
+        super().__init__(f"Statement {index} failed: {message}\n  statement {index}: {shown}")
+
+
+class ServiceUnavailableError(TransientError):
+    """A database or object store could not be reached; nothing was changed."""

@@ -1,0 +1,110 @@
+"""Provider metadata Airflow reads through the ``apache_airflow_provider`` entry point.
+
+Connection forms are declared here (``conn-fields`` / ``ui-field-behaviour``), the Airflow 3.2+
+way: Airflow builds the UI form from this dict without importing the hooks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+_POSTGRES_FIELDS_NOTE = "or leave the fields above empty and name an existing Postgres connection"
+
+
+def _string(label: str, description: str, **schema: Any) -> dict[str, Any]:
+    return {"label": label, "description": description, "schema": {"type": ["string", "null"], **schema}}
+
+
+def _integer(label: str, description: str, default: int, minimum: int = 0) -> dict[str, Any]:
+    return {"label": label, "description": description,
+            "schema": {"type": ["integer", "null"], "default": default, "minimum": minimum}}
+
+
+def _number(label: str, description: str, default: float, minimum: float = 0) -> dict[str, Any]:
+    return {"label": label, "description": description,
+            "schema": {"type": ["number", "null"], "default": default, "minimum": minimum}}
+
+
+_SSLMODE = _string(
+    "SSL mode", "libpq sslmode for the Postgres connection.",
+    enum=[None, "disable", "allow", "prefer", "require", "verify-ca", "verify-full"],
+)
+
+DATATABLE_CONNECTION: dict[str, Any] = {
+    "connection-type": "datatable",
+    "hook-class-name": "airflow_provider_lakehouse.hooks.datatable.DataTableHook",
+    "hook-name": "Data Table (Postgres)",
+    "ui-field-behaviour": {
+        "hidden-fields": [],
+        "relabeling": {"schema": "Database", "login": "User"},
+        "placeholders": {"host": "postgres.internal", "port": "5432", "schema": "datatables"},
+    },
+    "conn-fields": {
+        "postgres_conn_id": _string(
+            "Postgres connection id", f"Bring your own Postgres: {_POSTGRES_FIELDS_NOTE} (its fields are used)."
+        ),
+        "sslmode": _SSLMODE,
+    },
+}
+
+DUCKLAKE_CONNECTION: dict[str, Any] = {
+    "connection-type": "ducklake",
+    "hook-class-name": "airflow_provider_lakehouse.hooks.ducklake.DucklakeHook",
+    "hook-name": "Ducklake (DuckLake lakehouse)",
+    "ui-field-behaviour": {
+        "hidden-fields": [],
+        "relabeling": {
+            "host": "Catalog host (Postgres)", "port": "Catalog port", "schema": "Catalog database",
+            "login": "Catalog user", "password": "Catalog password",
+        },
+        "placeholders": {"host": "postgres.internal", "port": "5432", "schema": "lakehouse_catalog"},
+    },
+    "conn-fields": {
+        "data_path": _string(
+            "Data path", "Where the Parquet files live: s3://bucket/prefix/ or a filesystem path shared by all Spark nodes.",
+            minLength=1,
+        ),
+        "metadata_schema": _string("Metadata schema", "Postgres schema holding the DuckLake catalog tables (default: public)."),
+        "catalog_postgres_conn_id": _string(
+            "Catalog Postgres connection id", f"Catalog in an existing Postgres connection, {_POSTGRES_FIELDS_NOTE}."
+        ),
+        "catalog_sqlite_path": _string(
+            "Catalog SQLite file", "Embedded local lake: a SQLite catalog file instead of Postgres (single host)."
+        ),
+        "aws_conn_id": _string(
+            "AWS connection id", "Amazon provider connection with the S3 credentials; its extra may set endpoint_url for S3-compatible stores."
+        ),
+        "spark_conn_id": _string(
+            "Spark connection id", "A 'spark' connection (spark-submit) or 'spark_connect' connection; empty: local Spark."
+        ),
+        "spark_conf": {"label": "Spark conf", "description": "Extra Spark properties for the job, as a JSON object.",
+                       "schema": {"type": ["object", "null"], "format": "json"}},
+        "commit_max_retries": _integer("Commit retries", "How often a conflicting commit is retried.", 10),
+        "commit_retry_wait_ms": _integer("Commit retry wait (ms)", "Base wait before a commit retry.", 100),
+        "commit_retry_backoff": _number("Commit retry backoff", "Multiplier of the wait per retry.", 1.5, 1.0),
+        "sslmode": _SSLMODE,
+    },
+}
+
+
+def get_provider_info() -> dict[str, Any]:
+    """Return the provider's metadata (schema: Airflow's ``provider_info.schema.json``)."""
+    return {
+        "package-name": "airflow-provider-lakehouse",
+        "name": "Lakehouse",
+        "description": "Data Tables (managed Postgres), DuckLake lakehouses on Apache Spark, and column-level lineage.",
+        "integrations": [
+            {"integration-name": "Data Tables", "external-doc-url": "https://www.postgresql.org/docs/",
+             "tags": ["software"]},
+            {"integration-name": "DuckLake", "external-doc-url": "https://ducklake.select/", "tags": ["software"]},
+        ],
+        "hooks": [
+            {"integration-name": "Data Tables", "python-modules": ["airflow_provider_lakehouse.hooks.datatable"]},
+            {"integration-name": "DuckLake", "python-modules": ["airflow_provider_lakehouse.hooks.ducklake"]},
+        ],
+        "operators": [
+            {"integration-name": "Data Tables", "python-modules": ["airflow_provider_lakehouse.operators.datatable"]},
+        ],
+        "connection-types": [DATATABLE_CONNECTION, DUCKLAKE_CONNECTION],
+    }

@@ -1,0 +1,1 @@
+"""Airflow operators: templating and orchestration over the hooks."""

@@ -1,0 +1,33 @@
+"""The core packages import neither Airflow nor PySpark (checked in a clean interpreter)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+CORE = [
+    "airflow_provider_lakehouse",
+    "airflow_provider_lakehouse.exceptions",
+    "airflow_provider_lakehouse.connections",
+    "airflow_provider_lakehouse.connections.lake",
+    "airflow_provider_lakehouse.sql",
+    "airflow_provider_lakehouse.datatables",
+    "airflow_provider_lakehouse.get_provider_info",
+]
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_core_module_imports_no_airflow_or_pyspark(module: str) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['airflow'] = None\n"  # any `import airflow` now raises ImportError
+        "sys.modules['pyspark'] = None\n"
+        f"import {module}\n"
+        "heavy = [m for m in ('psycopg', 'pyarrow', 'duckdb') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "", f"{module} imports {result.stdout.strip()} at import time"
