@@ -60,3 +60,42 @@ class StatementError(TerminalError):
 
 class ServiceUnavailableError(TransientError):
     """A database or object store could not be reached; nothing was changed."""
+
+
+class SpecVersionError(TerminalError):
+    """The lake's catalog uses a DuckLake spec version this implementation does not read or write."""
+
+
+class SnapshotNotFoundError(TerminalError, LookupError):
+    """No snapshot matches the requested version or time (it may have been expired)."""
+
+
+class NoSuchSchemaError(TerminalError, LookupError):
+    """The schema does not exist at the snapshot read."""
+
+
+class NoSuchTableError(TerminalError, LookupError):
+    """The table does not exist at the snapshot read."""
+
+
+class SchemaAlreadyExistsError(TerminalError):
+    """CREATE SCHEMA of a name that exists."""
+
+
+class TableAlreadyExistsError(TerminalError):
+    """CREATE TABLE of a name that exists."""
+
+
+class CommitConflictError(TransientError):
+    """Another writer changed what this commit depends on; nothing of this commit landed."""
+
+
+class CommitStateUnknownError(LakehouseError):
+    """The catalog stopped answering while committing: the commit may or may not have landed.
+
+    Files written for it are kept (deleting them could corrupt a commit that did land).
+    """
+
+
+class UnsupportedStatementError(TerminalError):
+    """A statement this provider cannot run; nothing was touched."""

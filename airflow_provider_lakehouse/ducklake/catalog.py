@@ -1,0 +1,240 @@
+"""The public entry point: :class:`DuckLake`, one lake (catalog + data files)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from airflow_provider_lakehouse.ducklake import ddl, metadata
+from airflow_provider_lakehouse.ducklake.model import SchemaInfo, Snapshot, TableInfo
+from airflow_provider_lakehouse.ducklake.pruning import Predicate, prune_files
+from airflow_provider_lakehouse.ducklake.reader import ScanPlan, read_data_file, read_inlined_rows
+from airflow_provider_lakehouse.ducklake.storage import Storage
+from airflow_provider_lakehouse.ducklake.store import CatalogConnection, MetadataStore
+from airflow_provider_lakehouse.ducklake.types import Column
+from airflow_provider_lakehouse.exceptions import NoSuchSchemaError, NoSuchTableError
+
+if TYPE_CHECKING:
+    from airflow_provider_lakehouse.connections.lake import RetryPolicy, S3Spec
+    from airflow_provider_lakehouse.ducklake.transaction import Transaction
+
+
+def split_name(name: str, default_schema: str = "main") -> tuple[str, str]:
+    """``"schema.table"`` or ``"table"`` -> (schema, table).
+
+    >>> split_name("sales.orders"), split_name("orders")
+    (('sales', 'orders'), ('main', 'orders'))
+    """
+    schema, dot, table = name.rpartition(".")
+    return (schema if dot else default_schema), table
+
+
+class DuckLake:
+    """A DuckLake lake: read tables at any snapshot, commit changes, inspect and maintain it.
+
+    :param store: the catalog database.
+    :param s3: credentials for ``s3://`` data paths.
+    :param data_path: override the stored data path (e.g. a different mount point); default: the stored one.
+    :param retry: how conflicting commits are retried.
+
+    >>> import tempfile, os, pyarrow as pa
+    >>> from airflow_provider_lakehouse.ducklake.store import SqliteStore
+    >>> root = tempfile.mkdtemp()
+    >>> lake = DuckLake.create(SqliteStore(os.path.join(root, "cat.db")), data_path=os.path.join(root, "data"))
+    >>> with lake.transaction() as tx:
+    ...     tx.create_table("main.events", pa.schema([("id", pa.int64()), ("kind", pa.string())]))
+    ...     tx.append("main.events", pa.table({"id": [1, 2], "kind": ["a", "b"]}))
+    >>> lake.read("events").to_pylist()
+    [{'id': 1, 'kind': 'a'}, {'id': 2, 'kind': 'b'}]
+    """
+
+    def __init__(self, store: MetadataStore, *, s3: S3Spec | None = None, data_path: str | None = None,
+                 retry: RetryPolicy | None = None) -> None:
+        from airflow_provider_lakehouse.connections.lake import RetryPolicy
+
+        self.store = store
+        self.retry = retry or RetryPolicy()
+        with store.connection() as conn:
+            meta = metadata.read_metadata(conn)
+        if not meta:
+            raise metadata.SnapshotNotFoundError(f"{store!r} holds no DuckLake catalog; use DuckLake.create().")
+        metadata.check_version(meta)
+        self.metadata = meta
+        stored = meta.get("data_path", "")
+        self.data_path = data_path or stored
+        if not self.data_path.endswith("/"):
+            self.data_path += "/"
+        if meta.get("encrypted") == "true":
+            raise metadata.SpecVersionError("Encrypted DuckLake catalogs are not supported.")
+        self.storage = Storage(self.data_path, s3)
+
+    @classmethod
+    def create(cls, store: MetadataStore, *, data_path: str, s3: S3Spec | None = None,
+               retry: RetryPolicy | None = None) -> DuckLake:
+        """Open the lake in ``store``, creating an empty spec 1.0 catalog first if there is none."""
+        if not data_path.endswith("/"):
+            data_path += "/"
+        with store.connection() as conn:
+            if not conn.table_exists("ducklake_metadata"):
+                ddl.initialize(conn, store, data_path)
+        return cls(store, s3=s3, retry=retry)
+
+    def __repr__(self) -> str:
+        return f"DuckLake({self.store!r}, data_path={self.data_path!r})"
+
+    # -- snapshots ----------------------------------------------------------------------------
+    def snapshot(self, version: int | None = None, timestamp: dt.datetime | None = None,
+                 conn: CatalogConnection | None = None) -> Snapshot:
+        """The current snapshot, or the one with id ``version``, or the latest at or before ``timestamp``."""
+        if conn is None:
+            with self.store.connection() as own:
+                return self.snapshot(version, timestamp, own)
+        if version is not None:
+            return metadata.snapshot_by_id(conn, int(version))
+        if timestamp is not None:
+            return metadata.snapshot_at_time(conn, timestamp)
+        return metadata.latest_snapshot(conn)
+
+    def current_snapshot_id(self) -> int:
+        return self.snapshot().snapshot_id
+
+    # -- catalog ------------------------------------------------------------------------------
+    def schemas(self, *, version: int | None = None) -> list[SchemaInfo]:
+        with self.store.connection() as conn:
+            return metadata.schemas_at(conn, self.snapshot(version, conn=conn).snapshot_id)
+
+    def tables(self, *, version: int | None = None) -> list[TableInfo]:
+        with self.store.connection() as conn:
+            return metadata.tables_at(conn, self.snapshot(version, conn=conn).snapshot_id)
+
+    def table(self, name: str, *, version: int | None = None, timestamp: dt.datetime | None = None,
+              conn: CatalogConnection | None = None) -> TableInfo:
+        """Look up ``schema.table`` (or ``table`` in ``main``) at a snapshot.
+
+        :raises NoSuchTableError: naming the table and the snapshot.
+        """
+        if conn is None:
+            with self.store.connection() as own:
+                return self.table(name, version=version, timestamp=timestamp, conn=own)
+        snap = self.snapshot(version, timestamp, conn)
+        return self.find_table(conn, name, snap.snapshot_id)
+
+    def find_table(self, conn: CatalogConnection, name: str, snapshot_id: int) -> TableInfo:
+        schema_name, table_name = split_name(name)
+        tables = metadata.tables_at(conn, snapshot_id)
+        for candidates in (
+            [t for t in tables if t.schema_name == schema_name and t.name == table_name],
+            [t for t in tables if t.schema_name.lower() == schema_name.lower() and t.name.lower() == table_name.lower()],
+        ):
+            if len(candidates) == 1:
+                return candidates[0]
+        if not any(s.name.lower() == schema_name.lower() for s in metadata.schemas_at(conn, snapshot_id)):
+            raise NoSuchSchemaError(f"Schema {schema_name!r} does not exist in lake at snapshot {snapshot_id}.")
+        raise NoSuchTableError(f"Table {schema_name}.{table_name} does not exist at snapshot {snapshot_id}.")
+
+    def table_dir(self, conn: CatalogConnection, table: TableInfo, snapshot_id: int) -> str:
+        schema = next(s for s in metadata.schemas_at(conn, snapshot_id) if s.schema_id == table.schema_id)
+        return metadata.table_path(self.data_path, schema, table)
+
+    # -- reads --------------------------------------------------------------------------------
+    def scan(
+        self,
+        name: str,
+        *,
+        columns: Sequence[str] | None = None,
+        version: int | None = None,
+        timestamp: dt.datetime | None = None,
+        filters: Sequence[Predicate] = (),
+        virtual: Sequence[str] = (),
+    ) -> ScanPlan:
+        """Plan a read of ``name``: visible files (pruned by ``filters`` using file statistics) and inlined rows.
+
+        :param filters: ``(column, op, value)`` predicates used only to skip files; apply them to the rows yourself
+            (or use :meth:`read`).
+        :param virtual: extra columns: ``rowid``, ``__ducklake_file_id``, ``__ducklake_file_pos``, ``__ducklake_row_snapshot``.
+        """
+        with self.store.connection() as conn:
+            snap = self.snapshot(version, timestamp, conn)
+            table = self.find_table(conn, name, snap.snapshot_id)
+            wanted = self._columns(table, columns)
+            files = metadata.data_files_at(conn, table, self.table_dir(conn, table, snap.snapshot_id), snap.snapshot_id)
+            kept = files
+            if filters:
+                kept = prune_files(files, table, metadata.file_column_stats(conn, table.table_id), filters)
+            inlined = read_inlined_rows(
+                conn, table, wanted, snap.snapshot_id, virtual=virtual,
+                schema_at_version=self._inlined_schemas(conn, table),
+            )
+        return ScanPlan(table=table, snapshot_id=snap.snapshot_id, columns=tuple(wanted), files=tuple(kept),
+                        inlined=inlined, virtual=tuple(virtual), pruned_files=len(files) - len(kept))
+
+    def read_plan(self, plan: ScanPlan) -> pa.Table:
+        """Execute a :class:`ScanPlan` in this process."""
+        name_maps = self._name_maps(plan)
+        pieces = [
+            read_data_file(self.storage, f, plan.columns, plan.snapshot_id, virtual=plan.virtual,
+                           all_columns=plan.table.columns, name_map=name_maps.get(f.mapping_id))
+            for f in plan.files
+        ]
+        pieces.append(plan.inlined)
+        return pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
+
+    def read(
+        self,
+        name: str,
+        *,
+        columns: Sequence[str] | None = None,
+        version: int | None = None,
+        timestamp: dt.datetime | None = None,
+        filters: Sequence[Predicate] = (),
+        virtual: Sequence[str] = (),
+    ) -> pa.Table:
+        """Read ``name`` at a snapshot as an Arrow table (filters prune files and then rows)."""
+        plan = self.scan(name, columns=columns, version=version, timestamp=timestamp, filters=filters, virtual=virtual)
+        result = self.read_plan(plan)
+        if filters:
+            from airflow_provider_lakehouse.ducklake.pruning import filter_expression
+
+            result = result.filter(filter_expression(filters))
+        return result
+
+    def _columns(self, table: TableInfo, names: Sequence[str] | None) -> list[Column]:
+        if names is None:
+            return list(table.columns)
+        try:
+            return [table.schema.by_name(n) for n in names]
+        except KeyError as exc:
+            raise NoSuchTableError(f"Table {table.qualified_name} has no column {exc.args[0]!r}.") from None
+
+    def _inlined_schemas(self, conn: CatalogConnection, table: TableInfo) -> dict[int, Sequence[Column]]:
+        """The table's columns at each schema version that has an inlined-data table (to map old names by id)."""
+        result: dict[int, Sequence[Column]] = {}
+        if not table.inlined_tables:
+            return result
+        versions = conn.query(
+            "SELECT schema_version, begin_snapshot FROM {M}ducklake_schema_versions WHERE table_id = ? ORDER BY schema_version",
+            (table.table_id,),
+        )
+        for _name, version in table.inlined_tables:
+            begin = max((int(b) for v, b in versions if int(v) <= version), default=table.begin_snapshot)
+            found = metadata.tables_at(conn, begin, table.table_id)
+            result[version] = found[0].columns if found else table.columns
+        return result
+
+    def _name_maps(self, plan: ScanPlan) -> dict[int | None, Any]:
+        ids = {f.mapping_id for f in plan.files if f.mapping_id is not None}
+        if not ids:
+            return {}
+        with self.store.connection() as conn:
+            return {mid: metadata.name_mapping(conn, mid) for mid in ids}
+
+    # -- writes -------------------------------------------------------------------------------
+    def transaction(self, *, author: str | None = None, message: str | None = None,
+                    extra_info: str | None = None) -> Transaction:
+        """Start a transaction; everything staged in it lands as one snapshot on commit."""
+        from airflow_provider_lakehouse.ducklake.transaction import Transaction
+
+        return Transaction(self, author=author, message=message, extra_info=extra_info)

@@ -1,0 +1,256 @@
+"""Read the catalog at a snapshot: snapshots, schemas, tables with their column trees, files.
+
+Every versioned row is visible at snapshot S when ``begin_snapshot <= S < end_snapshot`` (or the
+end is NULL); that predicate is :data:`VISIBLE`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from typing import Any
+
+from airflow_provider_lakehouse.ducklake.model import (
+    DataFileInfo,
+    DeleteFileInfo,
+    PartitionField,
+    SchemaInfo,
+    Snapshot,
+    TableInfo,
+)
+from airflow_provider_lakehouse.ducklake.storage import join_path
+from airflow_provider_lakehouse.ducklake.store import CatalogConnection
+from airflow_provider_lakehouse.ducklake.types import Column, TableSchema
+from airflow_provider_lakehouse.exceptions import SnapshotNotFoundError, SpecVersionError
+
+VISIBLE = "(? >= {a}begin_snapshot AND (? < {a}end_snapshot OR {a}end_snapshot IS NULL))"
+SUPPORTED_VERSION = "1.0"
+
+
+def visible(alias: str = "") -> str:
+    return VISIBLE.format(a=f"{alias}." if alias else "")
+
+
+def parse_time(value: Any) -> dt.datetime | None:
+    """``snapshot_time`` as an aware datetime (PG gives datetimes, SQLite text like ``...+00``)."""
+    if value is None or isinstance(value, dt.datetime):
+        return value
+    text = str(value).strip()
+    if text.endswith(("+00", "-00")) or (len(text) > 3 and text[-3] in "+-" and text[-2:].isdigit()):
+        text += ":00"
+    parsed = dt.datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+
+
+def read_metadata(conn: CatalogConnection) -> dict[str, str]:
+    return {str(k): str(v) for k, v in conn.query("SELECT key, value FROM {M}ducklake_metadata WHERE scope IS NULL")}
+
+
+def check_version(metadata: dict[str, str]) -> None:
+    version = metadata.get("version")
+    if version != SUPPORTED_VERSION:
+        raise SpecVersionError(
+            f"This lake's catalog is DuckLake spec {version!r}; only spec {SUPPORTED_VERSION} (DuckDB 1.5.x) is "
+            "supported. Migrate it with DuckDB (ATTACH ... (AUTOMATIC_MIGRATION TRUE)) first."
+        )
+
+
+def _snapshot(row: tuple[Any, ...]) -> Snapshot:
+    return Snapshot(int(row[0]), parse_time(row[1]), int(row[2]), int(row[3]), int(row[4]), *row[5:])
+
+
+_SNAPSHOT_COLUMNS = "s.snapshot_id, s.snapshot_time, s.schema_version, s.next_catalog_id, s.next_file_id"
+
+
+def latest_snapshot(conn: CatalogConnection) -> Snapshot:
+    row = conn.one(
+        f"SELECT {_SNAPSHOT_COLUMNS} FROM {{M}}ducklake_snapshot s "
+        "WHERE s.snapshot_id = (SELECT max(snapshot_id) FROM {M}ducklake_snapshot)"
+    )
+    if row is None:
+        raise SnapshotNotFoundError("The catalog has no snapshot.")
+    return _snapshot(row)
+
+
+def snapshot_by_id(conn: CatalogConnection, snapshot_id: int) -> Snapshot:
+    row = conn.one(f"SELECT {_SNAPSHOT_COLUMNS} FROM {{M}}ducklake_snapshot s WHERE s.snapshot_id = ?", (snapshot_id,))
+    if row is None:
+        raise SnapshotNotFoundError(f"No snapshot with id {snapshot_id} (it may have been expired).")
+    return _snapshot(row)
+
+
+def snapshot_at_time(conn: CatalogConnection, when: dt.datetime) -> Snapshot:
+    """The latest snapshot committed at or before ``when``."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    best: Snapshot | None = None
+    # Compared in Python: SQLite stores the times as text, and text order is not time order across offsets.
+    for row in conn.query(f"SELECT {_SNAPSHOT_COLUMNS} FROM {{M}}ducklake_snapshot s"):
+        snap = _snapshot(row)
+        if snap.snapshot_time and snap.snapshot_time <= when and (best is None or snap.snapshot_id > best.snapshot_id):
+            best = snap
+    if best is None:
+        raise SnapshotNotFoundError(f"No snapshot at or before {when.isoformat()}.")
+    return best
+
+
+def list_snapshots(conn: CatalogConnection) -> list[Snapshot]:
+    rows = conn.query(
+        f"SELECT {_SNAPSHOT_COLUMNS}, c.changes_made, c.author, c.commit_message, c.commit_extra_info "
+        "FROM {M}ducklake_snapshot s LEFT JOIN {M}ducklake_snapshot_changes c USING (snapshot_id) "
+        "ORDER BY s.snapshot_id"
+    )
+    return [_snapshot(r) for r in rows]
+
+
+def schemas_at(conn: CatalogConnection, snapshot_id: int) -> list[SchemaInfo]:
+    rows = conn.query(
+        f"SELECT schema_id, schema_name, path, path_is_relative, schema_uuid FROM {{M}}ducklake_schema WHERE {visible()} "
+        "ORDER BY schema_id",
+        (snapshot_id, snapshot_id),
+    )
+    return [SchemaInfo(int(r[0]), str(r[1]), r[2] or "", bool(r[3]) if r[3] is not None else True, str(r[4] or "")) for r in rows]
+
+
+def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = None) -> list[TableInfo]:
+    """Every table visible at ``snapshot_id`` (or just ``table_id``), with columns, partitioning and inlined tables."""
+    s = snapshot_id
+    schema_by_id = {sc.schema_id: sc for sc in schemas_at(conn, s)}
+    filter_sql, filter_params = (" AND table_id = ?", (table_id,)) if table_id is not None else ("", ())
+    tables = conn.query(
+        f"SELECT table_id, schema_id, table_name, path, path_is_relative, table_uuid, begin_snapshot "
+        f"FROM {{M}}ducklake_table WHERE {visible()}{filter_sql} ORDER BY table_id",
+        (s, s, *filter_params),
+    )
+    if not tables:
+        return []
+    columns = defaultdict(list)
+    for row in conn.query(
+        f"SELECT table_id, column_id, column_order, column_name, column_type, initial_default, default_value, "
+        f"nulls_allowed, parent_column FROM {{M}}ducklake_column WHERE {visible()}{filter_sql} ORDER BY table_id, column_order",
+        (s, s, *filter_params),
+    ):
+        columns[int(row[0])].append(row)
+    partitions: dict[int, tuple[int, list[PartitionField]]] = {}
+    for row in conn.query(
+        f"SELECT p.partition_id, p.table_id, c.partition_key_index, c.column_id, c.transform "
+        f"FROM {{M}}ducklake_partition_info p JOIN {{M}}ducklake_partition_column c "
+        f"ON p.partition_id = c.partition_id AND p.table_id = c.table_id WHERE {visible('p')} "
+        "ORDER BY p.table_id, p.partition_id, c.partition_key_index",
+        (s, s),
+    ):
+        pid, tid = int(row[0]), int(row[1])
+        partitions.setdefault(tid, (pid, []))[1].append(PartitionField(int(row[2]), int(row[3]), str(row[4])))
+    inlined = defaultdict(list)
+    for row in conn.query("SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables ORDER BY schema_version"):
+        inlined[int(row[0])].append((str(row[1]), int(row[2])))
+
+    result = []
+    for tid, sid, name, path, rel, tuuid, begin in tables:
+        schema = schema_by_id.get(int(sid))
+        if schema is None:
+            continue
+        pid, pfields = partitions.get(int(tid), (None, []))
+        result.append(TableInfo(
+            table_id=int(tid), schema_id=int(sid), schema_name=schema.name, name=str(name), path=path or "",
+            path_is_relative=bool(rel) if rel is not None else True, uuid=str(tuuid or ""),
+            schema=TableSchema(_column_tree(columns[int(tid)])), begin_snapshot=int(begin), partition_id=pid,
+            partition_fields=tuple(pfields), inlined_tables=tuple(inlined[int(tid)]),
+        ))
+    return result
+
+
+def _column_tree(rows: list[tuple[Any, ...]]) -> tuple[Column, ...]:
+    by_parent: dict[int | None, list[tuple[Any, ...]]] = defaultdict(list)
+    for row in rows:
+        by_parent[int(row[8]) if row[8] is not None else None].append(row)
+
+    def build(parent: int | None) -> tuple[Column, ...]:
+        out = []
+        for _tid, cid, _order, name, ctype, initial, default, nulls, _parent in sorted(by_parent[parent], key=lambda r: r[2]):
+            out.append(Column(
+                column_id=int(cid), name=str(name), type=str(ctype), nullable=bool(nulls) if nulls is not None else True,
+                children=build(int(cid)), initial_default=initial,
+                default_value=None if default in (None, "NULL") else str(default),
+            ))
+        return tuple(out)
+
+    return build(None)
+
+
+def schema_path(metadata_data_path: str, schema: SchemaInfo) -> str:
+    if not schema.path:
+        return metadata_data_path
+    return join_path(metadata_data_path, schema.path) if schema.path_is_relative else schema.path
+
+
+def table_path(data_path: str, schema: SchemaInfo, table: TableInfo) -> str:
+    base = schema_path(data_path, schema)
+    if not table.path:
+        return base
+    return join_path(base, table.path) if table.path_is_relative else table.path
+
+
+def _resolve(base: str, path: str, relative: Any) -> str:
+    return join_path(base, path) if (relative is None or bool(relative)) else path
+
+
+def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, snapshot_id: int) -> list[DataFileInfo]:
+    """Visible data files of ``table`` with their visible delete file and inlined deletions."""
+    s = snapshot_id
+    deletes: dict[int, DeleteFileInfo] = {}
+    for row in conn.query(
+        f"SELECT delete_file_id, data_file_id, path, path_is_relative, format, delete_count, file_size_bytes, footer_size, "
+        f"begin_snapshot, partial_max FROM {{M}}ducklake_delete_file WHERE table_id = ? AND {visible()}",
+        (table.table_id, s, s),
+    ):
+        deletes[int(row[1])] = DeleteFileInfo(
+            int(row[0]), int(row[1]), _resolve(table_dir, row[2], row[3]), str(row[4]), int(row[5]), int(row[6]),
+            int(row[7]) if row[7] is not None else None, int(row[8]), int(row[9]) if row[9] is not None else None,
+        )
+    inlined_deletes: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    inlined_delete_table = f"ducklake_inlined_delete_{table.table_id}"
+    if conn.table_exists(inlined_delete_table):
+        for file_id, pos, begin in conn.query(
+            f"SELECT file_id, row_id, begin_snapshot FROM {{M}}{inlined_delete_table} WHERE begin_snapshot <= ?", (s,)
+        ):
+            inlined_deletes[int(file_id)].append((int(pos), int(begin)))
+    files = []
+    for row in conn.query(
+        f"SELECT data_file_id, path, path_is_relative, record_count, file_size_bytes, footer_size, row_id_start, "
+        f"begin_snapshot, partial_max, mapping_id, partition_id FROM {{M}}ducklake_data_file "
+        f"WHERE table_id = ? AND {visible()} ORDER BY data_file_id",
+        (table.table_id, s, s),
+    ):
+        fid = int(row[0])
+        files.append(DataFileInfo(
+            data_file_id=fid, table_id=table.table_id, path=_resolve(table_dir, row[1], row[2]), record_count=int(row[3]),
+            file_size_bytes=int(row[4]), footer_size=int(row[5]) if row[5] is not None else None,
+            row_id_start=int(row[6]) if row[6] is not None else None, begin_snapshot=int(row[7]),
+            partial_max=int(row[8]) if row[8] is not None else None, mapping_id=int(row[9]) if row[9] is not None else None,
+            partition_id=int(row[10]) if row[10] is not None else None, delete_file=deletes.get(fid),
+            inlined_deletes=tuple(sorted(inlined_deletes.get(fid, ()))),
+        ))
+    return files
+
+
+def file_column_stats(conn: CatalogConnection, table_id: int) -> dict[int, dict[int, tuple[Any, ...]]]:
+    """``{data_file_id: {column_id: (value_count, null_count, min, max, contains_nan)}}`` for pruning."""
+    stats: dict[int, dict[int, tuple[Any, ...]]] = defaultdict(dict)
+    for fid, cid, vc, nc, mn, mx, nan in conn.query(
+        "SELECT data_file_id, column_id, value_count, null_count, min_value, max_value, contains_nan "
+        "FROM {M}ducklake_file_column_stats WHERE table_id = ?", (table_id,)
+    ):
+        stats[int(fid)][int(cid)] = (vc, nc, mn, mx, nan)
+    return stats
+
+
+def name_mapping(conn: CatalogConnection, mapping_id: int) -> dict[int, tuple[str, int, int | None, bool]]:
+    """``{local id: (source_name, target_field_id, parent local id, is_partition)}`` of a ``map_by_name`` mapping."""
+    return {
+        int(r[0]): (str(r[1]), int(r[2]), int(r[3]) if r[3] is not None else None, bool(r[4]))
+        for r in conn.query(
+            "SELECT column_id, source_name, target_field_id, parent_column, is_partition FROM {M}ducklake_name_mapping "
+            "WHERE mapping_id = ?", (mapping_id,)
+        )
+    }

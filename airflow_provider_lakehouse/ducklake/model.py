@@ -1,0 +1,139 @@
+"""Immutable views of catalog rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_provider_lakehouse.ducklake.types import Column, TableSchema
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One row of ``ducklake_snapshot`` (plus its changes, when loaded)."""
+
+    snapshot_id: int
+    snapshot_time: dt.datetime | None
+    schema_version: int
+    next_catalog_id: int
+    next_file_id: int
+    changes: str | None = None
+    author: str | None = None
+    commit_message: str | None = None
+    commit_extra_info: str | None = None
+
+
+@dataclass(frozen=True)
+class SchemaInfo:
+    schema_id: int
+    name: str
+    path: str
+    path_is_relative: bool
+    uuid: str = ""
+
+
+@dataclass(frozen=True)
+class PartitionField:
+    key_index: int
+    column_id: int
+    transform: str
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table as visible at one snapshot."""
+
+    table_id: int
+    schema_id: int
+    schema_name: str
+    name: str
+    path: str
+    path_is_relative: bool
+    uuid: str
+    schema: TableSchema
+    begin_snapshot: int
+    partition_id: int | None = None
+    partition_fields: tuple[PartitionField, ...] = ()
+    inlined_tables: tuple[tuple[str, int], ...] = ()  # (table name, schema_version), oldest first
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.schema_name}.{self.name}"
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return self.schema.columns
+
+
+@dataclass(frozen=True)
+class DeleteFileInfo:
+    delete_file_id: int
+    data_file_id: int
+    path: str  # absolute
+    format: str
+    delete_count: int
+    file_size_bytes: int
+    footer_size: int | None
+    begin_snapshot: int
+    partial_max: int | None = None
+
+
+@dataclass(frozen=True)
+class DataFileInfo:
+    """A visible data file of a table at one snapshot, with what deletes apply to it."""
+
+    data_file_id: int
+    table_id: int
+    path: str  # absolute (data_path/schema/table/file resolved)
+    record_count: int
+    file_size_bytes: int
+    footer_size: int | None
+    row_id_start: int | None
+    begin_snapshot: int
+    partial_max: int | None = None
+    mapping_id: int | None = None
+    partition_id: int | None = None
+    delete_file: DeleteFileInfo | None = None
+    inlined_deletes: tuple[tuple[int, int], ...] = ()  # (position, snapshot) from ducklake_inlined_delete_T
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """Min/max as DuckDB's stats strings; ``None`` means unknown."""
+
+    column_id: int
+    value_count: int | None = None
+    null_count: int | None = None
+    min_value: str | None = None
+    max_value: str | None = None
+    contains_nan: bool | None = None
+    column_size_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """A Parquet data file written for a pending commit (the catalog does not know it yet)."""
+
+    path: str  # absolute
+    record_count: int
+    file_size_bytes: int
+    footer_size: int
+    column_stats: tuple[ColumnStats, ...] = ()
+    has_row_ids: bool = False
+    partial_max: int | None = None
+    begin_snapshot: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WrittenDeleteFile:
+    """A positional delete file written for a pending commit."""
+
+    path: str
+    data_file_id: int
+    delete_count: int
+    file_size_bytes: int
+    footer_size: int
+    partial_max: int | None = None
+    begin_snapshot: int | None = None

@@ -1,0 +1,287 @@
+"""Read a table at a snapshot: data files (mapped by field id, deletes applied) plus inlined rows.
+
+The pieces are separate so a distributed engine can run them itself: :func:`read_data_file` reads
+one file task (what a Spark executor does), :func:`read_inlined_rows` reads the rows kept in the
+catalog database (what the driver does), and :class:`ScanPlan` lists both.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
+from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo
+from airflow_provider_lakehouse.ducklake.storage import Storage
+from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
+from airflow_provider_lakehouse.ducklake.types import (
+    FIELD_ID_KEY,
+    ROW_ID_FIELD_ID,
+    SNAPSHOT_ID_FIELD_ID,
+    Column,
+    arrow_type,
+)
+
+# Virtual columns a scan can add (named so they cannot clash with user columns).
+ROWID = "rowid"
+FILE_ID = "__ducklake_file_id"
+FILE_POS = "__ducklake_file_pos"
+ROW_SNAPSHOT = "__ducklake_row_snapshot"
+VIRTUAL_TYPES = {ROWID: pa.int64(), FILE_ID: pa.int64(), FILE_POS: pa.int64(), ROW_SNAPSHOT: pa.int64()}
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    """Everything needed to read ``table`` at ``snapshot_id``: file tasks and the inlined rows.
+
+    :param files: visible data files (after pruning), each with its deletes.
+    :param inlined: visible inlined rows, already decoded, in the output schema.
+    :param columns: the top-level columns to produce, in order.
+    """
+
+    table: TableInfo
+    snapshot_id: int
+    columns: tuple[Column, ...]
+    files: tuple[DataFileInfo, ...]
+    inlined: pa.Table
+    virtual: tuple[str, ...] = ()
+    pruned_files: int = 0
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def output_schema(self) -> pa.Schema:
+        return output_schema(self.columns, self.virtual)
+
+
+def output_schema(columns: Sequence[Column], virtual: Sequence[str] = ()) -> pa.Schema:
+    fields = [pa.field(c.name, arrow_type(c), nullable=True) for c in columns]
+    fields += [pa.field(v, VIRTUAL_TYPES[v]) for v in virtual]
+    return pa.schema(fields)
+
+
+# -- data files -------------------------------------------------------------------------------
+
+
+def _field_id(f: pa.Field) -> int | None:
+    if f.metadata and FIELD_ID_KEY in f.metadata:
+        value = int(f.metadata[FIELD_ID_KEY])
+        return value if value >= 0 else None
+    return None
+
+
+def read_data_file(
+    storage: Storage,
+    file: DataFileInfo,
+    columns: Sequence[Column],
+    snapshot_id: int,
+    *,
+    virtual: Sequence[str] = (),
+    all_columns: Sequence[Column] | None = None,
+    name_map: dict[int, tuple[str, int, int | None, bool]] | None = None,
+) -> pa.Table:
+    """Read one data file as the table's ``columns`` at ``snapshot_id``.
+
+    Columns are matched by Parquet field id (= column id), or by a ``map_by_name`` mapping, or -
+    for legacy files with neither - by position against ``all_columns``. Columns missing from the
+    file read as their ``initial_default``. Deleted rows (delete file, inlined deletions, rows of a
+    partial file newer than the snapshot) are dropped.
+    """
+    with storage.open_input(file.path, file.file_size_bytes) as handle:
+        parquet = pq.ParquetFile(handle)
+        file_schema = parquet.schema_arrow
+        by_id: dict[int, int] = {}
+        for index, f in enumerate(file_schema):
+            fid = _field_id(f)
+            if fid is not None:
+                by_id[fid] = index
+        if name_map:
+            names = {f.name: i for i, f in enumerate(file_schema)}
+            for _local, (source, target, parent, _is_partition) in name_map.items():
+                if parent is None and source in names:
+                    by_id[target] = names[source]
+        elif not by_id and all_columns is not None:
+            # Legacy external file without field ids: DuckDB maps positionally.
+            by_id = {c.column_id: i for i, c in enumerate(all_columns) if i < len(file_schema)}
+        wanted = sorted({by_id[c.column_id] for c in columns if c.column_id in by_id}
+                        | {by_id[x] for x in (ROW_ID_FIELD_ID, SNAPSHOT_ID_FIELD_ID) if x in by_id})
+        data = parquet.read(columns=[file_schema[i].name for i in wanted], use_threads=True) if wanted else None
+    num_rows = data.num_rows if data is not None else file.record_count
+    by_index = {i: data.column(file_schema[i].name) for i in wanted} if data is not None else {}
+
+    out: dict[str, pa.ChunkedArray | pa.Array] = {}
+    for column in columns:
+        index = by_id.get(column.column_id)
+        if index is None:
+            out[column.name] = default_array(column, num_rows)
+        else:
+            out[column.name] = conform(by_index[index].combine_chunks(), file_schema[index], column)
+
+    positions = np.arange(num_rows, dtype=np.int64)
+    keep = np.ones(num_rows, dtype=bool)
+    row_snapshots = None
+    if SNAPSHOT_ID_FIELD_ID in by_id:
+        row_snapshots = by_index[by_id[SNAPSHOT_ID_FIELD_ID]].to_numpy()
+        if file.partial_max is not None and file.partial_max > snapshot_id:
+            keep &= row_snapshots <= snapshot_id
+    deleted = deleted_positions(storage, file, snapshot_id)
+    if deleted.size:
+        keep[deleted[deleted < num_rows]] = False
+
+    if ROWID in virtual:
+        if ROW_ID_FIELD_ID in by_id:
+            out[ROWID] = by_index[by_id[ROW_ID_FIELD_ID]]
+        else:
+            out[ROWID] = pa.array(positions + (file.row_id_start or 0), pa.int64())
+    if FILE_ID in virtual:
+        out[FILE_ID] = pa.array(np.full(num_rows, file.data_file_id, dtype=np.int64))
+    if FILE_POS in virtual:
+        out[FILE_POS] = pa.array(positions)
+    if ROW_SNAPSHOT in virtual:
+        out[ROW_SNAPSHOT] = pa.array(row_snapshots if row_snapshots is not None else np.full(num_rows, file.begin_snapshot))
+
+    table = pa.Table.from_pydict(out, schema=output_schema(columns, virtual))
+    return table if keep.all() else table.filter(pa.array(keep))
+
+
+def deleted_positions(storage: Storage, file: DataFileInfo, snapshot_id: int) -> np.ndarray:
+    """Positions of ``file`` deleted as of ``snapshot_id``."""
+    parts = []
+    if file.delete_file is not None:
+        delete = file.delete_file
+        with storage.open_input(delete.path, delete.file_size_bytes) as handle:
+            rows = pq.ParquetFile(handle).read()
+        pos = rows.column(1).to_numpy()
+        if rows.num_columns >= 3 and rows.schema.names[2] == "_ducklake_internal_snapshot_id":
+            pos = pos[rows.column(2).to_numpy() <= snapshot_id]
+        parts.append(pos.astype(np.int64))
+    if file.inlined_deletes:
+        parts.append(np.array([p for p, s in file.inlined_deletes if s <= snapshot_id], dtype=np.int64))
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+
+
+def conform(array: pa.Array, file_field: pa.Field, column: Column) -> pa.Array:
+    """Reshape a file's array into ``column``'s current type: nested fields by field id, renames, widening."""
+    target = arrow_type(column)
+    kind = column.type
+    if kind == "struct" and pa.types.is_struct(array.type):
+        file_children = {(_field_id(f) or -1): (i, f) for i, f in enumerate(array.type)}
+        by_name = {f.name: (i, f) for i, f in enumerate(array.type)}
+        children = []
+        for child in column.children:
+            found = file_children.get(child.column_id) or (by_name.get(child.name) if not file_children.keys() - {-1} else None)
+            if found is None:
+                children.append(default_array(child, len(array)))
+            else:
+                children.append(conform(_struct_field(array, found[0]), found[1], child))
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=_null_mask(array))
+    if kind == "list" and (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)):
+        values = conform(array.values, array.type.value_field, column.children[0])
+        return pa.ListArray.from_arrays(array.offsets.cast(pa.int32()), values, type=target, mask=_null_mask(array))
+    if kind == "map" and pa.types.is_map(array.type):
+        keys = conform(array.keys, array.type.key_field, column.children[0])
+        items = conform(array.items, array.type.item_field, column.children[1])
+        return pa.MapArray.from_arrays(array.offsets, keys, items, type=target, mask=_null_mask(array))
+    if kind == "uuid":
+        return _uuid_strings(array)
+    if isinstance(array.type, pa.BaseExtensionType):
+        array = array.storage
+    if array.type == target:
+        return array
+    return array.cast(target)
+
+
+def _struct_field(array: pa.StructArray, index: int) -> pa.Array:
+    # .field() ignores the parent's validity; combine it so children of null structs are null too
+    return array.field(index)
+
+
+def _null_mask(array: pa.Array) -> pa.Array | None:
+    return array.is_null() if array.null_count else None
+
+
+def _uuid_strings(array: pa.Array) -> pa.Array:
+    if isinstance(array.type, pa.BaseExtensionType):
+        array = array.storage
+    if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+        return array.cast(pa.string())
+    return pa.array([str(uuid.UUID(bytes=b)) if b is not None else None for b in array.to_pylist()], pa.string())
+
+
+def default_array(column: Column, length: int) -> pa.Array:
+    """``length`` copies of the column's ``initial_default`` (NULL when it has none)."""
+    target = arrow_type(column)
+    if column.initial_default is None or column.initial_default == "NULL":
+        return pa.nulls(length, target)
+    value = decode_value(_unquote(column.initial_default), column)
+    return pa.array([value] * length, target)
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        return text[1:-1].replace("''", "'")
+    return text
+
+
+# -- inlined rows -----------------------------------------------------------------------------
+
+
+def read_inlined_rows(
+    conn: CatalogConnection,
+    table: TableInfo,
+    columns: Sequence[Column],
+    snapshot_id: int,
+    *,
+    virtual: Sequence[str] = (),
+    schema_at_version: dict[int, Sequence[Column]] | None = None,
+    since_snapshot: int | None = None,
+) -> pa.Table:
+    """Rows of ``table`` kept in the catalog database (``ducklake_inlined_data_<T>_<sv>``), visible at the snapshot.
+
+    :param schema_at_version: the table's columns at each inlined table's schema version (to map renamed
+        or dropped columns by id); defaults to the current columns matched by name.
+    :param since_snapshot: only rows inserted after this snapshot (for change feeds).
+    """
+    pieces = []
+    for name, version in table.inlined_tables:
+        if not conn.table_exists(name):
+            continue
+        old_columns = list((schema_at_version or {}).get(version) or table.columns)
+        old_by_id = {c.column_id: c for c in old_columns}
+        select = ", ".join(quote_ident(c.name) for c in old_columns)
+        where = "? >= begin_snapshot AND (? < end_snapshot OR end_snapshot IS NULL)"
+        params: list[int] = [snapshot_id, snapshot_id]
+        if since_snapshot is not None:
+            where += " AND begin_snapshot > ?"
+            params.append(since_snapshot)
+        rows = conn.query(
+            f"SELECT row_id, begin_snapshot{', ' + select if select else ''} FROM {{M}}{quote_ident(name)} "
+            f"WHERE {where} ORDER BY row_id", params,
+        )
+        if not rows:
+            continue
+        data: dict[str, list] = {}
+        for column in columns:
+            old = old_by_id.get(column.column_id)
+            if old is None:
+                default = default_array(column, len(rows))
+                data[column.name] = default.to_pylist()
+                continue
+            position = 2 + old_columns.index(old)
+            data[column.name] = [decode_value(row[position], old) for row in rows]
+        if ROWID in virtual:
+            data[ROWID] = [int(r[0]) for r in rows]
+        if FILE_ID in virtual:
+            data[FILE_ID] = [None] * len(rows)
+        if FILE_POS in virtual:
+            data[FILE_POS] = [None] * len(rows)
+        if ROW_SNAPSHOT in virtual:
+            data[ROW_SNAPSHOT] = [int(r[1]) for r in rows]
+        pieces.append(pa.Table.from_pydict(data, schema=output_schema(columns, virtual)))
+    if not pieces:
+        return output_schema(columns, virtual).empty_table()
+    return pa.concat_tables(pieces)

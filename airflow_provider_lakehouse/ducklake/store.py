@@ -1,0 +1,301 @@
+"""Catalog databases: PostgreSQL (psycopg 3) and SQLite, behind one small interface.
+
+Catalog SQL in this package is written once, with ``?`` placeholders and ``{M}`` for the
+(optionally schema-qualified) table prefix; each store adapts it to its driver.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import sqlite3
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_lakehouse.connections.redact import Redactor
+from airflow_provider_lakehouse.exceptions import ServiceUnavailableError
+
+if TYPE_CHECKING:
+    from airflow_provider_lakehouse.connections.specs import PostgresSpec
+
+Row = tuple[Any, ...]
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def quote_ident(name: str) -> str:
+    """Double-quote an identifier for SQL (both backends accept the same quoting)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+class CatalogConnection(ABC):
+    """One open connection to the catalog database; SQL uses ``?`` and ``{M}``."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def sql(self, text: str) -> str:
+        return text.replace("{M}", self.prefix)
+
+    @abstractmethod
+    def query(self, text: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    @abstractmethod
+    def execute(self, text: str, params: Sequence[Any] = ()) -> int: ...
+
+    @abstractmethod
+    def executemany(self, text: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+    @abstractmethod
+    def begin(self) -> None:
+        """Start a write transaction (SQLite takes the write lock at once)."""
+
+    @abstractmethod
+    def commit(self) -> None: ...
+
+    @abstractmethod
+    def rollback(self) -> None: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def table_exists(self, name: str) -> bool: ...
+
+    @abstractmethod
+    def now(self) -> Any:
+        """Value to store as ``snapshot_time``/``schedule_start`` (a TIMESTAMPTZ DuckDB can cast)."""
+
+    def one(self, text: str, params: Sequence[Any] = ()) -> Row | None:
+        rows = self.query(text, params)
+        return rows[0] if rows else None
+
+    @contextmanager
+    def transaction(self) -> Iterator[CatalogConnection]:
+        self.begin()
+        try:
+            yield self
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
+
+
+class MetadataStore(ABC):
+    """Where a lake's catalog lives."""
+
+    #: name of the backend as DuckDB's ATTACH spells it
+    kind: str
+    metadata_schema: str | None
+
+    @abstractmethod
+    def connect(self) -> CatalogConnection: ...
+
+    @abstractmethod
+    def column_type(self, ducklake_type: str) -> str:
+        """Backend column type for an inlined-data column of this DuckLake type (DuckDB's mapping)."""
+
+    @abstractmethod
+    def is_retryable(self, exc: BaseException) -> bool:
+        """True for errors a commit retry can get past (unique violations, serialization failures, locks)."""
+
+    @abstractmethod
+    def duckdb_attach(self) -> str:
+        """The ``ATTACH 'ducklake:...'`` target DuckDB would use for this catalog (contains no password)."""
+
+    @property
+    def prefix(self) -> str:
+        return f"{quote_ident(self.metadata_schema)}." if self.metadata_schema else ""
+
+    @contextmanager
+    def connection(self) -> Iterator[CatalogConnection]:
+        conn = self.connect()
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+
+# -- PostgreSQL -------------------------------------------------------------------------------
+
+
+class _PostgresConnection(CatalogConnection):
+    def __init__(self, raw: Any, prefix: str) -> None:
+        super().__init__(prefix)
+        self.raw = raw
+
+    def _adapt(self, text: str) -> str:
+        return self.sql(text).replace("%", "%%").replace("?", "%s")
+
+    def query(self, text: str, params: Sequence[Any] = ()) -> list[Row]:
+        with self.raw.cursor() as cur:
+            cur.execute(self._adapt(text), tuple(params) or None)
+            return list(cur.fetchall()) if cur.description else []
+
+    def execute(self, text: str, params: Sequence[Any] = ()) -> int:
+        with self.raw.cursor() as cur:
+            cur.execute(self._adapt(text), tuple(params) or None)
+            return int(cur.rowcount)
+
+    def executemany(self, text: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            with self.raw.cursor() as cur:
+                cur.executemany(self._adapt(text), [tuple(r) for r in rows])
+
+    def begin(self) -> None:
+        self.raw.execute("BEGIN")
+
+    def commit(self) -> None:
+        self.raw.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if not self.raw.closed:
+            self.raw.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def table_exists(self, name: str) -> bool:
+        schema = self.prefix[1:-2].replace('""', '"') if self.prefix else None
+        row = self.one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = "
+            + ("?" if schema else "current_schema()"),
+            (name, schema) if schema else (name,),
+        )
+        return bool(row and row[0])
+
+    def now(self) -> Any:
+        return dt.datetime.now(dt.timezone.utc)
+
+
+class PostgresStore(MetadataStore):
+    """A catalog in PostgreSQL (the multi-writer choice)."""
+
+    kind = "postgres"
+
+    def __init__(self, spec: PostgresSpec, metadata_schema: str | None = None) -> None:
+        self.spec = spec
+        self.metadata_schema = metadata_schema
+        self.redactor = Redactor([spec.password])
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.spec!r}, metadata_schema={self.metadata_schema!r})"
+
+    def connect(self) -> CatalogConnection:
+        import psycopg
+
+        try:
+            # autocommit: transactions are explicit (BEGIN/COMMIT), reads need none.
+            raw = psycopg.connect(**self.spec.connect_kwargs(), autocommit=True)
+        except psycopg.Error as exc:
+            raise ServiceUnavailableError(
+                f"Could not connect to the lake catalog at {self.spec.authority}/{self.spec.dbname}: "
+                f"{self.redactor.redact(str(exc)).strip()}"
+            ) from None
+        return _PostgresConnection(raw, self.prefix)
+
+    def column_type(self, ducklake_type: str) -> str:
+        return _POSTGRES_INLINE_TYPES.get(ducklake_type) or (
+            ducklake_type.replace("decimal", "numeric") if ducklake_type.startswith("decimal") else "character varying"
+        )
+
+    def is_retryable(self, exc: BaseException) -> bool:
+        import psycopg
+
+        if not isinstance(exc, psycopg.Error):
+            return False
+        sqlstate = getattr(exc.diag, "sqlstate", None) or ""
+        # 23505 unique violation (the snapshot id race), 40001/40P01 serialization failure/deadlock
+        return sqlstate in {"23505", "40001", "40P01"} or any(
+            word in str(exc).lower() for word in ("primary key", "unique", "conflict", "concurrent")
+        )
+
+    def duckdb_attach(self) -> str:
+        s = self.spec
+        return f"ducklake:postgres:dbname={s.dbname} host={s.host} port={s.port} user={s.user}"
+
+
+# DuckDB's Postgres mapping for inlined columns (spec 8.3): text-like values are BYTEA.
+_POSTGRES_INLINE_TYPES = {
+    "boolean": "boolean", "int8": "smallint", "int16": "smallint", "int32": "integer", "int64": "bigint",
+    "uint8": "integer", "uint16": "integer", "uint32": "bigint", "float32": "real", "float64": "double precision",
+    "varchar": "bytea", "json": "bytea", "blob": "bytea", "uuid": "uuid",
+    "time": "time without time zone",
+}
+
+
+# -- SQLite -----------------------------------------------------------------------------------
+
+
+class _SqliteConnection(CatalogConnection):
+    def __init__(self, raw: sqlite3.Connection, prefix: str) -> None:
+        super().__init__(prefix)
+        self.raw = raw
+
+    def query(self, text: str, params: Sequence[Any] = ()) -> list[Row]:
+        return list(self.raw.execute(self.sql(text), tuple(params)).fetchall())
+
+    def execute(self, text: str, params: Sequence[Any] = ()) -> int:
+        return int(self.raw.execute(self.sql(text), tuple(params)).rowcount)
+
+    def executemany(self, text: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self.raw.executemany(self.sql(text), [tuple(r) for r in rows])
+
+    def begin(self) -> None:
+        self.raw.execute("BEGIN IMMEDIATE")  # take the write lock now, not at the first write
+
+    def commit(self) -> None:
+        self.raw.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.raw.in_transaction:
+            self.raw.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def table_exists(self, name: str) -> bool:
+        return bool(self.one("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))[0])  # type: ignore[index]
+
+    def now(self) -> Any:
+        # DuckDB stores TIMESTAMPTZ in SQLite as text like '2026-01-02 03:04:05.123456+00'
+        return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f+00")
+
+
+class SqliteStore(MetadataStore):
+    """A catalog in a SQLite file (an embedded, single-host lake)."""
+
+    kind = "sqlite"
+    metadata_schema = None
+
+    def __init__(self, path: str, *, busy_timeout_s: float = 30.0) -> None:
+        self.path = path
+        self.busy_timeout_s = busy_timeout_s
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r})"
+
+    def connect(self) -> CatalogConnection:
+        try:
+            raw = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise ServiceUnavailableError(f"Could not open the lake catalog {self.path}: {exc}") from None
+        return _SqliteConnection(raw, "")
+
+    def column_type(self, ducklake_type: str) -> str:
+        if ducklake_type in {"boolean", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}:
+            return "BIGINT"
+        if ducklake_type == "blob":
+            return "BLOB"
+        return "VARCHAR"
+
+    def is_retryable(self, exc: BaseException) -> bool:
+        if not isinstance(exc, sqlite3.Error):
+            return False
+        text = str(exc).lower()
+        return any(w in text for w in ("unique", "primary key", "locked", "busy", "conflict"))
+
+    def duckdb_attach(self) -> str:
+        return f"ducklake:sqlite:{self.path}"
