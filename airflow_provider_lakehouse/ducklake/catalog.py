@@ -45,8 +45,8 @@ class DuckLake:
     >>> root = tempfile.mkdtemp()
     >>> lake = DuckLake.create(SqliteStore(os.path.join(root, "cat.db")), data_path=os.path.join(root, "data"))
     >>> with lake.transaction() as tx:
-    ...     tx.create_table("main.events", pa.schema([("id", pa.int64()), ("kind", pa.string())]))
-    ...     tx.append("main.events", pa.table({"id": [1, 2], "kind": ["a", "b"]}))
+    ...     _ = tx.create_table("main.events", pa.schema([("id", pa.int64()), ("kind", pa.string())]))
+    ...     _ = tx.append("main.events", pa.table({"id": [1, 2], "kind": ["a", "b"]}))
     >>> lake.read("events").to_pylist()
     [{'id': 1, 'kind': 'a'}, {'id': 2, 'kind': 'b'}]
     """

@@ -1,0 +1,176 @@
+"""Write data and delete files exactly the way a DuckLake reader expects them.
+
+Pure functions over :class:`~airflow_provider_lakehouse.ducklake.storage.Storage`, with no catalog
+access, so Spark executors can call them and hand the results to the driver for the commit.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from airflow_provider_lakehouse.ducklake.model import WrittenDeleteFile, WrittenFile
+from airflow_provider_lakehouse.ducklake.stats import compute_stats
+from airflow_provider_lakehouse.ducklake.storage import Storage, data_file_name, delete_file_name, join_path
+from airflow_provider_lakehouse.ducklake.types import (
+    FIELD_ID_KEY,
+    ROW_ID_COLUMN,
+    ROW_ID_FIELD_ID,
+    SNAPSHOT_ID_COLUMN,
+    SNAPSHOT_ID_FIELD_ID,
+    Column,
+    storage_arrow_type,
+    storage_field,
+)
+
+DEFAULT_TARGET_FILE_BYTES = 512 * 1024 * 1024  # DuckDB's default target_file_size
+_DELETE_PATH_ID = 2147483646
+_DELETE_POS_ID = 2147483645
+
+
+def to_storage(columns: Sequence[Column], data: pa.Table) -> pa.Table:
+    """Shape ``data`` (columns by name) into the file layout: storage types and field ids everywhere.
+
+    :raises ValueError: if a non-nullable column receives NULLs or a column is missing.
+    """
+    arrays = []
+    fields = []
+    for column in columns:
+        if column.name in data.column_names:
+            array = data.column(column.name).combine_chunks()
+        else:
+            raise ValueError(f"Data has no column {column.name!r}.")
+        if not column.nullable and array.null_count:
+            raise ValueError(f"Column {column.name!r} is NOT NULL but {array.null_count} value(s) are NULL.")
+        arrays.append(_to_storage_array(array, column))
+        fields.append(storage_field(column))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _to_storage_array(array: pa.Array, column: Column) -> pa.Array:
+    target = storage_arrow_type(column)
+    if column.type == "uuid":
+        if isinstance(array.type, pa.BaseExtensionType):
+            return array
+        raw = [uuid.UUID(str(v)).bytes if v is not None else None for v in array.to_pylist()]
+        return pa.ExtensionArray.from_storage(pa.uuid(), pa.array(raw, pa.binary(16)))
+    if column.type == "json":
+        text = array.cast(pa.string()) if not isinstance(array.type, pa.BaseExtensionType) else array.storage
+        return pa.ExtensionArray.from_storage(pa.json_(), text)
+    if column.type == "struct":
+        if not pa.types.is_struct(array.type):
+            array = array.cast(pa.struct([(c.name, _logical(c)) for c in column.children]))
+        children = [_to_storage_array(_child(array, c.name), c) for c in column.children]
+        mask = array.is_null() if array.null_count else None
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+    if column.type == "list":
+        if not (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)):
+            array = array.cast(pa.list_(_logical(column.children[0])))
+        values = _to_storage_array(array.values, column.children[0])
+        mask = array.is_null() if array.null_count else None
+        return pa.ListArray.from_arrays(array.offsets.cast(pa.int32()), values, type=target, mask=mask)
+    if column.type == "map":
+        keys = _to_storage_array(array.keys, column.children[0])
+        items = _to_storage_array(array.items, column.children[1])
+        mask = array.is_null() if array.null_count else None
+        return pa.MapArray.from_arrays(array.offsets, keys, items, type=target, mask=mask)
+    return array if array.type == target else array.cast(target)
+
+
+def _logical(column: Column) -> pa.DataType:
+    from airflow_provider_lakehouse.ducklake.types import arrow_type
+
+    return arrow_type(column)
+
+
+def _child(array: pa.StructArray, name: str) -> pa.Array:
+    for index, f in enumerate(array.type):
+        if f.name == name:
+            return array.field(index)
+    return pa.nulls(len(array))
+
+
+def write_data_file(
+    storage: Storage,
+    table_dir: str,
+    columns: Sequence[Column],
+    data: pa.Table,
+    *,
+    row_ids: pa.Array | np.ndarray | None = None,
+    row_snapshots: pa.Array | np.ndarray | None = None,
+    compression: str = "snappy",
+) -> WrittenFile:
+    """Write one Parquet data file under ``table_dir`` and return what the commit needs to register it.
+
+    :param row_ids: original row ids to embed (``_ducklake_internal_row_id``), for rewritten rows.
+    :param row_snapshots: per-row snapshot ids to embed (``_ducklake_internal_snapshot_id``), for partial files.
+    """
+    table = to_storage(columns, data)
+    if row_ids is not None:
+        table = table.append_column(_system_field(ROW_ID_COLUMN, ROW_ID_FIELD_ID), pa.array(row_ids, pa.int64()))
+    if row_snapshots is not None:
+        table = table.append_column(_system_field(SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID),
+                                    pa.array(row_snapshots, pa.int64()))
+    uri = join_path(table_dir, data_file_name())
+    size, footer, meta = storage.write_parquet(table, uri, compression=compression)
+    partial_max = int(np.max(row_snapshots)) if row_snapshots is not None and len(row_snapshots) else None
+    begin = int(np.min(row_snapshots)) if row_snapshots is not None and len(row_snapshots) else None
+    return WrittenFile(
+        path=uri, record_count=table.num_rows, file_size_bytes=size, footer_size=footer,
+        column_stats=tuple(compute_stats(columns, table, meta)), has_row_ids=row_ids is not None,
+        partial_max=partial_max, begin_snapshot=begin,
+    )
+
+
+def write_data_files(storage: Storage, table_dir: str, columns: Sequence[Column], data: pa.Table,
+                     *, target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES, **kwargs: object) -> list[WrittenFile]:
+    """Write ``data`` as one or more files of roughly ``target_file_bytes`` (in memory, uncompressed)."""
+    if data.num_rows == 0:
+        return []
+    per_row = max(1, data.nbytes // max(1, data.num_rows))
+    rows_per_file = max(1, target_file_bytes // per_row)
+    files = []
+    for start in range(0, data.num_rows, rows_per_file):
+        chunk = data.slice(start, rows_per_file)
+        extra = {k: (v[start:start + rows_per_file] if v is not None else None) for k, v in kwargs.items()
+                 if k in ("row_ids", "row_snapshots")}
+        files.append(write_data_file(storage, table_dir, columns, chunk, **extra))  # type: ignore[arg-type]
+    return files
+
+
+def _system_field(name: str, field_id: int) -> pa.Field:
+    return pa.field(name, pa.int64(), nullable=False, metadata={FIELD_ID_KEY: str(field_id).encode()})
+
+
+def write_delete_file(
+    storage: Storage,
+    table_dir: str,
+    data_file_id: int,
+    data_file_path: str,
+    positions: np.ndarray,
+    *,
+    snapshots: np.ndarray | None = None,
+) -> WrittenDeleteFile:
+    """Write an Iceberg-style positional delete file (``file_path``, ``pos`` [, snapshot ids]), positions sorted."""
+    order = np.argsort(positions, kind="stable")
+    positions = np.asarray(positions, dtype=np.int64)[order]
+    if np.any(np.diff(positions) == 0):
+        raise ValueError("Delete positions must be unique.")
+    arrays = [pa.array([data_file_path] * len(positions), pa.string()), pa.array(positions, pa.int64())]
+    fields = [
+        pa.field("file_path", pa.string(), nullable=False, metadata={FIELD_ID_KEY: str(_DELETE_PATH_ID).encode()}),
+        pa.field("pos", pa.int64(), nullable=False, metadata={FIELD_ID_KEY: str(_DELETE_POS_ID).encode()}),
+    ]
+    partial_max = begin = None
+    if snapshots is not None:
+        snaps = np.asarray(snapshots, dtype=np.int64)[order]
+        arrays.append(pa.array(snaps, pa.int64()))
+        fields.append(_system_field(SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID))
+        partial_max, begin = int(snaps.max()), int(snaps.min())
+    uri = join_path(table_dir, delete_file_name())
+    size, footer, _ = storage.write_parquet(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), uri)
+    return WrittenDeleteFile(path=uri, data_file_id=data_file_id, delete_count=len(positions), file_size_bytes=size,
+                             footer_size=footer, partial_max=partial_max, begin_snapshot=begin)
