@@ -103,12 +103,7 @@ class Storage:
         return uri
 
     def open_input(self, uri: str, size: int | None = None) -> pa.NativeFile:
-        path = self.fs_path(uri)
-        if size is not None and self.is_s3:
-            # A known size saves the HEAD request pyarrow would otherwise make.
-            info = pafs.FileInfo(path, pafs.FileType.File, size=size)
-            return self.fs.open_input_file(info)
-        return self.fs.open_input_file(path)
+        return self.fs.open_input_file(self.fs_path(uri))
 
     def write_parquet(self, table: pa.Table, uri: str, *, compression: str = "snappy",
                       row_group_size: int = 1_000_000) -> tuple[int, int, pq.FileMetaData]:

@@ -1,0 +1,105 @@
+"""DuckDB 1.5.5 with its ducklake extension, loaded offline from the extension wheels: the interop referee."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from airflow_provider_lakehouse.connections.lake import S3Spec
+from airflow_provider_lakehouse.connections.specs import PostgresSpec
+from airflow_provider_lakehouse.devstack.stack import default_state_dir
+from airflow_provider_lakehouse.ducklake.catalog import DuckLake
+from airflow_provider_lakehouse.ducklake.store import MetadataStore, PostgresStore, SqliteStore
+
+EXTENSIONS = ("ducklake", "postgres", "httpfs", "sqlite")
+
+
+def extension_dir() -> str:
+    path = default_state_dir() / "duckdb_extensions"
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the extensions installed from their wheels (no network)."""
+    from duckdb_extensions import import_extension
+
+    con = duckdb.connect(config={"extension_directory": extension_dir(), "autoinstall_known_extensions": False})
+    installed = Path(extension_dir())
+    for name in EXTENSIONS:
+        if not list(installed.rglob(f"{name}*.duckdb_extension")):
+            import_extension(name, con=con)
+        con.sql(f"LOAD {name}")
+    return con
+
+
+def _conninfo_value(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def sql_literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+@dataclass
+class LakeSetup:
+    """One lake for a test: how we open it and how DuckDB attaches it."""
+
+    store: MetadataStore
+    data_path: str
+    s3: S3Spec | None = None
+    pg: PostgresSpec | None = None
+
+    def create(self) -> DuckLake:
+        return DuckLake.create(self.store, data_path=self.data_path, s3=self.s3)
+
+    def open(self) -> DuckLake:
+        return DuckLake(self.store, s3=self.s3)
+
+    def attach(self, con: duckdb.DuckDBPyConnection, alias: str = "lake", **options: Any) -> None:
+        """ATTACH the lake in DuckDB (creating it if it does not exist yet)."""
+        opts = [f"DATA_PATH {sql_literal(self.data_path)}"]
+        if self.s3 is not None:
+            endpoint = (self.s3.endpoint_url or "").split("://", 1)[-1]
+            con.sql(
+                f"CREATE OR REPLACE SECRET lake_s3 (TYPE s3, KEY_ID {sql_literal(self.s3.access_key or '')}, "
+                f"SECRET {sql_literal(self.s3.secret_key or '')}, ENDPOINT {sql_literal(endpoint)}, "
+                "URL_STYLE 'path', USE_SSL false, REGION 'us-east-1')"
+            )
+        if isinstance(self.store, PostgresStore):
+            pg = self.store.spec
+            target = (f"ducklake:postgres:dbname={pg.dbname} host={pg.host} port={pg.port} user={pg.user} "
+                      f"password={_conninfo_value(pg.password or '')}")
+            if self.store.metadata_schema:
+                opts.append(f"METADATA_SCHEMA {sql_literal(self.store.metadata_schema)}")
+        else:
+            target = f"ducklake:sqlite:{self.store.path}"  # type: ignore[attr-defined]
+        for key, value in options.items():
+            opts.append(f"{key.upper()} {value}")
+        con.sql(f"ATTACH {sql_literal(target)} AS {alias} ({', '.join(opts)})")
+
+
+def sqlite_lake(tmp_path: Path) -> LakeSetup:
+    return LakeSetup(SqliteStore(str(tmp_path / "catalog.sqlite")), str(tmp_path / "data") + "/")
+
+
+def postgres_lake(stack: Any) -> LakeSetup:
+    """A fresh lake in the stack's Postgres (own metadata schema) with data on SeaweedFS S3."""
+    import json
+
+    conn = json.loads(os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"])
+    aws = json.loads(os.environ["AIRFLOW_CONN_LAKEHOUSE_S3"])
+    spec = PostgresSpec(host=conn["host"], port=int(conn["port"]), user=conn["login"], dbname=conn["schema"],
+                        password=conn["password"])
+    s3 = S3Spec(access_key=aws["login"], secret_key=aws["password"], endpoint_url=aws["extra"]["endpoint_url"])
+    name = f"t_{uuid.uuid4().hex[:10]}"
+    return LakeSetup(PostgresStore(spec, metadata_schema=name), f"s3://lakehouse/tests/{name}/", s3=s3, pg=spec)
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
+    return con.sql(sql).to_arrow_table().to_pylist()
