@@ -238,3 +238,53 @@ class DuckLake:
         from airflow_provider_lakehouse.ducklake.transaction import Transaction
 
         return Transaction(self, author=author, message=message, extra_info=extra_info)
+
+    # -- introspection and maintenance ----------------------------------------------------------
+    def snapshots(self) -> list[Any]:
+        """Every snapshot with its changes, author and message (like ``ducklake_snapshots()``)."""
+        from airflow_provider_lakehouse.ducklake import introspect
+
+        return introspect.snapshots(self)
+
+    def table_info(self, *, version: int | None = None) -> list[Any]:
+        """Files, bytes and live rows per table (like ``ducklake_table_info()``)."""
+        from airflow_provider_lakehouse.ducklake import introspect
+
+        return introspect.table_info(self, version=version)
+
+    def table_changes(self, name: str, start: int, end: int) -> pa.Table:
+        """Inserts, deletes and update pre/post images between two snapshots (like ``ducklake_table_changes()``)."""
+        from airflow_provider_lakehouse.ducklake import introspect
+
+        return introspect.table_changes(self, name, start, end)
+
+    def expire_snapshots(self, **kwargs: Any) -> Any:
+        """See :func:`airflow_provider_lakehouse.ducklake.maintenance.expire_snapshots`."""
+        from airflow_provider_lakehouse.ducklake import maintenance
+
+        return maintenance.expire_snapshots(self, **kwargs)
+
+    def cleanup_old_files(self, **kwargs: Any) -> Any:
+        """See :func:`airflow_provider_lakehouse.ducklake.maintenance.cleanup_old_files` (dry run by default)."""
+        from airflow_provider_lakehouse.ducklake import maintenance
+
+        return maintenance.cleanup_old_files(self, **kwargs)
+
+    def delete_orphaned_files(self, **kwargs: Any) -> Any:
+        """See :func:`airflow_provider_lakehouse.ducklake.maintenance.delete_orphaned_files` (dry run by default)."""
+        from airflow_provider_lakehouse.ducklake import maintenance
+
+        return maintenance.delete_orphaned_files(self, **kwargs)
+
+    def merge_adjacent_files(self, table: str, **kwargs: Any) -> Any:
+        """See :func:`airflow_provider_lakehouse.ducklake.maintenance.merge_adjacent_files`."""
+        from airflow_provider_lakehouse.ducklake import maintenance
+
+        return maintenance.merge_adjacent_files(self, table, **kwargs)
+
+    def flush_inlined_data(self, table: str) -> Any:
+        """See :func:`airflow_provider_lakehouse.ducklake.maintenance.flush_inlined_data`."""
+        from airflow_provider_lakehouse.ducklake import maintenance
+
+        return maintenance.flush_inlined_data(self, table)
+

@@ -866,3 +866,67 @@ class _Builder:
                     self.sql(f"UPDATE {{M}}{quote_ident(name)} SET end_snapshot = ? WHERE end_snapshot IS NULL "
                              f"AND row_id IN ({', '.join('?' * len(chunk))})", (self.sid, *chunk))
         return False
+
+
+def _register_partial_file(builder: _Builder, state: _TableState, written: WrittenFile, row_id_start: int,
+                           partition_id: int | None = None) -> int:
+    """Insert a data file row for a partial file (embedded row and snapshot ids); returns its id."""
+    tid = builder._tid(state)
+    fid = builder.next_file_id
+    builder.next_file_id += 1
+    rel = relative_to(state.table_dir, written.path)
+    builder.sql(
+        "INSERT INTO {M}ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, ?, NULL, NULL, ?)",
+        (fid, tid, written.begin_snapshot, rel if rel is not None else written.path, rel is not None, written.record_count,
+         written.file_size_bytes, written.footer_size, row_id_start, partition_id, written.partial_max),
+    )
+    for s in written.column_stats:
+        builder.sql("INSERT INTO {M}ducklake_file_column_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                    (fid, tid, s.column_id, s.column_size_bytes, s.value_count, s.null_count, s.min_value, s.max_value,
+                     s.contains_nan))
+    return fid
+
+
+def _merge(self: _Builder, op: _Op) -> bool:
+    state = op.table
+    assert state is not None
+    sources: list[DataFileInfo] = op.args["sources"]
+    partition = sources[0].partition_id
+    fid = _register_partial_file(self, state, op.args["file"], min(s.row_id_start or 0 for s in sources), partition)
+    tid = self._tid(state)
+    now = self.conn.now()
+    for src in sources:
+        self.sql("INSERT INTO {M}ducklake_file_partition_value SELECT ?, table_id, partition_key_index, partition_value "
+                 "FROM {M}ducklake_file_partition_value WHERE data_file_id = ?", (fid, src.data_file_id)) if src is sources[0] else None
+        for t in ("ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_partition_value"):
+            self.sql(f"DELETE FROM {{M}}{t} WHERE data_file_id = ? AND table_id = ?", (src.data_file_id, tid))
+        rel = relative_to(self.tx.lake.data_path, src.path)
+        self.sql("INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
+                 (src.data_file_id, rel if rel is not None else src.path, rel is not None, now))
+    return False
+
+
+def _flush(self: _Builder, op: _Op) -> bool:
+    state = op.table
+    assert state is not None
+    written: WrittenFile = op.args["file"]
+    fid = _register_partial_file(self, state, written, 0)
+    ended: list[tuple[int, int]] = op.args["ended"]
+    if ended:
+        delete = write_delete_file(self.tx.lake.storage, state.table_dir, fid, written.path,
+                                   np.array([p for p, _ in ended], dtype=np.int64),
+                                   snapshots=np.array([s for _, s in ended], dtype=np.int64))
+        self.tx._written.append(delete.path)
+        did = self.next_file_id
+        self.next_file_id += 1
+        rel = relative_to(state.table_dir, delete.path)
+        self.sql("INSERT INTO {M}ducklake_delete_file VALUES (?, ?, ?, NULL, ?, ?, ?, 'parquet', ?, ?, ?, NULL, ?)",
+                 (did, self._tid(state), delete.begin_snapshot, fid, rel if rel is not None else delete.path,
+                  rel is not None, delete.delete_count, delete.file_size_bytes, delete.footer_size, delete.partial_max))
+    for name in op.args["tables"]:
+        self.sql(f"DELETE FROM {{M}}{quote_ident(name)}")
+    return False
+
+
+_Builder._merge = _merge  # type: ignore[attr-defined]
+_Builder._flush = _flush  # type: ignore[attr-defined]

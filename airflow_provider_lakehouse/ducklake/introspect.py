@@ -1,0 +1,154 @@
+"""Introspection: snapshot history, table sizes, and a table's changes between two snapshots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from airflow_provider_lakehouse.ducklake import changes as changelog
+from airflow_provider_lakehouse.ducklake import metadata
+from airflow_provider_lakehouse.ducklake.model import Snapshot
+from airflow_provider_lakehouse.ducklake.reader import ROWID, ROW_SNAPSHOT
+
+if TYPE_CHECKING:
+    from airflow_provider_lakehouse.ducklake.catalog import DuckLake
+
+# DuckDB's ducklake_snapshots() keys for each change token
+_SNAPSHOT_KEYS = {
+    "created_schema": "schemas_created", "dropped_schema": "schemas_dropped", "created_table": "tables_created",
+    "dropped_table": "tables_dropped", "created_view": "views_created", "dropped_view": "views_dropped",
+    "inserted_into_table": "tables_inserted_into", "deleted_from_table": "tables_deleted_from",
+    "altered_table": "tables_altered", "altered_view": "views_altered", "inlined_insert": "inlined_insert",
+    "inlined_delete": "inlined_delete", "inline_flush": "inline_flush", "flushed_inlined": "inline_flush",
+    "merge_adjacent": "merge_adjacent", "rewrite_delete": "rewrite_delete", "compacted_table": "merge_adjacent",
+}
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """A snapshot with its changes grouped like DuckDB's ``ducklake_snapshots()``."""
+
+    snapshot_id: int
+    snapshot_time: Any
+    schema_version: int
+    changes: dict[str, list[str]]
+    author: str | None
+    commit_message: str | None
+    commit_extra_info: str | None
+
+
+@dataclass(frozen=True)
+class TableStats:
+    """What ``ducklake_table_info()`` reports, plus the live row count."""
+
+    schema_name: str
+    table_name: str
+    table_id: int
+    file_count: int
+    file_size_bytes: int
+    delete_file_count: int
+    delete_file_size_bytes: int
+    row_count: int
+    inlined_row_count: int
+
+
+def group_changes(text: str | None) -> dict[str, list[str]]:
+    """``changes_made`` grouped the way ``ducklake_snapshots()`` shows it.
+
+    >>> group_changes('created_table:"main"."t",inserted_into_table:1')
+    {'tables_created': ['main.t'], 'tables_inserted_into': ['1']}
+    """
+    grouped: dict[str, list[str]] = {}
+    for token in changelog._split(text or ""):
+        kind, _, value = token.partition(":")
+        if kind in ("created_schema", "created_table", "created_view"):
+            value = ".".join(changelog._unquote_parts(value))
+        grouped.setdefault(_SNAPSHOT_KEYS.get(kind, kind), []).append(value)
+    return grouped
+
+
+def snapshots(lake: DuckLake) -> list[SnapshotInfo]:
+    with lake.store.connection() as conn:
+        snaps: list[Snapshot] = metadata.list_snapshots(conn)
+    return [SnapshotInfo(s.snapshot_id, s.snapshot_time, s.schema_version, group_changes(s.changes), s.author,
+                         s.commit_message, s.commit_extra_info) for s in snaps]
+
+
+def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats]:
+    """Visible files, bytes and live rows of every table (rows: DuckDB's metadata-only COUNT(*) formula)."""
+    result = []
+    with lake.store.connection() as conn:
+        snap = lake.snapshot(version, conn=conn).snapshot_id
+        for table in metadata.tables_at(conn, snap):
+            files = metadata.data_files_at(conn, table, lake.table_dir(conn, table, snap), snap)
+            deletes = [f.delete_file for f in files if f.delete_file]
+            from airflow_provider_lakehouse.ducklake.reader import read_inlined_rows
+
+            inlined = read_inlined_rows(conn, table, table.columns[:1], snap,
+                                        schema_at_version=lake._inlined_schemas(conn, table)).num_rows
+            live = sum(f.record_count for f in files) - sum(d.delete_count for d in deletes)  # type: ignore[union-attr]
+            live -= sum(1 for f in files for _p, s in f.inlined_deletes if s <= snap)
+            result.append(TableStats(
+                table.schema_name, table.name, table.table_id, len(files), sum(f.file_size_bytes for f in files),
+                len(deletes), sum(d.file_size_bytes for d in deletes), live + inlined, inlined,  # type: ignore[union-attr]
+            ))
+    return result
+
+
+def table_changes(lake: DuckLake, name: str, start: int, end: int) -> pa.Table:
+    """Rows inserted, deleted and updated in snapshots ``start``..``end`` (inclusive), like
+    ``ducklake_table_changes``: columns ``snapshot_id``, ``rowid``, ``change_type`` (``insert``, ``delete``,
+    ``update_preimage``, ``update_postimage``) and the table's columns."""
+    table = lake.table(name, version=end)
+    columns = [c.name for c in table.columns]
+    pieces = []
+    previous = _rows(lake, name, start - 1, columns)
+    for snap in range(start, end + 1):
+        try:
+            current = _rows(lake, name, snap, columns)
+        except LookupError:
+            continue
+        before_ids = set(previous.column(ROWID).to_pylist())
+        after_ids = set(current.column(ROWID).to_pylist())
+        inserted = current.filter(pc.invert(pc.is_in(current.column(ROWID), pa.array(list(before_ids), pa.int64()))))
+        deleted = previous.filter(pc.invert(pc.is_in(previous.column(ROWID), pa.array(list(after_ids), pa.int64()))))
+        # same row id in both, but rewritten in this snapshot: an update
+        rewritten = current.filter(pc.and_(pc.is_in(current.column(ROWID), pa.array(list(before_ids), pa.int64())),
+                                           pc.equal(current.column(ROW_SNAPSHOT), snap)))
+        rewritten_ids = pa.array(rewritten.column(ROWID).to_pylist(), pa.int64())
+        pre = previous.filter(pc.is_in(previous.column(ROWID), rewritten_ids))
+        for rows, kind in ((inserted, "insert"), (deleted, "delete"), (pre, "update_preimage"),
+                           (rewritten, "update_postimage")):
+            if rows.num_rows:
+                pieces.append(_label(rows, snap, kind, columns))
+        previous = current
+    if not pieces:
+        schema = pa.schema([("snapshot_id", pa.int64()), ("rowid", pa.int64()), ("change_type", pa.string())]
+                           + [pa.field(c.name, c.arrow_type) for c in table.columns])
+        return schema.empty_table()
+    return pa.concat_tables(pieces, promote_options="permissive")
+
+
+def _rows(lake: DuckLake, name: str, snap: int, columns: list[str]) -> pa.Table:
+    if snap < 0:
+        raise LookupError(snap)
+    try:
+        table = lake.table(name, version=snap)
+    except LookupError:
+        empty = lake.read(name, virtual=(ROWID, ROW_SNAPSHOT)).slice(0, 0)
+        return empty
+    present = [c for c in columns if any(tc.name == c for tc in table.columns)]
+    return lake.read(name, version=snap, columns=present, virtual=(ROWID, ROW_SNAPSHOT))
+
+
+def _label(rows: pa.Table, snap: int, kind: str, columns: list[str]) -> pa.Table:
+    n = rows.num_rows
+    data = {"snapshot_id": pa.array([snap] * n, pa.int64()), "rowid": rows.column(ROWID),
+            "change_type": pa.array([kind] * n, pa.string())}
+    for c in columns:
+        if c in rows.column_names:
+            data[c] = rows.column(c)
+    return pa.table(data)

@@ -1,0 +1,306 @@
+"""Maintenance: expire snapshots, clean up unreferenced files, merge small files, flush inlined rows.
+
+Destructive calls default to ``dry_run=True`` where DuckDB's do too and return a report of what they
+did (or would do).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from airflow_provider_lakehouse.ducklake import metadata
+from airflow_provider_lakehouse.ducklake.reader import ROWID, ROW_SNAPSHOT, read_data_file
+from airflow_provider_lakehouse.ducklake.storage import join_path
+from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
+from airflow_provider_lakehouse.ducklake.writer import write_data_file, write_delete_file
+
+if TYPE_CHECKING:
+    from airflow_provider_lakehouse.ducklake.catalog import DuckLake
+
+DEFAULT_DELETE_OLDER_THAN = dt.timedelta(days=2)  # DuckDB's delete_older_than default
+
+
+@dataclass
+class MaintenanceReport:
+    """What a maintenance call did (or, in a dry run, would do)."""
+
+    dry_run: bool
+    snapshots_expired: list[int] = field(default_factory=list)
+    files_scheduled: list[str] = field(default_factory=list)
+    files_deleted: list[str] = field(default_factory=list)
+    files_merged: int = 0
+    files_written: list[str] = field(default_factory=list)
+    rows_flushed: int = 0
+    snapshot_id: int | None = None
+
+
+def _dead(begin: int, end: int | None, remaining: list[int]) -> bool:
+    """A row valid in [begin, end) is dead when no remaining snapshot falls in that interval."""
+    if end is None:
+        return False
+    return not any(begin <= s < end for s in remaining)
+
+
+def expire_snapshots(lake: DuckLake, *, older_than: dt.datetime | None = None, keep_last: int | None = None,
+                     versions: list[int] | None = None, dry_run: bool = False) -> MaintenanceReport:
+    """Forget old snapshots (never the latest) and the catalog rows only they could see.
+
+    Data and delete files that no remaining snapshot can see are scheduled for deletion
+    (``ducklake_files_scheduled_for_deletion``); :func:`cleanup_old_files` removes them later.
+    """
+    report = MaintenanceReport(dry_run=dry_run)
+    with lake.store.connection() as conn:
+        conn.begin()
+        try:
+            snaps = metadata.list_snapshots(conn)
+            latest = snaps[-1].snapshot_id
+            chosen = set()
+            for i, s in enumerate(snaps):
+                if s.snapshot_id == latest:
+                    continue
+                if versions is not None and s.snapshot_id in versions:
+                    chosen.add(s.snapshot_id)
+                if older_than is not None and s.snapshot_time and s.snapshot_time < _aware(older_than):
+                    chosen.add(s.snapshot_id)
+                if keep_last is not None and i < len(snaps) - max(1, keep_last):
+                    chosen.add(s.snapshot_id)
+            report.snapshots_expired = sorted(chosen)
+            if not chosen:
+                conn.rollback()
+                return report
+            remaining = [s.snapshot_id for s in snaps if s.snapshot_id not in chosen]
+            report.files_scheduled = _purge(conn, lake, remaining, dry_run)
+            if dry_run:
+                conn.rollback()
+                return report
+            for sid in chosen:
+                conn.execute("DELETE FROM {M}ducklake_snapshot WHERE snapshot_id = ?", (sid,))
+                conn.execute("DELETE FROM {M}ducklake_snapshot_changes WHERE snapshot_id = ?", (sid,))
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+    return report
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+
+
+def _purge(conn: CatalogConnection, lake: DuckLake, remaining: list[int], dry_run: bool) -> list[str]:
+    scheduled: list[str] = []
+    now = conn.now()
+    schema_paths = {int(r[0]): (r[1], r[2]) for r in conn.query("SELECT schema_id, path, path_is_relative FROM {M}ducklake_schema")}
+    table_paths = {int(r[0]): (int(r[1]), r[2], r[3]) for r in conn.query(
+        "SELECT table_id, schema_id, path, path_is_relative FROM {M}ducklake_table")}
+
+    def table_dir(tid: int) -> str:
+        sid, tpath, trel = table_paths[tid]
+        spath, srel = schema_paths.get(sid, ("", True))
+        base = join_path(lake.data_path, spath) if (srel is None or srel) and spath else (spath or lake.data_path)
+        return join_path(base, tpath) if (trel is None or trel) and tpath else (tpath or base)
+
+    def schedule(file_id: int, tid: int, path: str, relative: Any) -> None:
+        full = join_path(table_dir(tid), path) if relative is None or relative else path
+        scheduled.append(full)
+        rel = full[len(lake.data_path):] if full.startswith(lake.data_path) else None
+        if not dry_run:
+            conn.execute("INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
+                         (file_id, rel if rel is not None else full, rel is not None, now))
+
+    for fid, tid, begin, end, path, rel in conn.query(
+            "SELECT data_file_id, table_id, begin_snapshot, end_snapshot, path, path_is_relative FROM {M}ducklake_data_file "
+            "WHERE end_snapshot IS NOT NULL"):
+        if _dead(int(begin), int(end), remaining):
+            schedule(int(fid), int(tid), path, rel)
+            if not dry_run:
+                for t in ("ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_partition_value",
+                          "ducklake_file_variant_stats"):
+                    conn.execute(f"DELETE FROM {{M}}{t} WHERE data_file_id = ?", (int(fid),))
+    for did, tid, begin, end, path, rel in conn.query(
+            "SELECT delete_file_id, table_id, begin_snapshot, end_snapshot, path, path_is_relative FROM {M}ducklake_delete_file "
+            "WHERE end_snapshot IS NOT NULL"):
+        if _dead(int(begin), int(end), remaining):
+            schedule(int(did), int(tid), path, rel)
+            if not dry_run:
+                conn.execute("DELETE FROM {M}ducklake_delete_file WHERE delete_file_id = ?", (int(did),))
+    if dry_run:
+        return scheduled
+    # catalog rows only expired snapshots could see
+    for table, key in (("ducklake_column", "column_id"), ("ducklake_partition_info", "partition_id"),
+                       ("ducklake_tag", "object_id"), ("ducklake_column_tag", "column_id"), ("ducklake_view", "view_id"),
+                       ("ducklake_sort_info", "sort_id")):
+        for row in conn.query(f"SELECT {key}, begin_snapshot, end_snapshot FROM {{M}}{table} WHERE end_snapshot IS NOT NULL"):
+            if _dead(int(row[1]), int(row[2]), remaining):
+                conn.execute(f"DELETE FROM {{M}}{table} WHERE {key} = ? AND begin_snapshot = ? AND end_snapshot = ?", row)
+    for tid, begin, end in conn.query("SELECT table_id, begin_snapshot, end_snapshot FROM {M}ducklake_table WHERE end_snapshot IS NOT NULL"):
+        if not _dead(int(begin), int(end), remaining):
+            continue
+        conn.execute("DELETE FROM {M}ducklake_table WHERE table_id = ? AND begin_snapshot = ? AND end_snapshot = ?", (tid, begin, end))
+        if conn.one("SELECT count(*) FROM {M}ducklake_table WHERE table_id = ?", (tid,))[0] == 0:  # type: ignore[index]
+            _drop_table_metadata(conn, int(tid))
+    for sid, begin, end in conn.query("SELECT schema_id, begin_snapshot, end_snapshot FROM {M}ducklake_schema WHERE end_snapshot IS NOT NULL"):
+        if _dead(int(begin), int(end), remaining):
+            conn.execute("DELETE FROM {M}ducklake_schema WHERE schema_id = ?", (sid,))
+    # inlined rows no remaining snapshot sees
+    for tid, name, _sv in conn.query("SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables"):
+        if conn.table_exists(name):
+            for row_id, begin, end in conn.query(
+                    f"SELECT row_id, begin_snapshot, end_snapshot FROM {{M}}{quote_ident(name)} WHERE end_snapshot IS NOT NULL"):
+                if _dead(int(begin), int(end), remaining):
+                    conn.execute(f"DELETE FROM {{M}}{quote_ident(name)} WHERE row_id = ? AND begin_snapshot = ?", (row_id, begin))
+    return scheduled
+
+
+def _drop_table_metadata(conn: CatalogConnection, tid: int) -> None:
+    for t in ("ducklake_column", "ducklake_table_stats", "ducklake_table_column_stats", "ducklake_schema_versions",
+              "ducklake_partition_info", "ducklake_partition_column", "ducklake_column_tag", "ducklake_sort_info",
+              "ducklake_sort_expression", "ducklake_column_mapping"):
+        conn.execute(f"DELETE FROM {{M}}{t} WHERE table_id = ?", (tid,))
+    for (name,) in conn.query("SELECT table_name FROM {M}ducklake_inlined_data_tables WHERE table_id = ?", (tid,)):
+        conn.execute(f"DROP TABLE IF EXISTS {{M}}{quote_ident(name)}")
+    conn.execute("DELETE FROM {M}ducklake_inlined_data_tables WHERE table_id = ?", (tid,))
+    conn.execute(f"DROP TABLE IF EXISTS {{M}}{quote_ident(f'ducklake_inlined_delete_{tid}')}")
+
+
+def cleanup_old_files(lake: DuckLake, *, older_than: dt.datetime | None = None, cleanup_all: bool = False,
+                      dry_run: bool = True) -> MaintenanceReport:
+    """Delete files scheduled for deletion (by :func:`expire_snapshots` or DuckDB) from storage.
+
+    :param older_than: only files scheduled before this time (default: two days ago, DuckDB's default).
+    :param cleanup_all: every scheduled file regardless of age.
+    """
+    report = MaintenanceReport(dry_run=dry_run)
+    cutoff = _aware(older_than) if older_than else dt.datetime.now(dt.timezone.utc) - DEFAULT_DELETE_OLDER_THAN
+    with lake.store.connection() as conn:
+        rows = conn.query("SELECT data_file_id, path, path_is_relative, schedule_start FROM {M}ducklake_files_scheduled_for_deletion")
+        chosen = [r for r in rows if cleanup_all or (metadata.parse_time(r[3]) or cutoff) < cutoff]
+        for fid, path, rel, start in chosen:
+            full = join_path(lake.data_path, path) if rel is None or rel else path
+            report.files_deleted.append(full)
+            if not dry_run:
+                lake.storage.delete(full)
+                conn.execute("DELETE FROM {M}ducklake_files_scheduled_for_deletion WHERE data_file_id = ? AND path = ?",
+                             (fid, path))
+    return report
+
+
+def orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = None) -> list[str]:
+    """``*.parquet`` files under the data path that no catalog row references (e.g. from a writer killed
+    before its commit). Files newer than ``older_than`` (default: two days ago) are left out: they may belong
+    to a commit in flight."""
+    cutoff = _aware(older_than) if older_than else dt.datetime.now(dt.timezone.utc) - DEFAULT_DELETE_OLDER_THAN
+    known: set[str] = set()
+    with lake.store.connection() as conn:
+        for table in ("ducklake_data_file", "ducklake_delete_file"):
+            for tid, path, rel in conn.query(f"SELECT table_id, path, path_is_relative FROM {{M}}{table}"):
+                known.add(path if rel is not None and not rel else "")
+        known.discard("")
+        snap = metadata.latest_snapshot(conn).snapshot_id
+        dirs = {}
+        for row in conn.query("SELECT table_id, schema_id, path, path_is_relative FROM {M}ducklake_table"):
+            schema = next((s for s in metadata.schemas_at(conn, snap) if s.schema_id == int(row[1])), None)
+            spath = metadata.schema_path(lake.data_path, schema) if schema else join_path(lake.data_path, "")
+            dirs[int(row[0])] = join_path(spath, row[2]) if (row[3] is None or row[3]) and row[2] else (row[2] or spath)
+        for table in ("ducklake_data_file", "ducklake_delete_file"):
+            for tid, path, rel in conn.query(f"SELECT table_id, path, path_is_relative FROM {{M}}{table}"):
+                if rel is None or rel:
+                    known.add(join_path(dirs.get(int(tid), lake.data_path), path))
+        for path, rel in conn.query("SELECT path, path_is_relative FROM {M}ducklake_files_scheduled_for_deletion"):
+            known.add(join_path(lake.data_path, path) if rel is None or rel else path)
+    orphans = []
+    for entry in lake.storage.list_files(lake.data_path):
+        if not entry.uri.endswith(".parquet") or entry.uri in known:
+            continue
+        mtime = dt.datetime.fromtimestamp((entry.mtime_ns or 0) / 1e9, dt.timezone.utc)
+        if mtime < cutoff:
+            orphans.append(entry.uri)
+    return sorted(orphans)
+
+
+def delete_orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = None, dry_run: bool = True) -> MaintenanceReport:
+    report = MaintenanceReport(dry_run=dry_run, files_deleted=orphaned_files(lake, older_than=older_than))
+    if not dry_run:
+        for uri in report.files_deleted:
+            lake.storage.delete(uri)
+    return report
+
+
+def merge_adjacent_files(lake: DuckLake, table: str, *, max_file_size: int = 64 * 1024 * 1024,
+                         min_files: int = 2) -> MaintenanceReport:
+    """Merge a table's small files (no deletes, same partition) into one *partial* file that keeps every row's
+    row id and snapshot id, so time travel still works; the sources are scheduled for deletion."""
+    report = MaintenanceReport(dry_run=False)
+    with lake.transaction(message="merge adjacent files") as tx:
+        state = tx._state(table)
+        candidates = [f for f in state.files.values()
+                      if f.delete_file is None and not f.inlined_deletes and f.file_size_bytes < max_file_size
+                      and f.mapping_id is None]
+        groups: dict[Any, list[Any]] = {}
+        for f in candidates:
+            groups.setdefault(f.partition_id, []).append(f)
+        merged = [g for g in groups.values() if len(g) >= min_files]
+        for group in merged:
+            pieces = [read_data_file(lake.storage, f, state.columns, tx.base.snapshot_id, virtual=(ROWID, ROW_SNAPSHOT))
+                      for f in sorted(group, key=lambda f: f.data_file_id)]
+            data = pa.concat_tables(pieces)
+            written = write_data_file(lake.storage, state.table_dir, state.columns, data.select([c.name for c in state.columns]),
+                                      row_ids=data.column(ROWID).to_numpy(), row_snapshots=data.column(ROW_SNAPSHOT).to_numpy())
+            tx._written.append(written.path)
+            from airflow_provider_lakehouse.ducklake.transaction import _Op
+
+            tx._ops.append(_Op("merge", state, {"file": written, "sources": group}))
+            report.files_merged += len(group)
+            report.files_written.append(written.path)
+    report.snapshot_id = tx.snapshot.snapshot_id if tx.snapshot else None
+    return report
+
+
+def flush_inlined_data(lake: DuckLake, table: str) -> MaintenanceReport:
+    """Write a table's inlined rows (kept in the catalog database) to a Parquet file, preserving row ids
+    and the snapshots that inserted and deleted them, then remove them from the catalog."""
+    from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
+    from airflow_provider_lakehouse.ducklake.transaction import _Op
+
+    report = MaintenanceReport(dry_run=False)
+    with lake.transaction(message="flush inlined data") as tx:
+        state = tx._state(table)
+        info = state.info
+        if info is None or not info.inlined_tables:
+            return report
+        schemas = lake._inlined_schemas(tx._conn, info)
+        rows: list[tuple[int, int, int | None, dict[str, Any]]] = []
+        flushed_tables = []
+        for name, version in info.inlined_tables:
+            if not tx._conn.table_exists(name):
+                continue
+            old = list(schemas.get(version) or info.columns)
+            select = ", ".join(quote_ident(c.name) for c in old)
+            found = tx._conn.query(f"SELECT row_id, begin_snapshot, end_snapshot, {select} FROM {{M}}{quote_ident(name)}")
+            if found:
+                flushed_tables.append(name)
+            by_id = {c.column_id: (i, c) for i, c in enumerate(old)}
+            for r in found:
+                values = {}
+                for column in state.columns:
+                    hit = by_id.get(column.column_id)
+                    values[column.name] = decode_value(r[3 + hit[0]], hit[1]) if hit else None
+                rows.append((int(r[0]), int(r[1]), int(r[2]) if r[2] is not None else None, values))
+        if not rows:
+            return report
+        rows.sort(key=lambda r: r[0])
+        data = pa.Table.from_pylist([r[3] for r in rows], schema=pa.schema([pa.field(c.name, c.arrow_type) for c in state.columns]))
+        written = write_data_file(lake.storage, state.table_dir, state.columns, data,
+                                  row_ids=np.array([r[0] for r in rows]), row_snapshots=np.array([r[1] for r in rows]))
+        tx._written.append(written.path)
+        ended = [(i, r[2]) for i, r in enumerate(rows) if r[2] is not None]
+        tx._ops.append(_Op("flush", state, {"file": written, "ended": ended, "tables": flushed_tables}))
+        report.rows_flushed = len(rows)
+        report.files_written.append(written.path)
+    report.snapshot_id = tx.snapshot.snapshot_id if tx.snapshot else None
+    return report
