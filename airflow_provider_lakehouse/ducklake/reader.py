@@ -92,7 +92,7 @@ def read_data_file(
     partial file newer than the snapshot) are dropped.
     """
     with storage.open_input(file.path, file.file_size_bytes) as handle:
-        parquet = pq.ParquetFile(handle)
+        parquet = pq.ParquetFile(handle, pre_buffer=True)
         file_schema = parquet.schema_arrow
         by_id: dict[int, int] = {}
         for index, f in enumerate(file_schema):
@@ -119,7 +119,7 @@ def read_data_file(
         if index is None:
             out[column.name] = default_array(column, num_rows)
         else:
-            out[column.name] = conform(by_index[index].combine_chunks(), file_schema[index], column)
+            out[column.name] = _conform_chunked(by_index[index], file_schema[index], column)
 
     positions = np.arange(num_rows, dtype=np.int64)
     keep = np.ones(num_rows, dtype=bool)
@@ -193,6 +193,14 @@ def conform(array: pa.Array, file_field: pa.Field, column: Column) -> pa.Array:
     if array.type == target:
         return array
     return array.cast(target)
+
+
+def _conform_chunked(chunked: pa.ChunkedArray, file_field: pa.Field, column: Column) -> pa.ChunkedArray | pa.Array:
+    """Like :func:`conform`, without copying: plain columns of the right type stay as they were read."""
+    target = arrow_type(column)
+    if column.type not in ("struct", "list", "map", "uuid", "json") and not isinstance(chunked.type, pa.BaseExtensionType):
+        return chunked if chunked.type == target else chunked.cast(target)
+    return conform(chunked.combine_chunks(), file_field, column)
 
 
 def _struct_field(array: pa.StructArray, index: int) -> pa.Array:

@@ -59,9 +59,23 @@ def main() -> None:
 
         con = referee.connect()
         con.sql("SET ducklake_max_retry_count = 100")
-        setup.attach(con)
+        from airflow_provider_lakehouse.ducklake.store import SqliteStore
+
+        # SQLite serializes writers with a file lock; without a busy timeout DuckDB fails at once on contention.
+        setup.attach(con, **({"busy_timeout": 60000} if isinstance(setup.store, SqliteStore) else {}))
+        import time
+
         for i in range(count):
-            con.sql(f"INSERT INTO lake.t SELECT {start + i * 10} + i, 'duck' FROM range(10) r(i)")
+            for attempt in range(50):
+                try:
+                    con.sql(f"INSERT INTO lake.t SELECT {start + i * 10} + i, 'duck' FROM range(10) r(i)")
+                    break
+                except Exception as exc:
+                    # DuckDB on a SQLite catalog fails (does not wait) when a lock upgrade would deadlock;
+                    # the failed transaction left nothing behind, so the application retries it.
+                    if "database is locked" not in str(exc) or attempt == 49:
+                        raise
+                    time.sleep(0.05)
     print("done", engine, start, flush=True)
 
 

@@ -18,6 +18,22 @@ CORE = [
 ]
 
 
+# The DuckLake core works on Arrow data, so pyarrow is expected there; Airflow and PySpark are not.
+DUCKLAKE = [
+    "airflow_provider_lakehouse.ducklake.catalog",
+    "airflow_provider_lakehouse.ducklake.transaction",
+    "airflow_provider_lakehouse.ducklake.maintenance",
+    "airflow_provider_lakehouse.ducklake.introspect",
+]
+
+
+@pytest.mark.parametrize("module", DUCKLAKE)
+def test_ducklake_core_imports_no_airflow_or_pyspark(module: str) -> None:
+    code = f"import sys\nsys.modules['airflow'] = None\nsys.modules['pyspark'] = None\nimport {module}\n"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
 @pytest.mark.parametrize("module", CORE)
 def test_core_module_imports_no_airflow_or_pyspark(module: str) -> None:
     code = (
