@@ -50,12 +50,50 @@ def sample(n: int, start: int = 0) -> pa.Table:
         "m": pa.array([[("k", i)] for i in ids], pa.map_(pa.string(), pa.int32())),
         "i8": pa.array([i % 100 for i in ids], pa.int8()),
         "u": pa.array([str(uuid.UUID(int=i)) for i in ids]),
+        "tm": pa.array([dt.time(i % 24, i % 60, 0, 250000 * (i % 2)) for i in ids], pa.time64("us")),
+        "j": pa.array(['{"k": %d}' % i for i in ids], pa.json_()),
     })
 
 
 def table_schema() -> pa.Schema:
     schema = sample(1).schema
     return schema.set(schema.get_field_index("u"), pa.field("u", pa.uuid()))
+
+
+def test_killed_writer_leaves_a_readable_lake_and_its_files_for_cleanup(setup: LakeSetup) -> None:
+    import datetime as _dt
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+    from tests.integration.lake_writer import setup_to_env
+
+    lake = setup.create()
+    with lake.transaction() as tx:
+        tx.create_table("t", pa.schema([("id", pa.int64())]))
+        tx.append("t", pa.table({"id": pa.array([1, 2], pa.int64())}))
+    script = (
+        "import os, sys, time, pyarrow as pa\n"
+        "from tests.integration.lake_writer import setup_from_env\n"
+        "tx = setup_from_env().open().transaction()\n"
+        "tx.append('t', pa.table({'id': pa.array(range(100, 200), pa.int64())}))\n"
+        "print(tx._written[0], flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    env = dict(os.environ, LAKE_SETUP=setup_to_env(setup), PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True)
+    written = proc.stdout.readline().strip()  # files are written; the commit has not started
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert lake.storage.exists(written)
+    assert sorted(lake.read("t").column("id").to_pylist()) == [1, 2]
+    con = referee.connect()
+    setup.attach(con)
+    assert con.sql("SELECT count(*) FROM lake.t").fetchone() == (2,)
+    later = _dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(seconds=1)
+    assert lake.delete_orphaned_files(older_than=later).files_deleted == [written]
 
 
 def assert_same_at_every_snapshot(lake: DuckLake, con: Any, table: str, order: str = "id") -> int:
