@@ -466,6 +466,8 @@ class Transaction:
                         ) from None
                     wait = policy.wait_ms / 1000 * random.uniform(0.5, 1.0) * policy.backoff ** (attempt - 1)
                     time.sleep(wait)
+        except CommitStateUnknownError:
+            raise  # the commit may have landed: its files must stay
         except BaseException:
             self._cleanup_files()
             raise

@@ -134,3 +134,34 @@ def test_a_commit_whose_connection_dies_lands_exactly_once(stack: object) -> Non
     assert snapshot is not None
     assert sorted(lake.read("t").column("id").to_pylist()) == [1, 2, 3]
     assert [s.commit_extra_info for s in lake.snapshots()].count(tx.extra_info) == 1
+
+
+def test_unknown_commit_outcome_is_reported_and_files_kept(stack: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    from airflow_provider_lakehouse.exceptions import CommitStateUnknownError, ServiceUnavailableError
+
+    setup = referee.postgres_lake(stack)
+    lake = new_lake(setup)
+    tx = lake.transaction()
+    tx.append("t", pa.table({"id": pa.array([1], pa.int64()), "v": ["x"]}))
+    written = list(tx._written)
+    raw = tx._conn.raw  # type: ignore[attr-defined]
+    original_commit = tx._conn.commit
+
+    def die_and_stay_unreachable() -> None:
+        import psycopg
+
+        with psycopg.connect(**setup.store.spec.connect_kwargs(), autocommit=True) as killer:  # type: ignore[attr-defined]
+            killer.execute("SELECT pg_terminate_backend(%s)", (raw.info.backend_pid,))
+
+        def unreachable() -> None:  # the one simulated edge: the catalog host stops answering
+            raise ServiceUnavailableError("catalog unreachable")
+
+        monkeypatch.setattr(lake.store, "connect", unreachable)
+        original_commit()
+
+    tx._conn.commit = die_and_stay_unreachable  # type: ignore[method-assign]
+    with pytest.raises(CommitStateUnknownError, match="may or may not have landed"):
+        tx.commit()
+    monkeypatch.undo()
+    assert all(lake.storage.exists(p) for p in written), "files of a commit with unknown outcome must be kept"
+    assert lake.read("t").num_rows == 0  # (here it did not land)
