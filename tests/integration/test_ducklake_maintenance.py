@@ -98,3 +98,22 @@ def test_orphans_from_a_writer_that_died_before_committing(setup: LakeSetup, tmp
     con = referee.connect()
     setup.attach(con)
     assert con.sql("SELECT count(*) FROM lake.t").fetchone()[0] == 10
+
+
+def test_time_travel_by_timestamp_matches_duckdb(setup: LakeSetup) -> None:
+    import time
+
+    lake = small_files_lake(setup, batches=2)
+    marks = []
+    for snap in lake.snapshots():
+        marks.append((snap.snapshot_id, snap.snapshot_time))
+    time.sleep(0.01)
+    con = referee.connect()
+    setup.attach(con)
+    for snap_id, when in marks[1:]:
+        ours = lake.read("t", timestamp=when).num_rows
+        assert lake.snapshot(timestamp=when).snapshot_id == snap_id
+        theirs = con.sql(f"SELECT count(*) FROM lake.t AT (TIMESTAMP => '{when.isoformat()}'::TIMESTAMPTZ)").fetchone()[0]
+        assert ours == theirs
+    with pytest.raises(LookupError, match="No snapshot at or before"):
+        lake.snapshot(timestamp=dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc))
