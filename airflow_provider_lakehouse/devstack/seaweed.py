@@ -108,6 +108,24 @@ class SeaweedS3:
                 raise RuntimeError(f"SeaweedFS S3 did not come up on {self.endpoint}:\n{tail}")
             time.sleep(0.2)
         self.create_buckets()
+        self.wait_until_usable()
+
+    def wait_until_usable(self, timeout_s: float = 60.0) -> None:
+        """Ready means a write and a read of an object work: the S3 port answers before the volume server
+        has registered, and reads in that window fail with InternalError."""
+        if not self.buckets:
+            return
+        client = self.client()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                client.put_object(Bucket=self.buckets[0], Key=".lakehouse-ready", Body=b"ok")
+                if client.get_object(Bucket=self.buckets[0], Key=".lakehouse-ready")["Body"].read() == b"ok":
+                    return
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(0.3)
 
     def create_buckets(self) -> None:
         client = self.client()
