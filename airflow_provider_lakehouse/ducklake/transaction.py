@@ -838,6 +838,47 @@ class _Builder:
                 self.sql("INSERT INTO {M}ducklake_table_column_stats VALUES (?, ?, ?, ?, ?, ?, NULL)",
                          (tid, cid, has_null, has_nan, lo, hi))
 
+    def _merge(self, op: _Op) -> bool:
+        state = op.table
+        assert state is not None
+        sources: list[DataFileInfo] = op.args["sources"]
+        partition = sources[0].partition_id
+        fid = _register_partial_file(self, state, op.args["file"], min(s.row_id_start or 0 for s in sources), partition)
+        tid = self._tid(state)
+        now = self.conn.now()
+        # one partition per merge group: the merged file takes the first source's partition values
+        self.sql("INSERT INTO {M}ducklake_file_partition_value SELECT ?, table_id, partition_key_index, partition_value "
+                 "FROM {M}ducklake_file_partition_value WHERE data_file_id = ?", (fid, sources[0].data_file_id))
+        for src in sources:
+            for t in ("ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_partition_value"):
+                self.sql(f"DELETE FROM {{M}}{t} WHERE data_file_id = ? AND table_id = ?", (src.data_file_id, tid))
+            rel = relative_to(self.tx.lake.data_path, src.path)
+            self.sql("INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
+                     (src.data_file_id, rel if rel is not None else src.path, rel is not None, now))
+        return False
+
+
+    def _flush(self, op: _Op) -> bool:
+        state = op.table
+        assert state is not None
+        written: WrittenFile = op.args["file"]
+        fid = _register_partial_file(self, state, written, 0)
+        ended: list[tuple[int, int]] = op.args["ended"]
+        if ended:
+            delete = write_delete_file(self.tx.lake.storage, state.table_dir, fid, written.path,
+                                       np.array([p for p, _ in ended], dtype=np.int64),
+                                       snapshots=np.array([s for _, s in ended], dtype=np.int64))
+            self.tx._written.append(delete.path)
+            did = self.next_file_id
+            self.next_file_id += 1
+            rel = relative_to(state.table_dir, delete.path)
+            self.sql("INSERT INTO {M}ducklake_delete_file VALUES (?, ?, ?, NULL, ?, ?, ?, 'parquet', ?, ?, ?, NULL, ?)",
+                     (did, self._tid(state), delete.begin_snapshot, fid, rel if rel is not None else delete.path,
+                      rel is not None, delete.delete_count, delete.file_size_bytes, delete.footer_size, delete.partial_max))
+        for name in op.args["tables"]:
+            self.sql(f"DELETE FROM {{M}}{quote_ident(name)}")
+        return False
+
     def _delete(self, op: _Op) -> bool:
         state = op.table
         assert state is not None
@@ -887,48 +928,3 @@ def _register_partial_file(builder: _Builder, state: _TableState, written: Writt
                     (fid, tid, s.column_id, s.column_size_bytes, s.value_count, s.null_count, s.min_value, s.max_value,
                      s.contains_nan))
     return fid
-
-
-def _merge(self: _Builder, op: _Op) -> bool:
-    state = op.table
-    assert state is not None
-    sources: list[DataFileInfo] = op.args["sources"]
-    partition = sources[0].partition_id
-    fid = _register_partial_file(self, state, op.args["file"], min(s.row_id_start or 0 for s in sources), partition)
-    tid = self._tid(state)
-    now = self.conn.now()
-    for src in sources:
-        self.sql("INSERT INTO {M}ducklake_file_partition_value SELECT ?, table_id, partition_key_index, partition_value "
-                 "FROM {M}ducklake_file_partition_value WHERE data_file_id = ?", (fid, src.data_file_id)) if src is sources[0] else None
-        for t in ("ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_partition_value"):
-            self.sql(f"DELETE FROM {{M}}{t} WHERE data_file_id = ? AND table_id = ?", (src.data_file_id, tid))
-        rel = relative_to(self.tx.lake.data_path, src.path)
-        self.sql("INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
-                 (src.data_file_id, rel if rel is not None else src.path, rel is not None, now))
-    return False
-
-
-def _flush(self: _Builder, op: _Op) -> bool:
-    state = op.table
-    assert state is not None
-    written: WrittenFile = op.args["file"]
-    fid = _register_partial_file(self, state, written, 0)
-    ended: list[tuple[int, int]] = op.args["ended"]
-    if ended:
-        delete = write_delete_file(self.tx.lake.storage, state.table_dir, fid, written.path,
-                                   np.array([p for p, _ in ended], dtype=np.int64),
-                                   snapshots=np.array([s for _, s in ended], dtype=np.int64))
-        self.tx._written.append(delete.path)
-        did = self.next_file_id
-        self.next_file_id += 1
-        rel = relative_to(state.table_dir, delete.path)
-        self.sql("INSERT INTO {M}ducklake_delete_file VALUES (?, ?, ?, NULL, ?, ?, ?, 'parquet', ?, ?, ?, NULL, ?)",
-                 (did, self._tid(state), delete.begin_snapshot, fid, rel if rel is not None else delete.path,
-                  rel is not None, delete.delete_count, delete.file_size_bytes, delete.footer_size, delete.partial_max))
-    for name in op.args["tables"]:
-        self.sql(f"DELETE FROM {{M}}{quote_ident(name)}")
-    return False
-
-
-_Builder._merge = _merge  # type: ignore[attr-defined]
-_Builder._flush = _flush  # type: ignore[attr-defined]
