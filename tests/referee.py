@@ -103,3 +103,25 @@ def postgres_lake(stack: Any) -> LakeSetup:
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
     return con.sql(sql).to_arrow_table().to_pylist()
+
+
+def assert_same_at_every_snapshot(lake: DuckLake, con: Any, table: str, order: str = "id") -> int:
+    """DuckDB and we return identical rows for ``table`` at every snapshot where it exists."""
+    compared = 0
+    for snap in lake_snapshots(lake):
+        try:
+            ours = lake.read(table, version=snap).sort_by(order).to_pylist()
+        except LookupError:
+            continue
+        theirs = rows(con, f"FROM lake.{table} AT (VERSION => {snap}) ORDER BY {order}")
+        assert theirs == ours, f"snapshot {snap} differs"
+        compared += 1
+    assert compared
+    return compared
+
+
+def lake_snapshots(lake: DuckLake) -> list[int]:
+    from airflow_provider_lakehouse.ducklake import metadata
+
+    with lake.store.connection() as conn:
+        return [s.snapshot_id for s in metadata.list_snapshots(conn)]

@@ -135,9 +135,9 @@ class DuckLake:
             raise NoSuchSchemaError(f"Schema {schema_name!r} does not exist in lake at snapshot {snapshot_id}.")
         raise NoSuchTableError(f"Table {schema_name}.{table_name} does not exist at snapshot {snapshot_id}.")
 
-    def table_dir(self, conn: CatalogConnection, table: TableInfo, snapshot_id: int) -> str:
-        schema = next(s for s in metadata.schemas_at(conn, snapshot_id) if s.schema_id == table.schema_id)
-        return metadata.table_path(self.data_path, schema, table)
+    def table_dir(self, table: TableInfo) -> str:
+        """Directory of ``table``'s files."""
+        return metadata.table_path(self.data_path, table)
 
     # -- reads --------------------------------------------------------------------------------
     def scan(
@@ -160,7 +160,7 @@ class DuckLake:
             snap = self.snapshot(version, timestamp, conn)
             table = self.find_table(conn, name, snap.snapshot_id)
             wanted = self._columns(table, columns)
-            files = metadata.data_files_at(conn, table, self.table_dir(conn, table, snap.snapshot_id), snap.snapshot_id)
+            files = metadata.data_files_at(conn, table, self.table_dir(table), snap.snapshot_id)
             kept = files
             if filters:
                 kept = prune_files(files, table, metadata.file_column_stats(conn, table.table_id), filters)

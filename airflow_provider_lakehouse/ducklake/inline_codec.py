@@ -159,9 +159,15 @@ class _NestedParser:
             self.i += 1
         return self.text[start:self.i].strip(), False
 
-    def _list(self, element: Column) -> list[Any] | None:
+    def _null(self) -> bool:
+        """Consume a ``NULL`` literal standing for a whole nested value."""
         if self.text.startswith("NULL", self.i):
             self.i += 4
+            return True
+        return False
+
+    def _list(self, element: Column) -> list[Any] | None:
+        if self._null():
             return None
         self._expect("[")
         items: list[Any] = []
@@ -179,8 +185,7 @@ class _NestedParser:
             return items
 
     def _struct(self, column: Column) -> dict[str, Any] | None:
-        if self.text.startswith("NULL", self.i):
-            self.i += 4
+        if self._null():
             return None
         self._expect("{")
         by_name = {c.name: c for c in column.children}
@@ -204,8 +209,7 @@ class _NestedParser:
             return out
 
     def _map(self, key_col: Column, value_col: Column) -> list[tuple[Any, Any]] | None:
-        if self.text.startswith("NULL", self.i):
-            self.i += 4
+        if self._null():
             return None
         self._expect("{")
         pairs: list[tuple[Any, Any]] = []

@@ -79,14 +79,14 @@ def snapshots(lake: DuckLake) -> list[SnapshotInfo]:
 
 def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats]:
     """Visible files, bytes and live rows of every table (rows: DuckDB's metadata-only COUNT(*) formula)."""
+    from airflow_provider_lakehouse.ducklake.reader import read_inlined_rows
+
     result = []
     with lake.store.connection() as conn:
         snap = lake.snapshot(version, conn=conn).snapshot_id
         for table in metadata.tables_at(conn, snap):
-            files = metadata.data_files_at(conn, table, lake.table_dir(conn, table, snap), snap)
+            files = metadata.data_files_at(conn, table, lake.table_dir(table), snap)
             deletes = [f.delete_file for f in files if f.delete_file]
-            from airflow_provider_lakehouse.ducklake.reader import read_inlined_rows
-
             inlined = read_inlined_rows(conn, table, table.columns[:1], snap,
                                         schema_at_version=lake._inlined_schemas(conn, table)).num_rows
             live = sum(f.record_count for f in files) - sum(d.delete_count for d in deletes)  # type: ignore[union-attr]

@@ -15,9 +15,8 @@ import pyarrow as pa
 
 from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.reader import ROWID, ROW_SNAPSHOT, read_data_file
-from airflow_provider_lakehouse.ducklake.storage import join_path
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
-from airflow_provider_lakehouse.ducklake.writer import write_data_file, write_delete_file
+from airflow_provider_lakehouse.ducklake.writer import write_data_file
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.ducklake.catalog import DuckLake
@@ -95,18 +94,10 @@ def _aware(value: dt.datetime) -> dt.datetime:
 def _purge(conn: CatalogConnection, lake: DuckLake, remaining: list[int], dry_run: bool) -> list[str]:
     scheduled: list[str] = []
     now = conn.now()
-    schema_paths = {int(r[0]): (r[1], r[2]) for r in conn.query("SELECT schema_id, path, path_is_relative FROM {M}ducklake_schema")}
-    table_paths = {int(r[0]): (int(r[1]), r[2], r[3]) for r in conn.query(
-        "SELECT table_id, schema_id, path, path_is_relative FROM {M}ducklake_table")}
-
-    def table_dir(tid: int) -> str:
-        sid, tpath, trel = table_paths[tid]
-        spath, srel = schema_paths.get(sid, ("", True))
-        base = join_path(lake.data_path, spath) if (srel is None or srel) and spath else (spath or lake.data_path)
-        return join_path(base, tpath) if (trel is None or trel) and tpath else (tpath or base)
+    table_dirs = metadata.all_table_dirs(conn, lake.data_path)
 
     def schedule(file_id: int, tid: int, path: str, relative: Any) -> None:
-        full = join_path(table_dir(tid), path) if relative is None or relative else path
+        full = metadata.resolve_path(table_dirs.get(tid, lake.data_path), path, relative)
         scheduled.append(full)
         rel = full[len(lake.data_path):] if full.startswith(lake.data_path) else None
         if not dry_run:
@@ -181,7 +172,7 @@ def cleanup_old_files(lake: DuckLake, *, older_than: dt.datetime | None = None, 
         rows = conn.query("SELECT data_file_id, path, path_is_relative, schedule_start FROM {M}ducklake_files_scheduled_for_deletion")
         chosen = [r for r in rows if cleanup_all or (metadata.parse_time(r[3]) or cutoff) < cutoff]
         for fid, path, rel, start in chosen:
-            full = join_path(lake.data_path, path) if rel is None or rel else path
+            full = metadata.resolve_path(lake.data_path, path, rel)
             report.files_deleted.append(full)
             if not dry_run:
                 lake.storage.delete(full)
@@ -197,22 +188,12 @@ def orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = None) -> 
     cutoff = _aware(older_than) if older_than else dt.datetime.now(dt.timezone.utc) - DEFAULT_DELETE_OLDER_THAN
     known: set[str] = set()
     with lake.store.connection() as conn:
+        table_dirs = metadata.all_table_dirs(conn, lake.data_path)
         for table in ("ducklake_data_file", "ducklake_delete_file"):
             for tid, path, rel in conn.query(f"SELECT table_id, path, path_is_relative FROM {{M}}{table}"):
-                known.add(path if rel is not None and not rel else "")
-        known.discard("")
-        snap = metadata.latest_snapshot(conn).snapshot_id
-        dirs = {}
-        for row in conn.query("SELECT table_id, schema_id, path, path_is_relative FROM {M}ducklake_table"):
-            schema = next((s for s in metadata.schemas_at(conn, snap) if s.schema_id == int(row[1])), None)
-            spath = metadata.schema_path(lake.data_path, schema) if schema else join_path(lake.data_path, "")
-            dirs[int(row[0])] = join_path(spath, row[2]) if (row[3] is None or row[3]) and row[2] else (row[2] or spath)
-        for table in ("ducklake_data_file", "ducklake_delete_file"):
-            for tid, path, rel in conn.query(f"SELECT table_id, path, path_is_relative FROM {{M}}{table}"):
-                if rel is None or rel:
-                    known.add(join_path(dirs.get(int(tid), lake.data_path), path))
+                known.add(metadata.resolve_path(table_dirs.get(int(tid), lake.data_path), path, rel))
         for path, rel in conn.query("SELECT path, path_is_relative FROM {M}ducklake_files_scheduled_for_deletion"):
-            known.add(join_path(lake.data_path, path) if rel is None or rel else path)
+            known.add(metadata.resolve_path(lake.data_path, path, rel))
     orphans = []
     for entry in lake.storage.list_files(lake.data_path):
         if not entry.uri.endswith(".parquet") or entry.uri in known:

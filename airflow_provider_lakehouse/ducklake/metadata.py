@@ -35,11 +35,9 @@ def parse_time(value: Any) -> dt.datetime | None:
     """``snapshot_time`` as an aware datetime (PG gives datetimes, SQLite text like ``...+00``)."""
     if value is None or isinstance(value, dt.datetime):
         return value
-    text = str(value).strip()
-    if text.endswith(("+00", "-00")) or (len(text) > 3 and text[-3] in "+-" and text[-2:].isdigit()):
-        text += ":00"
-    parsed = dt.datetime.fromisoformat(text)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+    from airflow_provider_lakehouse.ducklake.inline_codec import parse_timestamp
+
+    return parse_timestamp(str(value), with_tz=True)
 
 
 def read_metadata(conn: CatalogConnection) -> dict[str, str]:
@@ -156,6 +154,7 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
             path_is_relative=bool(rel) if rel is not None else True, uuid=str(tuuid or ""),
             schema=TableSchema(_column_tree(columns[int(tid)])), begin_snapshot=int(begin), partition_id=pid,
             partition_fields=tuple(pfields), inlined_tables=tuple(inlined[int(tid)]),
+            schema_path=schema.path, schema_path_is_relative=schema.path_is_relative,
         ))
     return result
 
@@ -178,21 +177,31 @@ def _column_tree(rows: list[tuple[Any, ...]]) -> tuple[Column, ...]:
     return build(None)
 
 
-def schema_path(metadata_data_path: str, schema: SchemaInfo) -> str:
-    if not schema.path:
-        return metadata_data_path
-    return join_path(metadata_data_path, schema.path) if schema.path_is_relative else schema.path
-
-
-def table_path(data_path: str, schema: SchemaInfo, table: TableInfo) -> str:
-    base = schema_path(data_path, schema)
-    if not table.path:
+def resolve_path(base: str, path: str | None, relative: Any) -> str:
+    """A stored path under its parent's: relative paths join ``base``, absolute ones stand alone, and an
+    empty path means the parent itself (spec 4.3)."""
+    if not path:
         return base
-    return join_path(base, table.path) if table.path_is_relative else table.path
+    return join_path(base, path) if relative is None or bool(relative) else path
 
 
-def _resolve(base: str, path: str, relative: Any) -> str:
-    return join_path(base, path) if (relative is None or bool(relative)) else path
+def schema_path(data_path: str, schema: SchemaInfo) -> str:
+    return resolve_path(data_path, schema.path, schema.path_is_relative)
+
+
+def table_path(data_path: str, table: TableInfo) -> str:
+    """The directory of ``table``'s files (data path / schema path / table path)."""
+    schema_dir = resolve_path(data_path, table.schema_path, table.schema_path_is_relative)
+    return resolve_path(schema_dir, table.path, table.path_is_relative)
+
+
+def all_table_dirs(conn: CatalogConnection, data_path: str) -> dict[int, str]:
+    """Directory of every table id the catalog still has rows for, dropped ones included (for maintenance)."""
+    schemas = {int(sid): resolve_path(data_path, path, rel)
+               for sid, path, rel in conn.query("SELECT schema_id, path, path_is_relative FROM {M}ducklake_schema")}
+    return {int(tid): resolve_path(schemas.get(int(sid), data_path), path, rel)
+            for tid, sid, path, rel in conn.query(
+                "SELECT table_id, schema_id, path, path_is_relative FROM {M}ducklake_table ORDER BY begin_snapshot")}
 
 
 def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, snapshot_id: int) -> list[DataFileInfo]:
@@ -205,7 +214,7 @@ def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, sna
         (table.table_id, s, s),
     ):
         deletes[int(row[1])] = DeleteFileInfo(
-            int(row[0]), int(row[1]), _resolve(table_dir, row[2], row[3]), str(row[4]), int(row[5]), int(row[6]),
+            int(row[0]), int(row[1]), resolve_path(table_dir, row[2], row[3]), str(row[4]), int(row[5]), int(row[6]),
             int(row[7]) if row[7] is not None else None, int(row[8]), int(row[9]) if row[9] is not None else None,
         )
     inlined_deletes: dict[int, list[tuple[int, int]]] = defaultdict(list)
@@ -224,7 +233,7 @@ def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, sna
     ):
         fid = int(row[0])
         files.append(DataFileInfo(
-            data_file_id=fid, table_id=table.table_id, path=_resolve(table_dir, row[1], row[2]), record_count=int(row[3]),
+            data_file_id=fid, table_id=table.table_id, path=resolve_path(table_dir, row[1], row[2]), record_count=int(row[3]),
             file_size_bytes=int(row[4]), footer_size=int(row[5]) if row[5] is not None else None,
             row_id_start=int(row[6]) if row[6] is not None else None, begin_snapshot=int(row[7]),
             partial_max=int(row[8]) if row[8] is not None else None, mapping_id=int(row[9]) if row[9] is not None else None,

@@ -56,6 +56,8 @@ class TableInfo:
     partition_id: int | None = None
     partition_fields: tuple[PartitionField, ...] = ()
     inlined_tables: tuple[tuple[str, int], ...] = ()  # (table name, schema_version), oldest first
+    schema_path: str = ""  # the schema's stored path, so the table directory needs no catalog query
+    schema_path_is_relative: bool = True
 
     @property
     def qualified_name(self) -> str:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
@@ -91,7 +90,7 @@ def read_data_file(
     file read as their ``initial_default``. Deleted rows (delete file, inlined deletions, rows of a
     partial file newer than the snapshot) are dropped.
     """
-    with storage.open_input(file.path, file.file_size_bytes) as handle:
+    with storage.open_input(file.path) as handle:
         parquet = pq.ParquetFile(handle, pre_buffer=True)
         file_schema = parquet.schema_arrow
         by_id: dict[int, int] = {}
@@ -153,7 +152,7 @@ def deleted_positions(storage: Storage, file: DataFileInfo, snapshot_id: int) ->
     parts = []
     if file.delete_file is not None:
         delete = file.delete_file
-        with storage.open_input(delete.path, delete.file_size_bytes) as handle:
+        with storage.open_input(delete.path) as handle:
             rows = pq.ParquetFile(handle).read()
         pos = rows.column(1).to_numpy()
         if rows.num_columns >= 3 and rows.schema.names[2] == "_ducklake_internal_snapshot_id":
@@ -177,7 +176,7 @@ def conform(array: pa.Array, file_field: pa.Field, column: Column) -> pa.Array:
             if found is None:
                 children.append(default_array(child, len(array)))
             else:
-                children.append(conform(_struct_field(array, found[0]), found[1], child))
+                children.append(conform(array.field(found[0]), found[1], child))
         return pa.StructArray.from_arrays(children, fields=list(target), mask=_null_mask(array))
     if kind == "list" and (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)):
         values = conform(array.values, array.type.value_field, column.children[0])
@@ -201,11 +200,6 @@ def _conform_chunked(chunked: pa.ChunkedArray, file_field: pa.Field, column: Col
     if column.type not in ("struct", "list", "map", "uuid", "json") and not isinstance(chunked.type, pa.BaseExtensionType):
         return chunked if chunked.type == target else chunked.cast(target)
     return conform(chunked.combine_chunks(), file_field, column)
-
-
-def _struct_field(array: pa.StructArray, index: int) -> pa.Array:
-    # .field() ignores the parent's validity; combine it so children of null structs are null too
-    return array.field(index)
 
 
 def _null_mask(array: pa.Array) -> pa.Array | None:

@@ -102,7 +102,7 @@ class Storage:
             return uri[len("file://"):]
         return uri
 
-    def open_input(self, uri: str, size: int | None = None) -> pa.NativeFile:
+    def open_input(self, uri: str) -> pa.NativeFile:
         return self.fs.open_input_file(self.fs_path(uri))
 
     def write_parquet(self, table: pa.Table, uri: str, *, compression: str = "snappy",

@@ -29,7 +29,7 @@ from airflow_provider_lakehouse.ducklake.reader import deleted_positions
 from airflow_provider_lakehouse.ducklake.stats import merge_bound
 from airflow_provider_lakehouse.ducklake.storage import join_path, relative_to, uuid7
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
-from airflow_provider_lakehouse.ducklake.types import Column, TableSchema, columns_from_arrow, renumber
+from airflow_provider_lakehouse.ducklake.types import Column, columns_from_arrow, renumber
 from airflow_provider_lakehouse.ducklake.writer import write_data_files, write_delete_file
 from airflow_provider_lakehouse.exceptions import (
     CommitConflictError,
@@ -140,7 +140,7 @@ class Transaction:
             info = self.lake.find_table(self._conn, name, self.base.snapshot_id)
         except NoSuchSchemaError:
             raise NoSuchTableError(f"Table {schema}.{table} does not exist (no schema {schema!r}).") from None
-        table_dir = self.lake.table_dir(self._conn, info, self.base.snapshot_id)
+        table_dir = self.lake.table_dir(info)
         files = {f.data_file_id: f for f in metadata.data_files_at(self._conn, info, table_dir, self.base.snapshot_id)}
         max_id = self._conn.one("SELECT max(column_id) FROM {M}ducklake_column WHERE table_id = ?", (info.table_id,))
         state = _TableState(info.schema_name, info.name, info.columns, table_dir, info.table_id, info.schema_id, info,
@@ -173,9 +173,10 @@ class Transaction:
             if if_exists:
                 return
             raise NoSuchSchemaError(f"Schema {name!r} does not exist.")
-        tables = [t for t in metadata.tables_at(self._conn, self.base.snapshot_id) if t.schema_name == name]
-        live = [t for t in tables if not self._tables.get((name, t.name), _TableState(name, t.name, (), "")).dropped]
-        live += [s for k, s in self._tables.items() if k[0] == name and s.pending is not None and not s.dropped]
+        dropped = {s.table_id for s in self._tables.values() if s.dropped}
+        live = [t for t in metadata.tables_at(self._conn, self.base.snapshot_id)
+                if t.schema_name == name and t.table_id not in dropped]
+        live += [s for s in self._tables.values() if s.schema_name == name and s.pending is not None and not s.dropped]
         if live:
             raise LakehouseError(f"Schema {name!r} is not empty; drop its tables first.")
         if name in self._new_schemas:
@@ -446,12 +447,12 @@ class Transaction:
                     raise
                 except Exception as exc:
                     if _connection_lost(exc, self._conn):
-                        landed = self._find_landed()
+                        reachable, landed = self._find_landed()
                         if landed is not None:
                             self.snapshot = landed
                             self._written.clear()
                             return landed
-                        if landed is None and self._conn_reopen_failed:
+                        if not reachable:
                             raise CommitStateUnknownError(
                                 "Lost the catalog connection while committing; the commit may or may not have "
                                 f"landed (commit id {self.commit_id}). Its files were kept."
@@ -474,19 +475,19 @@ class Transaction:
         finally:
             self._close()
 
-    _conn_reopen_failed = False
+    def _find_landed(self) -> tuple[bool, Snapshot | None]:
+        """After a lost connection: reconnect and look for this commit's id among the latest snapshots.
 
-    def _find_landed(self) -> Snapshot | None:
-        """After a lost connection: reconnect and look for this commit's id among the snapshots."""
+        Returns (catalog reachable, the snapshot this commit landed as, if it did).
+        """
         try:
             self._conn = self.lake.store.connect()
         except Exception:
-            self._conn_reopen_failed = True
-            return None
+            return False, None
         for snap in metadata.list_snapshots(self._conn)[-50:]:
             if snap.commit_extra_info and self.commit_id in snap.commit_extra_info:
-                return snap
-        return None
+                return True, snap
+        return True, None
 
     def _commit_once(self) -> Snapshot:
         conn = self._conn
@@ -599,7 +600,8 @@ class _Builder:
         self.tx = tx
         self.conn = conn
         self.latest = latest
-        self.mine = mine
+        # this commit's changes; ids of tables created here are added as the handlers allocate them
+        self.changes = changelog.parse([mine.text()])
         self.sid = latest.snapshot_id + 1
         self.next_catalog_id = latest.next_catalog_id
         self.next_file_id = latest.next_file_id
@@ -630,8 +632,7 @@ class _Builder:
             self.sql("INSERT INTO {M}ducklake_schema_versions VALUES (?, ?, ?)", (self.sid, self.schema_version, tid))
         for tid in sorted(self.created_tables | self.altered_tables):
             self._new_inlined_table(tid)
-        if any(op.kind in ("append",) for op in self.tx._ops) and self.next_file_id == self.latest.next_file_id:
-            self.next_file_id += 1  # DuckDB: every data change moves next_file_id (its stats cache keys on it)
+        changes = self.changes.text()
         conn = self.conn
         now = conn.now()
         conn.execute("INSERT INTO {M}ducklake_snapshot VALUES (?, ?, ?, ?, ?)",
@@ -639,18 +640,9 @@ class _Builder:
         for text, params in self.statements:
             conn.execute(text, params)
         conn.execute("INSERT INTO {M}ducklake_snapshot_changes VALUES (?, ?, ?, ?, ?)",
-                     (self.sid, self._changes_text(), self.tx.author, self.tx.message, self.tx.extra_info))
+                     (self.sid, changes, self.tx.author, self.tx.message, self.tx.extra_info))
         return Snapshot(self.sid, metadata.parse_time(now), self.schema_version, self.next_catalog_id,
-                        self.next_file_id, self._changes_text(), self.tx.author, self.tx.message, self.tx.extra_info)
-
-    def _changes_text(self) -> str:
-        c = self.mine
-        fixed = changelog.ChangeSet(**{k: set(v) if isinstance(v, set) else list(v) for k, v in vars(c).items()})
-        # ids of tables created in this commit are known only now
-        for op in self.tx._ops:
-            if op.kind in ("append",) and op.table is not None and op.table.table_id is None:
-                fixed.inserted.add(self._tid(op.table))
-        return fixed.text()
+                        self.next_file_id, changes, self.tx.author, self.tx.message, self.tx.extra_info)
 
     def _tid(self, state: _TableState) -> int:
         if state.table_id is not None:
@@ -742,7 +734,7 @@ class _Builder:
         old: Column = op.args["old"]
         new: Column = op.args["column"]
         row = self.conn.one(
-            f"SELECT parent_column FROM {{M}}ducklake_column WHERE table_id = ? AND column_id = ? AND end_snapshot IS NULL",
+            "SELECT parent_column FROM {M}ducklake_column WHERE table_id = ? AND column_id = ? AND end_snapshot IS NULL",
             (tid, old.column_id),
         )
         self.sql("UPDATE {M}ducklake_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? AND end_snapshot IS NULL",
@@ -773,6 +765,7 @@ class _Builder:
         state = op.table
         assert state is not None
         tid = self._tid(state)
+        self.changes.inserted.add(tid)
         files: list[WrittenFile] = op.args["files"]
         if tid not in self._table_stats:  # re-read on every attempt: another writer may have moved them
             row = self.conn.one(

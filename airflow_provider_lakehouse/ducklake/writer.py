@@ -126,7 +126,8 @@ def write_data_file(
 
 
 def write_data_files(storage: Storage, table_dir: str, columns: Sequence[Column], data: pa.Table,
-                     *, target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES, **kwargs: object) -> list[WrittenFile]:
+                     *, row_ids: np.ndarray | None = None,
+                     target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES) -> list[WrittenFile]:
     """Write ``data`` as one or more files of roughly ``target_file_bytes`` (in memory, uncompressed)."""
     if data.num_rows == 0:
         return []
@@ -134,10 +135,8 @@ def write_data_files(storage: Storage, table_dir: str, columns: Sequence[Column]
     rows_per_file = max(1, target_file_bytes // per_row)
     files = []
     for start in range(0, data.num_rows, rows_per_file):
-        chunk = data.slice(start, rows_per_file)
-        extra = {k: (v[start:start + rows_per_file] if v is not None else None) for k, v in kwargs.items()
-                 if k in ("row_ids", "row_snapshots")}
-        files.append(write_data_file(storage, table_dir, columns, chunk, **extra))  # type: ignore[arg-type]
+        ids = row_ids[start:start + rows_per_file] if row_ids is not None else None
+        files.append(write_data_file(storage, table_dir, columns, data.slice(start, rows_per_file), row_ids=ids))
     return files
 
 

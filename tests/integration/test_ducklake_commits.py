@@ -14,7 +14,6 @@ from airflow_provider_lakehouse.exceptions import CommitConflictError
 from tests import referee
 from tests.conftest import REPO_ROOT
 from tests.integration.lake_writer import setup_to_env
-from tests.integration.test_ducklake_interop import setup  # noqa: F401 - fixture
 from tests.referee import LakeSetup
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -8,26 +8,16 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import uuid
-from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.exceptions import SpecVersionError
 from tests import referee
-from tests.referee import LakeSetup, rows
+from tests.referee import LakeSetup, assert_same_at_every_snapshot, rows
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def setup(request: pytest.FixtureRequest, tmp_path: Path) -> LakeSetup:
-    if request.param == "sqlite":
-        return referee.sqlite_lake(tmp_path)
-    return referee.postgres_lake(request.getfixturevalue("stack"))
 
 
 def sample(n: int, start: int = 0) -> pa.Table:
@@ -94,28 +84,6 @@ def test_killed_writer_leaves_a_readable_lake_and_its_files_for_cleanup(setup: L
     assert con.sql("SELECT count(*) FROM lake.t").fetchone() == (2,)
     later = _dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(seconds=1)
     assert lake.delete_orphaned_files(older_than=later).files_deleted == [written]
-
-
-def assert_same_at_every_snapshot(lake: DuckLake, con: Any, table: str, order: str = "id") -> int:
-    """DuckDB and we return identical rows for ``table`` at every snapshot where it exists."""
-    compared = 0
-    for snap in lake_snapshots(lake):
-        try:
-            ours = lake.read(table, version=snap).sort_by(order).to_pylist()
-        except LookupError:
-            continue
-        theirs = rows(con, f"FROM lake.{table} AT (VERSION => {snap}) ORDER BY {order}")
-        assert theirs == ours, f"snapshot {snap} differs"
-        compared += 1
-    assert compared
-    return compared
-
-
-def lake_snapshots(lake: DuckLake) -> list[int]:
-    from airflow_provider_lakehouse.ducklake import metadata
-
-    with lake.store.connection() as conn:
-        return [s.snapshot_id for s in metadata.list_snapshots(conn)]
 
 
 def test_duckdb_reads_everything_we_write(setup: LakeSetup) -> None:

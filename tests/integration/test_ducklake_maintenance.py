@@ -10,8 +10,7 @@ import pyarrow.compute as pc
 import pytest
 
 from tests import referee
-from tests.integration.test_ducklake_interop import assert_same_at_every_snapshot, setup  # noqa: F401 - fixture
-from tests.referee import LakeSetup, rows
+from tests.referee import LakeSetup, assert_same_at_every_snapshot, rows
 
 pytestmark = pytest.mark.integration
 
