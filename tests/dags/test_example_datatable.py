@@ -39,3 +39,28 @@ def test_example_datatable_dag(stack_env: dict[str, str], airflow_db: None) -> N
             assert password not in log_file.read_text(errors="replace"), log_file
     # ... nor in any XCom
     assert password not in json.dumps(xcoms)
+    # ... nor in the rendered template fields Airflow stores and shows in the UI
+    rendered = read_rendered_fields("example_datatable", stack_env)
+    assert {"create_table", "insert_rows", "read_one", "count_rows"} <= set(rendered)
+    assert rendered["read_one"]["datatable"] == "main:analytics"
+    assert password not in json.dumps(rendered, default=str)
+
+
+def read_rendered_fields(dag_id: str, env: dict[str, str]) -> dict[str, dict]:
+    """Rendered template fields of the DAG's latest run, read from the Airflow metadata DB."""
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys\n"
+        "from airflow.models import DagRun\n"
+        "from airflow.models.renderedtifields import RenderedTaskInstanceFields as R\n"
+        "from airflow.utils.session import create_session\n"
+        "with create_session() as s:\n"
+        "    run = s.query(DagRun).filter(DagRun.dag_id == sys.argv[1]).order_by(DagRun.id.desc()).first()\n"
+        "    rows = s.query(R).filter(R.dag_id == sys.argv[1], R.run_id == run.run_id).all()\n"
+        "    print(json.dumps({r.task_id: r.rendered_fields for r in rows}, default=str))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, dag_id], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])

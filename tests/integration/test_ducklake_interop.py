@@ -208,3 +208,37 @@ def test_other_spec_versions_are_refused(setup: LakeSetup) -> None:
         conn.execute("UPDATE {M}ducklake_metadata SET value = '0.3' WHERE key = 'version'")
     with pytest.raises(SpecVersionError, match="spec '0.3'"):
         setup.open()
+
+
+def test_rename_drop_table_drop_schema_and_unsigned_types(setup: LakeSetup) -> None:
+    lake = setup.create()
+    unsigned = pa.table({"id": pa.array([1, 2], pa.int64()), "u8": pa.array([1, 255], pa.uint8()),
+                         "u32": pa.array([7, 4_000_000_000], pa.uint32()), "u64": pa.array([1, 2**63 + 5], pa.uint64())})
+    with lake.transaction() as tx:
+        tx.create_schema("s")
+        tx.create_table("s.a", unsigned.schema)
+        tx.append("s.a", unsigned)
+        tx.create_table("s.b", pa.schema([("x", pa.int32())]))
+    with lake.transaction() as tx:
+        tx.rename_table("s.a", "a2")
+    with lake.transaction() as tx:
+        tx.drop_table("s.b")
+    con = referee.connect()
+    setup.attach(con)
+    assert rows(con, "FROM lake.s.a2 ORDER BY id") == lake.read("s.a2").to_pylist() == unsigned.to_pylist()
+    assert rows(con, "FROM lake.s.a AT (VERSION => 1) ORDER BY id") == unsigned.to_pylist()  # before the rename
+    assert [r[0] for r in con.sql("SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()] == ["a2"]
+    assert [dict(r["changes"]) for r in rows(con, "FROM ducklake_snapshots('lake') ORDER BY snapshot_id")][2:] == [
+        {"tables_created": ["s.a2"]}, {"tables_dropped": ["3"]}]
+    con.close()
+    with lake.transaction() as tx:
+        tx.drop_table("s.a2")
+        tx.drop_schema("s")
+    con = referee.connect()
+    setup.attach(con)
+    assert con.sql("SELECT schema_name FROM duckdb_schemas() WHERE database_name = 'lake'").fetchall() == [("main",)]
+    assert rows(con, "FROM lake.s.a2 AT (VERSION => 3) ORDER BY id") == unsigned.to_pylist()  # time travel past the drop
+    con.sql("CREATE SCHEMA lake.s")  # the names are free again for DuckDB
+    con.sql("CREATE TABLE lake.s.a2 AS SELECT 1 AS z")
+    con.close()
+    assert setup.open().read("s.a2").to_pylist() == [{"z": 1}]
