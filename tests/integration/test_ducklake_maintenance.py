@@ -116,3 +116,18 @@ def test_time_travel_by_timestamp_matches_duckdb(setup: LakeSetup) -> None:
         assert ours == theirs
     with pytest.raises(LookupError, match="No snapshot at or before"):
         lake.snapshot(timestamp=dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc))
+
+
+def test_duckdbs_own_maintenance_calls_work_on_our_lake(setup: LakeSetup) -> None:
+    lake = small_files_lake(setup)
+    lake.merge_adjacent_files("t")
+    con = referee.connect()
+    setup.attach(con)
+    con.sql("INSERT INTO lake.t VALUES (100, 'inlined'), (101, 'inlined 2')")
+    con.sql("CALL ducklake_flush_inlined_data('lake')")
+    con.sql("CALL ducklake_expire_snapshots('lake', older_than => now())")
+    con.sql("CALL ducklake_cleanup_old_files('lake', cleanup_all => true)")
+    con.sql("CALL ducklake_delete_orphaned_files('lake', cleanup_all => true)")
+    theirs = rows(con, "FROM lake.t ORDER BY id")
+    assert len(theirs) == 42 and len(lake.snapshots()) == 1
+    assert sorted(lake.read("t").to_pylist(), key=lambda r: r["id"]) == theirs
