@@ -105,6 +105,7 @@ def get_provider_info() -> dict[str, Any]:
         ],
         "operators": [
             {"integration-name": "Data Tables", "python-modules": ["airflow_provider_lakehouse.operators.datatable"]},
+            {"integration-name": "DuckLake", "python-modules": ["airflow_provider_lakehouse.operators.ducklake"]},
         ],
         "connection-types": [DATATABLE_CONNECTION, DUCKLAKE_CONNECTION],
     }

@@ -358,9 +358,10 @@ class Transaction:
 
         rows = self.lake.read(table, version=self.base.snapshot_id, virtual=(ROWID, FILE_ID, FILE_POS))
         rows = rows.filter(predicate)
-        return self._delete_selected(table, rows)
+        return self.delete_selected(table, rows)
 
-    def _delete_selected(self, table: str, rows: pa.Table) -> int:
+    def delete_selected(self, table: str, rows: pa.Table) -> int:
+        """Delete the rows of ``rows``, identified by their virtual ``rowid`` / file id / file position columns."""
         from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
 
         positions: dict[int, list[int]] = {}
@@ -398,7 +399,7 @@ class Transaction:
         ``new_rows`` in their place, keeping the row ids (DuckDB's UPDATE layout)."""
         from airflow_provider_lakehouse.ducklake.reader import ROWID
 
-        self._delete_selected(table, old_rows)
+        self.delete_selected(table, old_rows)
         self.append(table, new_rows, row_ids=old_rows.column(ROWID).to_numpy())
 
     # -- commit ------------------------------------------------------------------------------

@@ -1,9 +1,15 @@
-"""DucklakeHook: resolves lake ``NAME`` (connection ``ducklake_<NAME>``) to a :class:`DuckLakeSpec`."""
+"""DucklakeHook: resolves lake ``NAME`` (connection ``ducklake_<NAME>``) and runs SQL against it on Spark."""
 
 from __future__ import annotations
 
+import os
+import pickle
+import shutil
+import sys
+import tempfile
 from functools import cached_property
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
@@ -14,11 +20,25 @@ from airflow_provider_lakehouse.connections.lake import (
     s3_spec_from_aws_connection,
 )
 from airflow_provider_lakehouse.connections.names import parse_datatable_name
+from airflow_provider_lakehouse.connections.redact import Redactor
+from airflow_provider_lakehouse.exceptions import InvalidConnectionError, LakehouseError, StatementError
 from airflow_provider_lakehouse.hooks._connections import get_connection, mask
+
+if TYPE_CHECKING:
+    from airflow_provider_lakehouse.spark.driver import RunOptions
+    from airflow_provider_lakehouse.spark.plan import Plan
+    from airflow_provider_lakehouse.sql.params import Parameters
+
+ENGINES = ("local", "spark_connect", "spark_submit")
 
 
 class DucklakeHook(BaseHook):
-    """Resolve a named DuckLake lake.
+    """Run SQL against lake ``ducklake`` on Spark.
+
+    The lake's connection names the Spark connection in its extra ``spark_conn_id``: a ``spark`` connection
+    submits the provider's driver application with spark-submit (through the apache-spark provider's
+    ``SparkSubmitHook``), a ``spark_connect`` connection runs the statements over Spark Connect; without one,
+    Spark runs in this process (``local[*]``, one JVM reused by every task of the process).
 
     :param ducklake: the lake's name (default ``main``).
     """
@@ -53,3 +73,105 @@ class DucklakeHook(BaseHook):
         for secret in spec.secrets:
             mask(secret)
         return spec
+
+    # -- running SQL -------------------------------------------------------------------------
+    @cached_property
+    def engine(self) -> str:
+        """``local``, ``spark_connect`` or ``spark_submit``, from the lake's ``spark_conn_id``."""
+        if not self.spec.spark_conn_id:
+            return "local"
+        conn = get_connection(self.spec.spark_conn_id, kind="spark connection", name=self.spec.spark_conn_id)
+        if conn.conn_type == "spark_connect":
+            return "spark_connect"
+        if conn.conn_type == "spark":
+            return "spark_submit"
+        raise InvalidConnectionError(
+            f"Lake {self.name!r}: spark_conn_id {self.spec.spark_conn_id!r} has type {conn.conn_type!r}; "
+            "use a 'spark' (spark-submit) or 'spark_connect' connection.")
+
+    def run(self, sql: str, parameters: Parameters = None, *, dialect: str = "duckdb",
+            options: RunOptions | None = None) -> dict[str, Any]:
+        """Plan ``sql`` and run it on Spark; returns the response (``status``, ``result``, ``catalog_info``).
+
+        :param parameters: values for ``$name`` (dict) or ``$1..$n`` (list), bound by Spark.
+        :param dialect: ``duckdb`` (default) or ``spark``.
+        :raises StatementError: naming the failing statement; its changes did not land.
+        :raises UnsupportedStatementError: before anything ran.
+        """
+        from airflow_provider_lakehouse.spark.plan import plan_script
+
+        plan = plan_script(sql, dialect=dialect, lake=self.name, parameters=parameters)
+        return self.run_plan(plan, options)
+
+    def run_plan(self, plan: Plan, options: RunOptions | None = None) -> dict[str, Any]:
+        from airflow_provider_lakehouse.spark.driver import RunOptions
+
+        options = options or RunOptions()
+        redactor = Redactor(self.spec.secrets)
+        engine = self.engine
+        if engine == "spark_submit":
+            response = self._submit(plan, options)
+        else:
+            response = self._run_here(plan, options, redactor)
+        response["engine"] = engine
+        return response
+
+    def _run_here(self, plan: Plan, options: RunOptions, redactor: Redactor) -> dict[str, Any]:
+        from airflow_provider_lakehouse.spark.driver import PlanRunner
+        from airflow_provider_lakehouse.spark.session import connect_session, local_session
+
+        if self.engine == "spark_connect":
+            from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+            url = SparkConnectHook(conn_id=self.spec.spark_conn_id or "").get_connection_url()
+            spark = connect_session(url, self.spec.spark_conf)
+        else:
+            spark = local_session(self.spec.spark_conf)
+        return PlanRunner(spark, self.spec, options, redact=redactor.redact).run(plan)
+
+    def _submit(self, plan: Plan, options: RunOptions) -> dict[str, Any]:
+        """spark-submit the driver application; the plan and the lake spec travel in a mode-600 file whose
+        path is passed in the environment, never on the command line."""
+        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+        from airflow_provider_lakehouse.spark import job
+        from airflow_provider_lakehouse.spark.session import LOCAL_CONF
+
+        workdir = Path(tempfile.mkdtemp(prefix="lakehouse-job-"))  # mode 700
+        job_file, result_file = workdir / "job.pkl", workdir / "result.pkl"
+        try:
+            job_file.touch(mode=0o600)
+            job_file.write_bytes(pickle.dumps({
+                "plan": plan.to_json_dict(), "parameters": plan.parameters, "spec": self.spec, "options": options,
+                "result_path": str(result_file), "app_name": f"lakehouse-{self.name}",
+            }))
+            conf = {k: v for k, v in LOCAL_CONF.items() if k != "spark.ui.enabled"}
+            if os.environ.get("SPARK_LOCAL_IP"):
+                conf.update({"spark.driver.host": os.environ["SPARK_LOCAL_IP"],
+                             "spark.driver.bindAddress": os.environ["SPARK_LOCAL_IP"]})
+            conf.update(self.spec.spark_conf)
+            self._submit_hook = SparkSubmitHook(
+                conf=conf, conn_id=self.spec.spark_conn_id or "", name=f"lakehouse-{self.name}",
+                env_vars={job.JOB_FILE_ENV: str(job_file), "PYSPARK_PYTHON": sys.executable},
+            )
+            failure: Exception | None = None
+            try:
+                self._submit_hook.submit(application=job.__file__)
+            except Exception as exc:  # the job reports statement errors in its result file
+                failure = exc
+            if not result_file.exists():
+                raise LakehouseError(f"spark-submit of lake {self.name!r} produced no result: {failure}")
+            response: dict[str, Any] = pickle.loads(result_file.read_bytes())  # noqa: S301 - our own job wrote it
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        if response.get("status") != "ok":
+            if "index" in response:
+                raise StatementError(response["index"], response["statement"], response["error"])
+            raise LakehouseError(f"The Spark job for lake {self.name!r} failed: {response.get('error')}")
+        return response
+
+    def kill(self) -> None:
+        """Stop a running spark-submit (task killed or timed out)."""
+        hook = getattr(self, "_submit_hook", None)
+        if hook is not None:
+            hook.on_kill()

@@ -1,0 +1,103 @@
+"""Turn a planned MERGE into two Spark queries: the matched target rows (with their action and new values)
+and the source rows to insert."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
+from airflow_provider_lakehouse.spark.plan import Step
+
+ACTION = "__lakehouse_action"
+
+
+@dataclass(frozen=True)
+class MergeQueries:
+    """``matched``: target rows with ``rowid``/file columns, ``__lakehouse_action`` and every column's new
+    value; ``not_matched``: rows to insert, by column name. Either is None when the MERGE has no such clause."""
+
+    matched: str | None
+    not_matched: str | None
+
+
+def merge_queries(step: Step, columns: Sequence[str]) -> MergeQueries:
+    """Build the queries for MERGE ``step`` into a table with ``columns``.
+
+    >>> from airflow_provider_lakehouse.spark.plan import plan_script
+    >>> step = plan_script("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
+    ...                    "WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)").steps[0]
+    >>> queries = merge_queries(step, ["id", "v"])
+    >>> "JOIN __lake_main__s_1 AS s ON t.id = s.id" in queries.matched
+    True
+    >>> "LEFT ANTI JOIN __lake_main__t__rowids AS t ON t.id = s.id" in queries.not_matched
+    True
+    """
+    d = step.details
+    target, source = d["target_alias"], d["source_alias"]
+    join = f"{d['target_view']} AS {target} JOIN {step.query} ON {d['on']}"
+    matched = [c for c in d["clauses"] if c["matched"]]
+    inserts = [c for c in d["clauses"] if not c["matched"]]
+    return MergeQueries(
+        matched=_matched_query(matched, columns, target, source, join) if matched else None,
+        not_matched=_insert_query(inserts, columns, target, source, d, step.query or "") if inserts else None,
+    )
+
+
+def _when(clause: dict[str, Any]) -> str:
+    return clause["condition"] or "TRUE"
+
+
+def _matched_query(clauses: list[dict[str, Any]], columns: Sequence[str], target: str, source: str, join: str) -> str:
+    action = "CASE " + " ".join(
+        f"WHEN {_when(c)} THEN '{'delete' if c['action'] == 'delete' else 'update' if c['action'] == 'update' else 'nothing'}'"
+        for c in clauses) + " END"
+    projection = [f"{target}.{ROWID} AS {ROWID}", f"{target}.{FILE_ID} AS {FILE_ID}",
+                  f"{target}.{FILE_POS} AS {FILE_POS}", f"{action} AS {ACTION}"]
+    for name in columns:
+        branches = []
+        for clause in clauses:
+            if clause["action"] != "update":
+                continue
+            assignments = {k.lower(): v for k, v in (clause.get("assignments") or {}).items()}
+            if clause.get("star"):
+                value = f"{source}.`{name}`"
+            elif name.lower() in assignments:
+                value = assignments[name.lower()]
+            else:
+                continue
+            branches.append(f"WHEN {_when(clause)} THEN {value}")
+        current = f"{target}.`{name}`"
+        projection.append(f"CASE {' '.join(branches)} ELSE {current} END AS `{name}`" if branches
+                          else f"{current} AS `{name}`")
+    return (f"SELECT * FROM (SELECT {', '.join(projection)} FROM {join}) "
+            f"WHERE {ACTION} IN ('update', 'delete')")
+
+
+def _insert_query(clauses: list[dict[str, Any]], columns: Sequence[str], target: str, source: str,
+                  details: dict[str, Any], source_sql: str) -> str:
+    named: list[str] = []
+    values: list[dict[str, str]] = []
+    for clause in clauses:
+        if clause["action"] != "insert":
+            values.append({})
+            continue
+        if clause.get("values") is None:  # INSERT * : every column from the source, by name
+            mapping = {c.lower(): f"{source}.`{c}`" for c in columns}
+        else:
+            names = clause.get("columns") or list(columns)[: len(clause["values"])]
+            mapping = {n.lower(): v for n, v in zip(names, clause["values"])}
+        values.append(mapping)
+        named += [c for c in columns if c.lower() in mapping and c not in named]
+    which = "CASE " + " ".join(f"WHEN {_when(c)} THEN {i + 1}" for i, c in enumerate(clauses)) + " END"
+    projection = [f"{which} AS __lakehouse_clause"]
+    for name in named:
+        branches = [f"WHEN {_when(c)} THEN {values[i][name.lower()]}" for i, c in enumerate(clauses)
+                    if name.lower() in values[i]]
+        projection.append(f"CASE {' '.join(branches)} END AS `{name}`")
+    inserting = [str(i + 1) for i, c in enumerate(clauses) if c["action"] == "insert"]
+    return (f"SELECT * FROM (SELECT {', '.join(projection)} FROM {source_sql} LEFT ANTI JOIN "
+            f"{details['target_view']} AS {target} ON {details['on']}) "
+            f"WHERE __lakehouse_clause IN ({', '.join(inserting) or 'NULL'})")
+

@@ -1,0 +1,76 @@
+"""Read a filesystem lake's table with Spark's own Parquet reader (columns matched by field id)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from airflow_provider_lakehouse.ducklake.reader import ScanPlan, deleted_positions
+from airflow_provider_lakehouse.ducklake.storage import Storage
+from airflow_provider_lakehouse.ducklake.types import Column
+from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch
+
+#: Column types whose Parquet storage Spark reads exactly as DuckLake means them.
+NATIVE_TYPES = frozenset({
+    "boolean", "int8", "int16", "int32", "int64", "float32", "float64", "varchar", "json", "blob", "date",
+    "timestamp", "timestamp_us", "timestamptz", "struct", "list", "map",
+})
+
+
+def native_readable(plan: ScanPlan) -> bool:
+    """True when Spark's reader gives exactly what the DuckLake reader would for ``plan``."""
+    if any(f.mapping_id is not None or (f.partial_max is not None and f.partial_max > plan.snapshot_id)
+           for f in plan.files):
+        return False
+    return all(c.initial_default is None and all(_native_type(n) for n in c.walk()) for c in plan.columns)
+
+
+def _native_type(column: Column) -> bool:
+    return column.type in NATIVE_TYPES or column.type.startswith("decimal")
+
+
+def native_frame(spark: Any, plan: ScanPlan, storage: Storage) -> Any:
+    """A DataFrame of ``plan``'s rows: Spark reads the files, deleted positions are anti-joined away, inlined
+    rows (from the catalog) are appended."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    arrow_schema = spark_arrow_schema(plan.output_schema())
+    schema = from_arrow_schema(arrow_schema)
+    for struct_field, column in zip(schema.fields, plan.columns):
+        _attach_ids(struct_field, column)
+    names = [f"`{c.name}`" for c in plan.columns]
+    frame = spark.read.schema(schema).parquet(*[f.path for f in plan.files])
+    deleted = _deleted_rows(storage, plan)
+    if deleted is not None:
+        located = frame.select("*", F.col("_metadata.file_path").alias("__lh_path"),
+                               F.col("_metadata.row_index").alias("__lh_pos"))
+        gone = spark.createDataFrame(deleted)
+        frame = located.join(gone, on=["__lh_path", "__lh_pos"], how="left_anti").select(*names)
+    if plan.inlined.num_rows:
+        inlined = pa.Table.from_batches(list(to_spark_batch(plan.inlined, arrow_schema)), schema=arrow_schema)
+        frame = frame.unionByName(spark.createDataFrame(inlined, schema=schema))
+    return frame
+
+
+def _attach_ids(struct_field: Any, column: Column) -> None:
+    """Spark matches Parquet columns by the ``parquet.field.id`` metadata of each struct field."""
+    struct_field.metadata = {**(struct_field.metadata or {}), "parquet.field.id": column.column_id}
+    if column.type == "struct":
+        for child_field, child in zip(struct_field.dataType.fields, column.children):
+            _attach_ids(child_field, child)
+
+
+def _deleted_rows(storage: Storage, plan: ScanPlan) -> pa.Table | None:
+    paths: list[str] = []
+    positions: list[int] = []
+    for f in plan.files:
+        if f.delete_file is None and not f.inlined_deletes:
+            continue
+        gone = deleted_positions(storage, f, plan.snapshot_id)
+        paths += ["file:" + f.path] * len(gone)
+        positions += gone.tolist()
+    if not positions:
+        return None
+    return pa.table({"__lh_path": pa.array(paths, pa.string()), "__lh_pos": pa.array(positions, pa.int64())})

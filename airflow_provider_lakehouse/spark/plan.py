@@ -1,0 +1,809 @@
+"""Plan a SQL script against a lake for Spark: pure, no Spark, no catalog access.
+
+Each statement is parsed with sqlglot (DuckDB dialect by default, the lake's native SQL), checked against
+what the provider supports, and turned into a :class:`Step`: its kind, the Spark SQL to run (with every lake
+table, file read and catalog function replaced by a temporary view name) and what those views are. The Spark
+driver registers the views at the right snapshot and executes the step; the catalog commits happen there too.
+
+Planning fails for the whole script before anything runs, so an unsupported statement touches nothing.
+
+>>> plan = plan_script("ATTACH 'ducklake' AS dl; USE dl; SELECT count(*) AS n FROM events WHERE kind = $kind",
+...                    parameters={"kind": "click"})
+>>> plan.lake, [s.kind for s in plan.steps]
+('main', ['attach', 'use', 'select'])
+>>> plan.steps[2].query
+'SELECT COUNT(*) AS n FROM __lake_main__events_1 AS events WHERE kind = :kind'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.sql.params import Parameters, validate_parameters
+from airflow_provider_lakehouse.sql.split import Statement, split_statements
+
+DIALECTS = ("duckdb", "spark")
+CATALOG_FUNCTIONS = ("ducklake_snapshots", "ducklake_table_info", "ducklake_table_changes")
+MAINTENANCE_CALLS = (
+    "ducklake_expire_snapshots", "ducklake_cleanup_old_files", "ducklake_merge_adjacent_files",
+    "ducklake_delete_orphaned_files", "ducklake_flush_inlined_data",
+)
+WRITE_KINDS = frozenset({
+    "create_schema", "drop_schema", "create_table", "ctas", "drop_table", "alter", "insert", "delete", "update",
+    "merge", "call",
+})
+_ATTACH_URI = re.compile(r"^ducklake(?::(?://)?([A-Za-z0-9_-]+))?$")
+_FILE_URI = re.compile(r"^(s3a?|file|gs|abfss?)://|^/|\.(parquet|csv|json|ndjson)(\.gz)?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A lake table read by a step, registered as Spark view ``view``.
+
+    :param columns: lower-cased column names the statement can reference (``None``: all of them).
+    :param version: read at this snapshot id; ``timestamp_sql`` reads at the time the Spark SQL evaluates to.
+    :param row_ids: also expose ``rowid`` and the file id/position columns (for UPDATE, DELETE and MERGE).
+    :param predicates: ``(column, op, value)`` conditions every row the statement uses from this reference
+        satisfies (from its WHERE clause); files whose statistics rule them out are skipped. A value
+        ``{"param": name}`` is a parameter.
+    """
+
+    view: str
+    schema: str
+    table: str
+    columns: tuple[str, ...] | None = None
+    version: int | str | None = None
+    timestamp_sql: str | None = None
+    row_ids: bool = False
+    predicates: tuple[tuple[str, str, Any], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """Files read by a step (``read_parquet``, ``read_csv``, ``FROM 's3://...'``), registered as ``view``."""
+
+    view: str
+    paths: tuple[str, ...]
+    format: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CatalogRef:
+    """A catalog table function (``ducklake_snapshots()`` ...) registered as ``view``; ``args`` are literals."""
+
+    view: str
+    function: str
+    args: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One statement, planned.
+
+    :param index: 1-based statement index (what errors name).
+    :param text: the statement as written.
+    :param kind: ``select``, ``insert``, ``ctas`` ... (see :data:`WRITE_KINDS`).
+    :param query: Spark SQL producing the statement's rows (SELECT, CTAS, INSERT, temp tables, COPY).
+    :param target: ``schema.table`` written (or the temp object created).
+    :param details: kind-specific: column definitions, ALTER action, UPDATE assignments, MERGE clauses ...
+    :param parameters: names of the parameters the Spark SQL of this step references.
+    """
+
+    index: int
+    text: str
+    kind: str
+    query: str | None = None
+    target: str | None = None
+    tables: tuple[TableRef, ...] = ()
+    files: tuple[FileRef, ...] = ()
+    catalog: tuple[CatalogRef, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    parameters: tuple[str, ...] = ()
+
+    @property
+    def writes(self) -> bool:
+        return self.kind in WRITE_KINDS
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A planned script: the lake it runs against, its steps and its bound parameter values."""
+
+    lake: str
+    steps: tuple[Step, ...]
+    parameters: dict[str, Any]
+    dialect: str = "duckdb"
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (for handing the plan to a spark-submit job)."""
+        return {"lake": self.lake, "dialect": self.dialect, "steps": [asdict(s) for s in self.steps]}
+
+    @classmethod
+    def from_json_dict(cls, data: Mapping[str, Any], parameters: dict[str, Any]) -> Plan:
+        steps = []
+        for raw in data["steps"]:
+            steps.append(Step(
+                **{**raw, "tables": tuple(TableRef(**{**t, "columns": _tuple(t["columns"])}) for t in raw["tables"]),
+                   "files": tuple(FileRef(**{**f, "paths": tuple(f["paths"])}) for f in raw["files"]),
+                   "catalog": tuple(CatalogRef(**{**c, "args": tuple(c["args"])}) for c in raw["catalog"]),
+                   "parameters": tuple(raw["parameters"])}
+            ))
+        return cls(lake=data["lake"], steps=tuple(steps), parameters=parameters, dialect=data["dialect"])
+
+
+def _tuple(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def plan_script(sql: str, *, dialect: str = "duckdb", lake: str | None = None,
+                parameters: Parameters = None) -> Plan:
+    """Plan ``sql`` (one or more statements) for Spark.
+
+    :param dialect: ``duckdb`` (default; the lake's native SQL) or ``spark``.
+    :param lake: the lake the script runs against; ``None`` takes it from an ``ATTACH 'ducklake://NAME'``
+        preamble, else ``main``.
+    :param parameters: values for ``$name`` (dict) or ``$1..$n`` (list) placeholders; bound by Spark, never
+        spliced into the SQL text.
+    :raises ParameterError: placeholders and values do not match.
+    :raises UnsupportedStatementError: a statement the provider cannot run (named by index and text).
+    :raises StatementError: a statement does not parse.
+    """
+    if dialect not in DIALECTS:
+        raise ParameterError(f"dialect must be one of {', '.join(DIALECTS)}, not {dialect!r}.")
+    statements = split_statements(sql)
+    if not statements:
+        raise ParameterError("The SQL holds no statement.")
+    values = validate_parameters(statements, parameters)
+    planner = _Planner(dialect, lake)
+    steps = tuple(planner.plan(statement) for statement in statements)
+    if planner.open_transaction:
+        raise UnsupportedStatementError("BEGIN without COMMIT: the script ends inside a transaction.")
+    bound = {_param_name(k): v for k, v in values.items()}
+    return Plan(lake=planner.lake or "main", steps=steps, parameters=bound, dialect=dialect)
+
+
+def _param_name(key: str) -> str:
+    """Spark's named markers must be identifiers: ``$1`` becomes ``:p1``."""
+    return f"p{key}" if key.isdigit() else key
+
+
+def _fail(statement: Statement, message: str) -> UnsupportedStatementError:
+    shown = statement.text if len(statement.text) <= 300 else statement.text[:297] + "..."
+    return UnsupportedStatementError(f"Statement {statement.index} is not supported: {message}\n"
+                                     f"  statement {statement.index}: {shown}")
+
+
+class _Planner:
+    """Walks the statements in order, tracking the ATTACH alias, USE, temp objects and transactions."""
+
+    def __init__(self, dialect: str, lake: str | None) -> None:
+        self.dialect = dialect
+        self.lake = lake
+        self.aliases: set[str] = set()
+        self.default_schema = "main"
+        self.temp_objects: set[str] = set()
+        self.open_transaction = False
+        self._view_counter = 0
+
+    # -- entry -------------------------------------------------------------------------------
+    def plan(self, statement: Statement) -> Step:
+        try:
+            tree = sqlglot.parse_one(_strip_call(statement.text)[1] if _strip_call(statement.text)[0]
+                                     else statement.text, read=self.dialect)
+        except ParseError as exc:
+            raise StatementError(statement.index, statement.text, f"cannot parse: {_first_line(exc)}") from None
+        if _strip_call(statement.text)[0]:
+            return self._call(statement, tree)
+        handler = getattr(self, f"_{type(tree).__name__.lower()}", None)
+        if handler is None or isinstance(tree, exp.Command):
+            raise _fail(statement, f"{_first_word(statement.text)} statements cannot run on a lake.")
+        return handler(statement, tree)
+
+    # -- preamble and transactions ------------------------------------------------------------------
+    def _attach(self, statement: Statement, tree: exp.Attach) -> Step:
+        target = tree.this
+        alias = target.alias if isinstance(target, exp.Alias) else ""
+        literal = target.this if isinstance(target, exp.Alias) else target
+        match = _ATTACH_URI.match(literal.name) if isinstance(literal, exp.Literal) else None
+        if not match or not alias:
+            raise _fail(statement, "only ATTACH 'ducklake://NAME' AS alias (or 'ducklake' for main) is accepted; "
+                                   "the provider resolves the lake's catalog and storage itself.")
+        name = match.group(1) or "main"
+        if self.lake is not None and self.lake != name:
+            raise _fail(statement, f"the script attaches lake {name!r} but runs against lake {self.lake!r}.")
+        self.lake = name
+        self.aliases.add(alias.lower())
+        return Step(statement.index, statement.text, "attach", target=name)
+
+    def _use(self, statement: Statement, tree: exp.Use) -> Step:
+        table = tree.this
+        parts = [p.name for p in table.parts] if isinstance(table, exp.Table) else [table.name]
+        if parts and parts[0].lower() in self.aliases:
+            parts = parts[1:]
+        if len(parts) > 1:
+            raise _fail(statement, f"USE {'.'.join(parts)}: name a lake alias, a schema, or alias.schema.")
+        self.default_schema = parts[0] if parts else "main"
+        return Step(statement.index, statement.text, "use", target=self.default_schema)
+
+    def _transaction(self, statement: Statement, tree: exp.Transaction) -> Step:
+        if self.open_transaction:
+            raise _fail(statement, "BEGIN inside a transaction.")
+        self.open_transaction = True
+        return Step(statement.index, statement.text, "begin")
+
+    def _commit(self, statement: Statement, tree: exp.Commit) -> Step:
+        if not self.open_transaction:
+            raise _fail(statement, "COMMIT without BEGIN.")
+        self.open_transaction = False
+        return Step(statement.index, statement.text, "commit")
+
+    def _rollback(self, statement: Statement, tree: exp.Rollback) -> Step:
+        if not self.open_transaction:
+            raise _fail(statement, "ROLLBACK without BEGIN.")
+        self.open_transaction = False
+        return Step(statement.index, statement.text, "rollback")
+
+    # -- queries -----------------------------------------------------------------------------
+    def _query(self, statement: Statement, tree: exp.Expression, kind: str = "select", **extra: Any) -> Step:
+        refs = _Refs(self, statement)
+        query = refs.rewrite(tree)
+        return Step(statement.index, statement.text, kind, query=self._spark(query), **refs.step_fields(), **extra)
+
+    _select = _union = _except = _intersect = _query
+
+    def _create(self, statement: Statement, tree: exp.Create) -> Step:
+        kind = str(tree.args.get("kind") or "").upper()
+        temporary = any(isinstance(p, exp.TemporaryProperty) for p in (tree.args.get("properties") or exp.Properties()).expressions)
+        if kind == "SCHEMA":
+            name = self._schema_name(statement, tree.this)
+            return Step(statement.index, statement.text, "create_schema", target=name,
+                        details={"if_not_exists": bool(tree.args.get("exists"))})
+        if kind == "VIEW" and temporary:
+            return self._temp(statement, tree, "temp_view")
+        if kind == "TABLE" and temporary:
+            return self._temp(statement, tree, "temp_table")
+        if kind != "TABLE":
+            raise _fail(statement, f"CREATE {kind or '?'} is not supported (tables, temp tables/views and schemas are).")
+        flags = {"if_not_exists": bool(tree.args.get("exists")), "or_replace": bool(tree.args.get("replace"))}
+        if tree.expression is not None:
+            target = self._table_name(statement, tree.this)
+            return self._query(statement, tree.expression, "ctas", target=target, details=flags)
+        schema = tree.this
+        if not isinstance(schema, exp.Schema):
+            raise _fail(statement, "CREATE TABLE needs a column list or AS SELECT.")
+        columns = []
+        for column in schema.expressions:
+            if not isinstance(column, exp.ColumnDef):
+                raise _fail(statement, f"table constraint {column.sql(self.dialect)} is not supported by DuckLake.")
+            columns.append(self._column_def(statement, column))
+        return Step(statement.index, statement.text, "create_table", target=self._table_name(statement, schema.this),
+                    details={**flags, "columns": columns})
+
+    def _temp(self, statement: Statement, tree: exp.Create, kind: str) -> Step:
+        name = tree.this.name if isinstance(tree.this, exp.Table) else ""
+        if tree.expression is None or not name:
+            raise _fail(statement, "temporary tables and views must be created AS SELECT.")
+        step = self._query(statement, tree.expression, kind, target=name,
+                           details={"or_replace": bool(tree.args.get("replace"))})
+        self.temp_objects.add(name.lower())
+        return step
+
+    def _insert(self, statement: Statement, tree: exp.Insert) -> Step:
+        if tree.args.get("conflict") or tree.args.get("returning") or tree.args.get("alternative"):
+            raise _fail(statement, "INSERT ... ON CONFLICT / OR REPLACE / RETURNING is not supported.")
+        target = tree.this
+        columns = None
+        if isinstance(target, exp.Schema):
+            columns = [c.name for c in target.expressions]
+            target = target.this
+        source = tree.expression
+        if source is None:
+            raise _fail(statement, "INSERT needs VALUES or a query.")
+        if isinstance(source, exp.Values):
+            source = exp.select("*").from_(source.copy())
+        by_name = bool(tree.args.get("by_name"))
+        return self._query(statement, source, "insert", target=self._table_name(statement, target),
+                           details={"columns": columns, "by_name": by_name, "overwrite": bool(tree.args.get("overwrite"))})
+
+    def _delete(self, statement: Statement, tree: exp.Delete) -> Step:
+        if tree.args.get("using") or tree.args.get("returning"):
+            raise _fail(statement, "DELETE ... USING / RETURNING is not supported; use WHERE ... IN (SELECT ...).")
+        refs = _Refs(self, statement)
+        view, target = refs.target(tree.this)
+        where = tree.args.get("where")
+        predicate = self._spark(refs.rewrite(where.this)) if where else None
+        query = f"SELECT rowid, __ducklake_file_id, __ducklake_file_pos FROM {view}"
+        if predicate:
+            query += f" WHERE {predicate}"
+        return Step(statement.index, statement.text, "delete", query=query, target=target, **refs.step_fields())
+
+    def _update(self, statement: Statement, tree: exp.Update) -> Step:
+        if tree.args.get("returning"):
+            raise _fail(statement, "UPDATE ... RETURNING is not supported.")
+        refs = _Refs(self, statement)
+        view, target = refs.target(tree.this)
+        assignments: dict[str, str] = {}
+        for assignment in tree.expressions:
+            column = assignment.this
+            assignments[column.name] = self._spark(refs.rewrite(assignment.expression))
+        select = exp.select(*[exp.column(c) for c in ("rowid", "__ducklake_file_id", "__ducklake_file_pos")])
+        select = select.from_(exp.to_table(view).as_(tree.this.alias_or_name))
+        source = tree.args.get("from_") or tree.args.get("from")
+        if source is not None:
+            select = select.join(refs.rewrite(source.this), join_type="cross")
+            for join in source.args.get("joins") or []:
+                select = select.join(refs.rewrite(join))
+        where = tree.args.get("where")
+        if where is not None:
+            select = select.where(refs.rewrite(where.this))
+        return Step(statement.index, statement.text, "update", query=self._spark(select), target=target,
+                    details={"assignments": assignments, "alias": tree.this.alias_or_name}, **refs.step_fields())
+
+    def _merge(self, statement: Statement, tree: exp.Merge) -> Step:
+        refs = _Refs(self, statement)
+        view, target = refs.target(tree.this)
+        target_alias = tree.this.alias_or_name
+        using = refs.rewrite(tree.args["using"])
+        on = self._spark(refs.rewrite(tree.args["on"]))
+        clauses = []
+        whens = tree.args.get("whens")
+        for when in (whens.expressions if whens is not None else []):
+            matched = bool(when.args.get("matched"))
+            source_side = bool(when.args.get("source"))
+            if source_side:
+                raise _fail(statement, "WHEN NOT MATCHED BY SOURCE is not supported.")
+            condition = when.args.get("condition")
+            action = when.args.get("then")
+            clause: dict[str, Any] = {"matched": matched,
+                                      "condition": self._spark(refs.rewrite(condition)) if condition else None}
+            if isinstance(action, exp.Update):
+                clause["action"] = "update"
+                clause["assignments"] = {a.this.name: self._spark(refs.rewrite(a.expression)) for a in action.expressions}
+                clause["star"] = not action.expressions
+            elif isinstance(action, exp.Insert):
+                clause["action"] = "insert"
+                cols = action.this
+                clause["columns"] = [c.name for c in cols.expressions] if isinstance(cols, exp.Tuple) else (
+                    [cols.name] if isinstance(cols, exp.Column) else None)
+                values = action.expression
+                if isinstance(values, exp.Tuple):
+                    clause["values"] = [self._spark(refs.rewrite(v)) for v in values.expressions]
+                elif values is None or isinstance(values, exp.Star):
+                    clause["values"] = None  # INSERT * / bare INSERT: the source's columns by name
+                else:
+                    clause["values"] = [self._spark(refs.rewrite(values))]
+            elif isinstance(action, exp.Var) and action.name.upper() == "DELETE":
+                clause["action"] = "delete"
+            elif action is not None and action.sql().upper() in ("DELETE", "DO NOTHING"):
+                clause["action"] = "delete" if action.sql().upper() == "DELETE" else "nothing"
+            else:
+                raise _fail(statement, f"MERGE action {action.sql(self.dialect) if action else '?'} is not supported.")
+            clauses.append(clause)
+        source_alias = using.alias_or_name
+        return Step(statement.index, statement.text, "merge", target=target,
+                    query=self._spark(using), **refs.step_fields(),
+                    details={"on": on, "clauses": clauses, "target_alias": target_alias,
+                             "source_alias": source_alias, "source_is_query": isinstance(using, exp.Subquery),
+                             "target_view": view})
+
+    def _drop(self, statement: Statement, tree: exp.Drop) -> Step:
+        kind = str(tree.args.get("kind") or "").upper()
+        if_exists = bool(tree.args.get("exists"))
+        targets = tree.args.get("tables") or ([tree.this] if tree.this is not None else [])
+        if len(targets) != 1:
+            raise _fail(statement, "DROP one object per statement.")
+        (table,) = targets
+        if kind == "SCHEMA":
+            return Step(statement.index, statement.text, "drop_schema",
+                        target=self._schema_name(statement, table), details={"if_exists": if_exists})
+        if kind not in ("TABLE", "VIEW"):
+            raise _fail(statement, f"DROP {kind} is not supported.")
+        if table.name.lower() in self.temp_objects and not table.args.get("db"):
+            self.temp_objects.discard(table.name.lower())
+            return Step(statement.index, statement.text, "drop_temp", target=table.name,
+                        details={"if_exists": if_exists})
+        if kind == "VIEW":
+            raise _fail(statement, "only temporary views can be dropped.")
+        return Step(statement.index, statement.text, "drop_table", target=self._table_name(statement, table),
+                    details={"if_exists": if_exists})
+
+    def _alter(self, statement: Statement, tree: exp.Alter) -> Step:
+        if str(tree.args.get("kind") or "").upper() != "TABLE" or len(tree.args.get("actions") or []) != 1:
+            raise _fail(statement, "ALTER TABLE takes exactly one action here.")
+        target = self._table_name(statement, tree.this)
+        (action,) = tree.args["actions"]
+        if isinstance(action, exp.ColumnDef):
+            definition = self._column_def(statement, action)
+            details = {"action": "add_column", "column": definition,
+                       "if_not_exists": bool(action.args.get("exists"))}
+        elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
+            details = {"action": "drop_column", "column": action.this.name, "if_exists": bool(action.args.get("exists"))}
+        elif isinstance(action, exp.RenameColumn):
+            details = {"action": "rename_column", "column": action.this.name, "new_name": action.args["to"].name}
+        elif isinstance(action, exp.AlterRename):
+            details = {"action": "rename_table", "new_name": action.this.name}
+        else:
+            raise _fail(statement, f"ALTER TABLE ... {action.sql(self.dialect)} is not supported "
+                                   "(ADD/DROP/RENAME COLUMN and RENAME TO are).")
+        return Step(statement.index, statement.text, "alter", target=target, details=details)
+
+    def _copy(self, statement: Statement, tree: exp.Copy) -> Step:
+        if not tree.args.get("kind") is False and tree.args.get("kind") is not None:
+            raise _fail(statement, "COPY ... FROM is not supported; use INSERT INTO ... SELECT * FROM read_parquet(...).")
+        files = tree.args.get("files") or []
+        if len(files) != 1 or not isinstance(files[0], exp.Literal):
+            raise _fail(statement, "COPY needs exactly one target file: COPY (query) TO 's3://bucket/key'.")
+        path = files[0].name
+        options = {}
+        for param in tree.args.get("params") or []:
+            value = param.args.get("expression")
+            options[param.this.name.lower()] = _literal(value) if value is not None else True
+        fmt = str(options.pop("format", "") or _format_of(path) or "parquet").lower()
+        if fmt not in ("parquet", "csv"):
+            raise _fail(statement, f"COPY TO format {fmt!r} is not supported (parquet and csv are).")
+        source = tree.this
+        if isinstance(source, exp.Subquery):
+            source = source.this
+        elif isinstance(source, exp.Table):
+            source = exp.select("*").from_(source)
+        return self._query(statement, source, "copy", target=path, details={"format": fmt, "options": options})
+
+    def _call(self, statement: Statement, tree: exp.Expression) -> Step:
+        call = tree.expressions[0] if isinstance(tree, exp.Select) else tree
+        name = call.name.lower() if isinstance(call, exp.Anonymous) else ""
+        if name not in MAINTENANCE_CALLS:
+            raise _fail(statement, f"CALL {name or '?'}: only {', '.join(MAINTENANCE_CALLS)} are supported.")
+        positional: list[Any] = []
+        named: dict[str, str] = {}
+        for arg in call.expressions:
+            if isinstance(arg, (exp.Kwarg, exp.PropertyEQ, exp.EQ)):
+                named[arg.this.name.lower()] = self._spark(arg.expression)
+            else:
+                positional.append(_literal(arg))
+        catalog, rest = (positional[0], positional[1:]) if positional else (None, [])
+        if catalog is not None and str(catalog).lower() not in self.aliases and catalog != self.lake:
+            raise _fail(statement, f"{name}({catalog!r}): that is not the attached lake.")
+        return Step(statement.index, statement.text, "call", target=name,
+                    details={"positional": rest, "named": named})
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _column_def(self, statement: Statement, column: exp.ColumnDef) -> dict[str, Any]:
+        from airflow_provider_lakehouse.sql.types import arrow_type
+
+        kind = column.args.get("kind")
+        if kind is None:
+            raise _fail(statement, f"column {column.name!r} has no type.")
+        arrow_type(kind)  # validate now: an unsupported type must fail before anything runs
+        nullable, default = True, None
+        for constraint in column.args.get("constraints") or []:
+            inner = constraint.args.get("kind")
+            if isinstance(inner, exp.NotNullColumnConstraint) and not inner.args.get("allow_null"):
+                nullable = False
+            elif isinstance(inner, exp.DefaultColumnConstraint):
+                default = _literal(inner.this)
+            elif isinstance(inner, exp.PrimaryKeyColumnConstraint):
+                nullable = False  # DuckLake has no keys; keep the NOT NULL part, as DuckDB does
+            else:
+                raise _fail(statement, f"column constraint {constraint.sql(self.dialect)} is not supported by DuckLake.")
+        return {"name": column.name, "type": kind.sql("duckdb"), "nullable": nullable, "default": default}
+
+    def _table_name(self, statement: Statement, table: exp.Expression) -> str:
+        if not isinstance(table, exp.Table):
+            raise _fail(statement, f"expected a table name, got {table.sql(self.dialect)}.")
+        catalog, db = table.args.get("catalog"), table.args.get("db")
+        if catalog is not None:
+            if catalog.name.lower() not in self.aliases:
+                raise _fail(statement, f"unknown catalog {catalog.name!r} (ATTACH 'ducklake://NAME' AS {catalog.name} first).")
+            return f"{db.name if db else self.default_schema}.{table.name}"
+        if db is not None and db.name.lower() in self.aliases:
+            return f"{self.default_schema}.{table.name}"
+        return f"{db.name if db else self.default_schema}.{table.name}"
+
+    def _schema_name(self, statement: Statement, node: exp.Expression) -> str:
+        if isinstance(node, exp.Table):
+            parts = [p.name for p in node.parts]
+            if len(parts) == 2 and parts[0].lower() in self.aliases:
+                return parts[1]
+            if len(parts) == 1:
+                return parts[0]
+        raise _fail(statement, f"expected a schema name, got {node.sql(self.dialect)}.")
+
+    def next_view(self, prefix: str) -> str:
+        self._view_counter += 1
+        return f"{prefix}{self._view_counter}"
+
+    def _spark(self, tree: exp.Expression) -> str:
+        return tree.sql(dialect="spark")
+
+
+class _Refs:
+    """Rewrites one statement's table references into view names, collecting what each view must hold."""
+
+    def __init__(self, planner: _Planner, statement: Statement) -> None:
+        self.planner = planner
+        self.statement = statement
+        self.tables: dict[str, TableRef] = {}
+        self.files: list[FileRef] = []
+        self.catalog: list[CatalogRef] = []
+        self.params: dict[str, None] = {}
+        self._ctes: set[str] = set()
+        self._star = False
+        self._columns: set[str] = set()
+
+    def step_fields(self) -> dict[str, Any]:
+        tables = []
+        for ref in self.tables.values():
+            columns = None if (self._star or ref.row_ids) else tuple(sorted(self._columns))
+            tables.append(TableRef(**{**asdict(ref), "columns": columns}))
+        return {"tables": tuple(tables), "files": tuple(self.files), "catalog": tuple(self.catalog),
+                "parameters": tuple(self.params)}
+
+    def target(self, table: exp.Expression) -> tuple[str, str]:
+        """The DML target: registered with row ids, every column."""
+        name = self.planner._table_name(self.statement, table)
+        schema, _, table_name = name.partition(".")
+        view = f"__lake_{_ident(schema)}__{_ident(table_name)}__rowids"
+        self.tables[view] = TableRef(view=view, schema=schema, table=table_name, row_ids=True)
+        return view, name
+
+    def rewrite(self, tree: exp.Expression) -> exp.Expression:
+        tree = tree.copy()
+        self._ctes |= {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        for node in list(tree.find_all(exp.Placeholder)):
+            key = node.name
+            if not key:
+                raise _fail(self.statement, "'?' placeholders are not supported; use $1 or $name.")
+            name = _param_name(key)
+            self.params[name] = None
+            node.replace(exp.Placeholder(this=name))
+        for node in tree.find_all(exp.Star):
+            if not isinstance(node.parent, exp.Count):
+                self._star = True
+        for node in tree.find_all(exp.Column):
+            if isinstance(node.this, exp.Star):
+                self._star = True
+            else:
+                self._columns.add(node.name.lower())
+        for node in list(tree.find_all(exp.Table)):
+            replacement = self._table(node)
+            if replacement is not None:
+                if node is tree:
+                    tree = replacement
+                else:
+                    node.replace(replacement)
+        return tree
+
+    def _table(self, node: exp.Table) -> exp.Expression | None:
+        inner = node.this
+        alias = node.args.get("alias")
+        if isinstance(inner, (exp.ReadParquet, exp.ReadCSV)) or (
+                isinstance(inner, exp.Anonymous) and inner.name.lower() in ("read_parquet", "read_csv", "read_csv_auto")):
+            return self._file_function(node, inner)
+        if isinstance(inner, exp.Anonymous) and inner.name.lower() in CATALOG_FUNCTIONS:
+            view = self.planner.next_view("__lake_catalog_")
+            self.catalog.append(CatalogRef(view=view, function=inner.name.lower(),
+                                           args=tuple(_literal(a) for a in inner.expressions)))
+            return exp.to_table(view).as_(alias.name if alias else inner.name.lower())
+        if isinstance(inner, exp.Anonymous) and inner.name.lower() == "json_each":
+            return self._json_each(node, inner)
+        if isinstance(inner, (exp.Func, exp.Anonymous)) or not isinstance(inner, exp.Identifier):
+            name = inner.sql(self.planner.dialect) if inner is not None else "?"
+            raise _fail(self.statement, f"table function {name} is not supported.")
+        if inner.quoted and _FILE_URI.search(inner.name):
+            fmt = _format_of(inner.name) or "parquet"
+            return self._file_view(node, (inner.name,), fmt, {})
+        catalog, db = node.args.get("catalog"), node.args.get("db")
+        if catalog is None and db is None and (inner.name.lower() in self._ctes
+                                               or inner.name.lower() in self.planner.temp_objects):
+            return None
+        name = self.planner._table_name(self.statement, node)
+        schema, _, table = name.partition(".")
+        version: int | str | None = None
+        timestamp_sql = None
+        when = node.args.get("when")
+        if when is not None:
+            kind = str(when.args.get("kind") or "").upper()
+            value = when.expression
+            if kind == "VERSION":
+                if isinstance(value, exp.Placeholder):
+                    version = f":{_param_name(value.name)}"
+                    self.params[_param_name(value.name)] = None
+                else:
+                    version = int(_literal(value))
+            elif kind == "TIMESTAMP":
+                timestamp_sql = self.rewrite_scalar(value)
+            else:
+                raise _fail(self.statement, f"time travel AT ({kind} => ...) is not supported.")
+        # One view per occurrence: Spark keeps one pushed-down filter set per data source relation, so two
+        # references sharing a relation could prune files with each other's filters.
+        suffix = f"__v{version}" if isinstance(version, int) else ("__at" if version is not None or timestamp_sql else "")
+        view = self.planner.next_view(f"__lake_{_ident(schema)}__{_ident(table)}{suffix}_")
+        self.tables[view] = TableRef(view=view, schema=schema, table=table, version=version,
+                                     timestamp_sql=timestamp_sql,
+                                     predicates=_predicates_for(node, alias.name if alias else table))
+        return exp.to_table(view).as_(alias.name if alias else table)
+
+    def rewrite_scalar(self, value: exp.Expression) -> str:
+        return self.planner._spark(self.rewrite(value))
+
+    def _file_function(self, node: exp.Table, func: exp.Expression) -> exp.Expression:
+        args = ([func.this] if func.this is not None and not isinstance(func, exp.Anonymous) else []) + list(func.expressions)
+        paths: list[str] = []
+        options: dict[str, Any] = {}
+        for arg in args:
+            if isinstance(arg, (exp.EQ, exp.Kwarg, exp.PropertyEQ)):
+                options[arg.this.name.lower()] = _literal(arg.expression)
+            elif isinstance(arg, exp.Array):
+                paths += [str(_literal(a)) for a in arg.expressions]
+            else:
+                paths.append(str(_literal(arg)))
+        is_parquet = isinstance(func, exp.ReadParquet) or func.name.lower() == "read_parquet"
+        return self._file_view(node, tuple(paths), "parquet" if is_parquet else "csv", options)
+
+    def _file_view(self, node: exp.Table, paths: tuple[str, ...], fmt: str, options: dict[str, Any]) -> exp.Expression:
+        view = self.planner.next_view("__lake_file_")
+        self.files.append(FileRef(view=view, paths=paths, format=fmt, options=options))
+        self._star = True  # file columns are unknown until read
+        alias = node.args.get("alias")
+        return exp.to_table(view).as_(alias.name if alias else view)
+
+    def _json_each(self, node: exp.Table, func: exp.Anonymous) -> exp.Expression:
+        """``json_each(json_array)`` -> one row per element: ``key`` (position) and ``value`` (JSON text)."""
+        if len(func.expressions) != 1:
+            raise _fail(self.statement, "json_each takes exactly one argument here.")
+        (arg,) = func.expressions
+        source = self.planner._spark(self.rewrite(arg))
+        alias = node.args.get("alias")
+        sub = sqlglot.parse_one(
+            f"(SELECT CAST(pos AS BIGINT) AS key, value FROM "
+            f"(SELECT posexplode(from_json({source}, 'array<string>')) AS (pos, value)))",
+            read="spark",
+        )
+        return exp.Subquery(this=sub.this, alias=exp.TableAlias(this=exp.to_identifier(alias.name if alias else "json_each")))
+
+
+_COMPARISONS = {exp.EQ: "=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_FLIPPED = {"=": "=", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+
+def _predicates_for(node: exp.Table, alias: str) -> tuple[tuple[str, str, Any], ...]:
+    """Conditions on ``alias``'s columns that the WHERE clause of the SELECT reading ``node`` requires.
+
+    Only null-rejecting comparisons with a constant are taken, so they hold for every row the statement keeps,
+    even when the table is on the outer side of a join.
+
+    >>> tree = sqlglot.parse_one("SELECT * FROM t AS a JOIN u ON a.k = u.k WHERE a.x >= 5 AND 3 > a.y AND u.z = 1 "
+    ...                          "AND a.s IN ('p', 'q') OR FALSE", read="duckdb")
+    >>> _predicates_for(tree.find(exp.Table), "a")
+    ()
+    >>> tree = sqlglot.parse_one("SELECT * FROM t AS a JOIN u ON a.k = u.k WHERE a.x >= 5 AND 3 > a.y AND u.z = $v "
+    ...                          "AND a.s IN ('p', 'q')", read="duckdb")
+    >>> _predicates_for(tree.find(exp.Table), "a")
+    (('x', '>=', 5), ('y', '<', 3), ('s', 'in', ('p', 'q')))
+    >>> _predicates_for(list(tree.find_all(exp.Table))[1], "u")
+    (('z', '=', {'param': 'v'}),)
+    """
+    scope = node.parent
+    if isinstance(scope, (exp.From, exp.Join)):
+        scope = scope.parent
+    if not isinstance(scope, exp.Select) or scope.args.get("where") is None:
+        return ()
+    single = not scope.args.get("joins")
+    found: list[tuple[str, str, Any]] = []
+    for term in scope.args["where"].this.flatten() if isinstance(scope.args["where"].this, exp.And) else [scope.args["where"].this]:
+        found += _comparison(term, alias, single)
+    return tuple(found)
+
+
+def _comparison(term: exp.Expression, alias: str, single: bool) -> list[tuple[str, str, Any]]:
+    def mine(side: exp.Expression) -> str | None:
+        if isinstance(side, exp.Column) and (side.table.lower() == alias.lower() or (single and not side.table)):
+            return side.name
+        return None
+
+    def constant(side: exp.Expression) -> tuple[bool, Any]:
+        if isinstance(side, exp.Placeholder):
+            return True, {"param": _param_name(side.name)}
+        if isinstance(side, (exp.Literal, exp.Neg, exp.Boolean)):
+            return True, _literal(side)
+        return False, None
+
+    for kind, op in _COMPARISONS.items():
+        if isinstance(term, kind):
+            left, right = term.this, term.expression
+            if mine(left) and constant(right)[0]:
+                return [(mine(left) or "", op, constant(right)[1])]
+            if mine(right) and constant(left)[0]:
+                return [(mine(right) or "", _FLIPPED[op], constant(left)[1])]
+            return []
+    if isinstance(term, exp.In) and mine(term.this) and term.expressions and not term.args.get("query"):
+        values = [constant(v) for v in term.expressions]
+        if all(ok for ok, _ in values) and not any(isinstance(v, dict) for _, v in values):
+            return [(mine(term.this) or "", "in", tuple(v for _, v in values))]
+    if isinstance(term, exp.Between) and mine(term.this):
+        low, high = constant(term.args["low"]), constant(term.args["high"])
+        if low[0] and high[0]:
+            return [(mine(term.this) or "", ">=", low[1]), (mine(term.this) or "", "<=", high[1])]
+    return []
+
+
+def _ident(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", name).lower()
+
+
+def _format_of(path: str) -> str | None:
+    lower = path.lower().removesuffix(".gz")
+    for fmt in ("parquet", "csv"):
+        if lower.endswith("." + fmt):
+            return fmt
+    return None
+
+
+def _literal(node: exp.Expression | None) -> Any:
+    """A literal's Python value (string, number, boolean, NULL, list); else its DuckDB SQL text."""
+    if node is None or isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.name
+        text = node.name
+        return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        return -_literal(node.this)
+    if isinstance(node, exp.Array):
+        return [_literal(v) for v in node.expressions]
+    if isinstance(node, (exp.Column, exp.Identifier)) and not isinstance(node, exp.Star):
+        return node.name  # bare words such as FORMAT parquet
+    if isinstance(node, exp.Var):
+        return node.name
+    return node.sql("duckdb")
+
+
+def _strip_call(text: str) -> tuple[bool, str]:
+    """sqlglot reads ``CALL f(...)`` as an opaque command; parse its argument list as ``SELECT f(...)``."""
+    match = re.match(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*CALL\s+", text, re.IGNORECASE | re.DOTALL)
+    if not match:
+        return False, text
+    return True, "SELECT " + text[match.end():]
+
+
+def _first_word(text: str) -> str:
+    match = re.search(r"[A-Za-z_]+", re.sub(r"--[^\n]*|/\*.*?\*/", " ", text, flags=re.DOTALL))
+    return match.group(0).upper() if match else "?"
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def spark_value(value: Any) -> Any:
+    """A parameter value as Spark binds it: dicts, and lists holding dicts or lists, become JSON text (what
+    ``json_each`` and ``->>`` read); other lists become arrays; scalars, dates and decimals stay typed.
+
+    >>> spark_value([{"a": 1}]), spark_value([1, 2]), spark_value({"k": None})
+    ('[{"a": 1}]', [1, 2], '{"k": null}')
+    """
+    import json
+
+    if isinstance(value, Mapping):
+        return json.dumps(value, default=str)
+    if isinstance(value, (list, tuple)):
+        if any(isinstance(v, (Mapping, list, tuple)) for v in value):
+            return json.dumps(list(value), default=str)
+        return list(value)
+    return value

@@ -1,0 +1,222 @@
+"""What Spark executors run: read a lake's files and write new ones, with pyarrow and the DuckLake core.
+
+No PySpark here: these functions receive and yield Arrow record batches (``mapInArrow`` and the Python data
+source hand them over), so they are testable without a JVM. Catalog credentials never reach executors; the
+payloads carry only the storage location and, for S3, its credentials (inside the pickled task, never in a
+Spark option or plan string).
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+
+from airflow_provider_lakehouse.connections.lake import S3Spec
+from airflow_provider_lakehouse.ducklake.model import ColumnStats, DataFileInfo, TableInfo, WrittenFile
+from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_expression
+from airflow_provider_lakehouse.ducklake.reader import default_array, read_data_file
+from airflow_provider_lakehouse.ducklake.storage import Storage
+from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
+from airflow_provider_lakehouse.ducklake.writer import DEFAULT_TARGET_FILE_BYTES, write_data_file
+
+META_COLUMN = "lakehouse_written_file"
+ROW_ID_INPUT = "__lakehouse_row_id"
+
+
+# -- types Spark can hold ------------------------------------------------------------------------
+def spark_arrow_type(dtype: pa.DataType) -> pa.DataType:
+    """The Arrow type Spark can carry for ``dtype`` (unsigned ints widen, extension types unwrap).
+
+    >>> spark_arrow_type(pa.uint32()), spark_arrow_type(pa.list_(pa.uint64()))
+    (DataType(int64), ListType(list<element: decimal128(20, 0)>))
+    """
+    if isinstance(dtype, pa.BaseExtensionType):
+        return pa.string() if dtype.extension_name in ("arrow.uuid", "arrow.json") else spark_arrow_type(dtype.storage_type)
+    widen = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(), pa.uint64(): pa.decimal128(20, 0)}
+    if dtype in widen:
+        return widen[dtype]
+    if pa.types.is_time(dtype):
+        return pa.string()  # Spark has no TIME type that survives Arrow conversion everywhere
+    if pa.types.is_large_string(dtype):
+        return pa.string()
+    if pa.types.is_timestamp(dtype) and dtype.unit != "us":
+        return pa.timestamp("us", tz=dtype.tz)
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return pa.list_(pa.field("element", spark_arrow_type(dtype.value_type)))
+    if pa.types.is_struct(dtype):
+        return pa.struct([pa.field(f.name, spark_arrow_type(f.type)) for f in dtype])
+    if pa.types.is_map(dtype):
+        return pa.map_(spark_arrow_type(dtype.key_type), spark_arrow_type(dtype.item_type))
+    return dtype
+
+
+def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([pa.field(f.name, spark_arrow_type(f.type)) for f in schema])
+
+
+def to_spark_batch(table: pa.Table, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Cast ``table`` to ``schema`` (from :func:`spark_arrow_schema`) and yield its batches."""
+    arrays = [_cast(table.column(i), f.type) for i, f in enumerate(schema)]
+    yield from pa.Table.from_arrays(arrays, schema=schema).to_batches(max_chunksize=65536)
+
+
+def _cast(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.ChunkedArray | pa.Array:
+    if array.type == target:
+        return array
+    if isinstance(array.type, pa.BaseExtensionType):
+        array = array.cast(array.type.storage_type) if isinstance(array, pa.Array) else pa.chunked_array(
+            [c.storage for c in array.chunks], array.type.storage_type)
+    if pa.types.is_time(array.type) and pa.types.is_string(target):
+        values = array.to_pylist()
+        return pa.array([None if v is None else v.isoformat() for v in values], pa.string())
+    return array.cast(target)
+
+
+# -- reading -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ScanTask:
+    """Everything an executor needs to read (part of) one table at one snapshot."""
+
+    data_path: str
+    s3: S3Spec | None
+    table: TableInfo
+    snapshot_id: int
+    columns: tuple[Column, ...]
+    files: tuple[DataFileInfo, ...]
+    virtual: tuple[str, ...] = ()
+    name_maps: dict[int, Any] = field(default_factory=dict)
+    inlined_ipc: bytes = b""
+    file_stats: dict[int, list[ColumnStats]] | None = None
+
+    def output_schema(self) -> pa.Schema:
+        from airflow_provider_lakehouse.ducklake.reader import output_schema
+
+        return spark_arrow_schema(output_schema(self.columns, self.virtual))
+
+    def split(self, max_bytes: int = 128 * 1024 * 1024) -> list[ScanTask]:
+        """One task per group of files of about ``max_bytes`` (Spark's default split), plus one for inlined rows."""
+        groups: list[list[DataFileInfo]] = []
+        size = 0
+        for f in sorted(self.files, key=lambda f: f.data_file_id):
+            if not groups or size + f.file_size_bytes > max_bytes:
+                groups.append([])
+                size = 0
+            groups[-1].append(f)
+            size += f.file_size_bytes
+        tasks = [replace(self, files=tuple(g), inlined_ipc=b"") for g in groups]
+        if self.inlined_ipc:
+            tasks.append(replace(self, files=()))
+        return tasks
+
+
+def read_task(task: ScanTask, predicates: Sequence[Predicate] = ()) -> Iterator[pa.RecordBatch]:
+    """Read a :class:`ScanTask`'s files (deletes, defaults and renames applied) and its inlined rows."""
+    storage = Storage(task.data_path, task.s3)
+    schema = task.output_schema()
+    expression = filter_expression(list(predicates)) if predicates else None
+    for f in task.files:
+        table = read_data_file(storage, f, task.columns, task.snapshot_id, virtual=task.virtual,
+                               all_columns=task.table.columns, name_map=task.name_maps.get(f.mapping_id))
+        if expression is not None and table.num_rows:
+            table = table.filter(expression)
+        yield from to_spark_batch(table, schema)
+    if task.inlined_ipc:
+        inlined = pa.ipc.open_stream(task.inlined_ipc).read_all()
+        if expression is not None and inlined.num_rows:
+            inlined = inlined.filter(expression)
+        yield from to_spark_batch(inlined, schema)
+
+
+def table_to_ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+# -- writing -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class WriteTask:
+    """Where and how executors write a table's new data files.
+
+    :param columns: the table's columns; incoming batches name their columns after them (any case).
+    :param target_file_bytes: roll over to a new file past this many (in-memory) bytes.
+    """
+
+    data_path: str
+    s3: S3Spec | None
+    table_dir: str
+    columns: tuple[Column, ...]
+    target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES
+
+
+def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Write the batches of one Spark partition as DuckLake data files; yield one row per file written
+    (the pickled :class:`WrittenFile`), which the driver registers in the commit."""
+    storage = Storage(task.data_path, task.s3)
+    pending: list[pa.RecordBatch] = []
+    pending_bytes = 0
+
+    def flush() -> Iterator[pa.RecordBatch]:
+        nonlocal pending, pending_bytes
+        if not pending:
+            return
+        data = pa.Table.from_batches(pending)
+        pending, pending_bytes = [], 0
+        if data.num_rows == 0:
+            return
+        row_ids = None
+        if ROW_ID_INPUT in data.column_names:
+            row_ids = data.column(ROW_ID_INPUT).to_numpy()
+            data = data.drop_columns([ROW_ID_INPUT])
+        written = write_data_file(storage, task.table_dir, task.columns, conform_to_table(task.columns, data),
+                                  row_ids=row_ids)
+        yield pa.RecordBatch.from_pydict({META_COLUMN: [pickle.dumps(written)]},
+                                         schema=pa.schema([(META_COLUMN, pa.binary())]))
+
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        pending_bytes += batch.nbytes
+        if pending_bytes >= task.target_file_bytes:
+            yield from flush()
+    yield from flush()
+
+
+def written_files(rows: Iterable[bytes]) -> list[WrittenFile]:
+    return [pickle.loads(raw) for raw in rows]  # noqa: S301 - produced by our own executors in this job
+
+
+def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
+    """Match ``data``'s columns to the table's by name (any case), fill missing ones with their default and
+    cast to the table's types (a failing cast names the column).
+
+    :raises ValueError: for a column the table does not have, or a value that does not fit.
+    """
+    by_lower = {n.lower(): n for n in data.column_names}
+    known = {c.name.lower() for c in columns}
+    unknown = [n for n in data.column_names if n.lower() not in known]
+    if unknown:
+        raise ValueError(f"The table has no column(s) {', '.join(unknown)}.")
+    arrays = []
+    for column in columns:
+        source = by_lower.get(column.name.lower())
+        if source is None:
+            filler = replace(column, initial_default=column.default_value) if column.default_value is not None else column
+            arrays.append(default_array(filler, data.num_rows))
+            continue
+        array = data.column(source)
+        target = arrow_type(column)
+        if column.type in ("uuid", "json"):
+            arrays.append(array)  # the writer turns text into the storage form
+            continue
+        try:
+            arrays.append(array if array.type == target else array.cast(target))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise ValueError(f"Column {column.name!r}: cannot store {array.type} values as {column.type}: {exc}") from None
+    return pa.Table.from_arrays(arrays, names=[c.name for c in columns])

@@ -1,0 +1,64 @@
+"""SQL column types (as sqlglot parses them, DuckDB or Spark spelling) -> Arrow types for DuckLake tables."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from sqlglot import exp
+
+from airflow_provider_lakehouse.exceptions import UnsupportedStatementError
+
+_T = exp.DataType.Type
+_SIMPLE: dict[exp.DataType.Type, pa.DataType] = {
+    _T.BOOLEAN: pa.bool_(),
+    _T.TINYINT: pa.int8(), _T.SMALLINT: pa.int16(), _T.INT: pa.int32(), _T.BIGINT: pa.int64(),
+    _T.UTINYINT: pa.uint8(), _T.USMALLINT: pa.uint16(), _T.UINT: pa.uint32(), _T.UBIGINT: pa.uint64(),
+    _T.FLOAT: pa.float32(), _T.DOUBLE: pa.float64(),
+    _T.VARCHAR: pa.string(), _T.TEXT: pa.string(), _T.CHAR: pa.string(), _T.NVARCHAR: pa.string(),
+    _T.NCHAR: pa.string(),
+    _T.BLOB: pa.binary(), _T.VARBINARY: pa.binary(), _T.BINARY: pa.binary(),
+    _T.DATE: pa.date32(), _T.TIME: pa.time64("us"),
+    _T.TIMESTAMP: pa.timestamp("us"), _T.DATETIME: pa.timestamp("us"), _T.TIMESTAMPNTZ: pa.timestamp("us"),
+    _T.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"), _T.TIMESTAMPLTZ: pa.timestamp("us", tz="UTC"),
+    _T.TIMESTAMP_S: pa.timestamp("s"), _T.TIMESTAMP_MS: pa.timestamp("ms"), _T.TIMESTAMP_NS: pa.timestamp("ns"),
+    _T.UUID: pa.uuid(), _T.JSON: pa.json_(),
+}
+
+
+def arrow_type(dtype: exp.DataType) -> pa.DataType:
+    """The Arrow type of a column declared as ``dtype``.
+
+    >>> import sqlglot
+    >>> arrow_type(sqlglot.parse_one("CAST(x AS DECIMAL(10, 2))", read="duckdb").to)
+    Decimal128Type(decimal128(10, 2))
+    >>> arrow_type(sqlglot.parse_one("CAST(x AS STRUCT(a INT, b VARCHAR[]))", read="duckdb").to)
+    StructType(struct<a: int32, b: list<item: string>>)
+
+    :raises UnsupportedStatementError: for a type DuckLake cannot store (e.g. ``HUGEINT``, ``INTERVAL``).
+    """
+    kind = dtype.this
+    if kind in _SIMPLE:
+        return _SIMPLE[kind]
+    if kind == _T.DECIMAL:
+        params = [int(p.this.this) for p in dtype.expressions if isinstance(p, exp.DataTypeParam)]
+        precision, scale = (params + [18, 3][len(params):])[:2] if params else (18, 3)  # DuckDB's default
+        return pa.decimal128(precision, scale)
+    if kind in (_T.ARRAY, _T.LIST):
+        (element,) = dtype.expressions
+        return pa.list_(arrow_type(_as_type(element)))
+    if kind == _T.STRUCT:
+        fields = []
+        for member in dtype.expressions:
+            if not isinstance(member, exp.ColumnDef):
+                raise UnsupportedStatementError(f"Struct field without a name in {dtype.sql('duckdb')}.")
+            fields.append(pa.field(member.name, arrow_type(_as_type(member.args["kind"]))))
+        return pa.struct(fields)
+    if kind == _T.MAP:
+        key, value = dtype.expressions
+        return pa.map_(arrow_type(_as_type(key)), arrow_type(_as_type(value)))
+    raise UnsupportedStatementError(f"Column type {dtype.sql('duckdb')} cannot be stored in a DuckLake table.")
+
+
+def _as_type(node: exp.Expression) -> exp.DataType:
+    if isinstance(node, exp.DataType):
+        return node
+    return exp.DataType.build(node.sql("duckdb"), dialect="duckdb")
