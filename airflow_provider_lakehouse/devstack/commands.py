@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
@@ -37,9 +38,16 @@ def running_stack() -> Iterator[Stack]:
             stack.down(log=_say)
 
 
-def up(_: list[str]) -> int:
+def up(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m airflow_provider_lakehouse.devstack up")
+    parser.add_argument("--spark", action="store_true",
+                        help="also start the Spark Connect server and a standalone Spark cluster (three JVMs)")
+    options = parser.parse_args(args)
     stack = Stack()
     stack.up(log=_say)
+    if options.spark:
+        stack.start_spark_connect(log=_say)
+        stack.start_spark_cluster(log=_say)
     _say(f"stack is up: {json.dumps(stack.status())}")
     _say(f"environment: source {stack.state_dir / 'env.sh'}")
     return 0

@@ -1,4 +1,8 @@
-"""The local stack as one object: start, check, stop, and the environment that points Airflow at it."""
+"""The local stack as one object: start, check, stop, and the environment that points Airflow at it.
+
+PostgreSQL and SeaweedFS start with :meth:`Stack.up`; the Spark services (a Connect server and a
+standalone cluster, one to two JVMs each) start only on request, see :meth:`Stack.start_spark_connect`.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +23,7 @@ from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
 from airflow_provider_lakehouse.devstack.ports import LOOPBACK, pick_port
 from airflow_provider_lakehouse.devstack.postgres import PostgresServer, reachable_bin_dir
 from airflow_provider_lakehouse.devstack.seaweed import GRPC_OFFSET, REGION, SeaweedS3
+from airflow_provider_lakehouse.devstack.spark import SparkCluster, SparkConnectServer
 
 DATA_TABLES_DB = "datatables"
 LAKE_CATALOG_DB = "lakehouse_catalog"
@@ -26,6 +32,11 @@ LAKE_BUCKET = "lakehouse"
 LANDING_BUCKET = "landing"
 AWS_CONN_ID = "lakehouse_s3"
 PREFERRED_PORTS = {"postgres": 55432, "s3": 18333, "master": 19333, "volume": 19340, "filer": 18888, "admin": 19646}
+# Spark Connect's own default port, then a block for the standalone cluster.
+SPARK_PREFERRED_PORTS = {
+    "spark_connect": 15002, "spark_master": 17077, "spark_master_ui": 18180, "spark_worker_ui": 18181,
+}
+SPARK_LOCAL_MASTER = "local[2]"
 
 
 def default_state_dir() -> Path:
@@ -33,7 +44,7 @@ def default_state_dir() -> Path:
 
 
 class Stack:
-    """PostgreSQL + SeaweedFS S3 + an Airflow home under one state folder.
+    """PostgreSQL + SeaweedFS S3 + an Airflow home under one state folder, and Spark on request.
 
     :param state_dir: where data, logs, PID files and generated credentials live.
     """
@@ -58,6 +69,13 @@ class Stack:
 
     def _save_state(self, state: dict[str, Any]) -> None:
         self._state_file.write_text(json.dumps(state, indent=2))
+
+    def _update_state(self, **values: Any) -> None:
+        """Merge ``values`` into the state read just now: a Spark start takes seconds, and ``up`` may have
+        saved its ports in the meantime."""
+        state = self._load_state()
+        state.update(values)
+        self._save_state(state)
 
     def credentials(self) -> dict[str, str]:
         """Generated once per state folder. The password deliberately holds a space, quotes, ``@`` and ``%``:
@@ -91,6 +109,26 @@ class Stack:
         return SeaweedS3(
             state_dir=self.state_dir / "seaweed", runtime_dir=self.runtime_dir / "weed", ports=ports,
             access_key=creds["s3_access_key"], secret_key=creds["s3_secret_key"], buckets=[LAKE_BUCKET, LANDING_BUCKET],
+        )
+
+    def spark_connect_server(self) -> SparkConnectServer:
+        """The Spark Connect server of this stack (running or not), on its last known port."""
+        state = self._load_state()
+        return SparkConnectServer(
+            state_dir=self.state_dir / "spark",
+            port=int(state.get("spark_connect_port", SPARK_PREFERRED_PORTS["spark_connect"])),
+        )
+
+    def spark_cluster(self) -> SparkCluster:
+        """The standalone Spark cluster of this stack (running or not), on its last known ports."""
+        state = self._load_state()
+
+        def port(role: str) -> int:
+            return int(state.get(f"{role}_port", SPARK_PREFERRED_PORTS[role]))
+
+        return SparkCluster(
+            state_dir=self.state_dir / "spark", master_port=port("spark_master"),
+            master_ui_port=port("spark_master_ui"), worker_ui_port=port("spark_worker_ui"),
         )
 
     def up(self, *, log: Any = print) -> bool:
@@ -137,8 +175,70 @@ class Stack:
         self.write_env_file()
         return started
 
+    def start_spark_connect(self, *, log: Any = print) -> str:
+        """Start the Spark Connect server unless it is running; return its URL (``sc://127.0.0.1:<port>``).
+
+        Not part of :meth:`up`: the server is a JVM with a 2 GB heap. Its port is kept in ``state.json``
+        (so ``env()`` exports ``AIRFLOW_CONN_SPARK_CONNECT_LOCAL``) and reused on the next start if free.
+
+        :raises RuntimeError: the server did not answer a query (the message holds its log).
+        """
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        server = self.spark_connect_server()
+        if not server.running():
+            server.stop()  # ours but not answering: a half-started or wedged JVM
+            server.port = pick_port(server.port)
+            log(f"starting Spark Connect on {server.url}")
+            begin = time.monotonic()
+            server.start()
+            log(f"Spark Connect answered after {time.monotonic() - begin:.1f} s")
+        self._update_state(spark_connect_port=server.port)
+        self._refresh_env_file()
+        return server.url
+
+    def start_spark_cluster(self, *, log: Any = print) -> str:
+        """Start a standalone Spark master and worker unless they run; return the master URL (``spark://...``).
+
+        Not part of :meth:`up`: the master and the worker are two JVMs, and executors add one per
+        application. Ports are kept in ``state.json`` (so ``env()`` exports ``AIRFLOW_CONN_SPARK_CLUSTER``).
+
+        :raises RuntimeError: the worker did not register with the master (the message holds the log).
+        """
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        cluster = self.spark_cluster()
+        if not cluster.running():
+            cluster.stop()  # e.g. a master whose worker died: free its ports before choosing them again
+            cluster.master_port = pick_port(cluster.master_port)
+            cluster.master_ui_port = pick_port(cluster.master_ui_port, avoid={cluster.master_port})
+            cluster.worker_ui_port = pick_port(cluster.worker_ui_port,
+                                               avoid={cluster.master_port, cluster.master_ui_port})
+            log(f"starting a Spark standalone cluster at {cluster.master_url}")
+            begin = time.monotonic()
+            cluster.start()
+            log(f"Spark worker registered after {time.monotonic() - begin:.1f} s (master UI {cluster.master_ui_url})")
+        self._update_state(spark_master_port=cluster.master_port, spark_master_ui_port=cluster.master_ui_port,
+                           spark_worker_ui_port=cluster.worker_ui_port)
+        self._refresh_env_file()
+        return cluster.master_url
+
+    def stop_spark_connect(self, *, log: Any = print) -> None:
+        """Stop the Spark Connect server if it runs (its port stays in ``state.json`` for the next start)."""
+        server = self.spark_connect_server()
+        if server.pid() is not None:
+            log("stopping Spark Connect")
+        server.stop()
+
+    def stop_spark_cluster(self, *, log: Any = print) -> None:
+        """Stop the standalone Spark worker (with its executors) and master if they run."""
+        cluster = self.spark_cluster()
+        if cluster.pid() is not None or cluster.worker_pid() is not None:
+            log("stopping the Spark standalone cluster")
+        cluster.stop()
+
     def down(self, *, log: Any = print) -> None:
-        """Stop both servers and remove their sockets; data stays for the next ``up``."""
+        """Stop every server and remove their sockets; data stays for the next ``up``."""
+        self.stop_spark_connect(log=log)
+        self.stop_spark_cluster(log=log)
         state = self._load_state()
         s3 = self._seaweed(state.get("s3_ports", {}))
         if s3.pid() is not None:
@@ -158,10 +258,14 @@ class Stack:
         pg = self._postgres(state.get("postgres_port", PREFERRED_PORTS["postgres"]))
         s3 = self._seaweed(state.get("s3_ports", {}))
         pg_port = pg.running_port() if pg.initialized() else None
+        connect = self.spark_connect_server()
+        cluster = self.spark_cluster()
         return {
             "state_dir": str(self.state_dir),
             "postgres": f"{LOOPBACK}:{pg_port}" if pg_port else "stopped",
             "s3": s3.endpoint if s3.pid() is not None and s3.answering() else "stopped",
+            "spark_connect": connect.url if connect.running() else "stopped",
+            "spark_cluster": cluster.master_url if cluster.running() else "stopped",
         }
 
     def is_up(self) -> bool:
@@ -198,8 +302,13 @@ class Stack:
         }
 
     def env(self) -> dict[str, str]:
-        """Environment variables that point Airflow, the provider and the tests at this stack."""
+        """Environment variables that point Airflow, the provider and the tests at this stack.
+
+        The Spark connections appear once their service has been started (its port is in ``state.json``);
+        ``spark_local`` (an in-process ``local[2]`` master for spark-submit) is always there.
+        """
         creds = self.credentials()
+        state = self._load_state()
         pg_port = self.postgres_port()
         endpoint = self.s3_endpoint()
         aws_extra = {
@@ -225,7 +334,34 @@ class Stack:
             f"AIRFLOW_CONN_{AWS_CONN_ID.upper()}": json.dumps({
                 "conn_type": "aws", "login": creds["s3_access_key"], "password": creds["s3_secret_key"], "extra": aws_extra,
             }),
+            **self._spark_conns(state),
         }
+
+    @staticmethod
+    def _spark_conns(state: dict[str, Any]) -> dict[str, str]:
+        """Airflow connections for Spark, shaped for the apache-spark provider's hooks.
+
+        ``SparkConnectHook`` appends ``:port`` to a host that already has a scheme and yields
+        ``sc://127.0.0.1:<port>/``; ``SparkSubmitHook`` passes a ``spark``-type host containing ``://``
+        through as the master and appends ``:port``, giving ``spark://127.0.0.1:<port>``.
+        """
+        conns = {"AIRFLOW_CONN_SPARK_LOCAL": json.dumps({"conn_type": "spark", "host": SPARK_LOCAL_MASTER})}
+        if "spark_connect_port" in state:
+            conns["AIRFLOW_CONN_SPARK_CONNECT_LOCAL"] = json.dumps({
+                "conn_type": "spark_connect", "host": f"sc://{LOOPBACK}", "port": state["spark_connect_port"],
+            })
+        if "spark_master_port" in state:
+            conns["AIRFLOW_CONN_SPARK_CLUSTER"] = json.dumps({
+                "conn_type": "spark", "host": f"spark://{LOOPBACK}", "port": state["spark_master_port"],
+                "extra": {"deploy-mode": "client"},
+            })
+        return conns
+
+    def _refresh_env_file(self) -> None:
+        """Rewrite ``env.sh`` if :meth:`up` has written one (its connections need the core stack's ports)."""
+        state = self._load_state()
+        if "postgres_port" in state and "s3_ports" in state:
+            self.write_env_file()
 
     def write_env_file(self) -> Path:
         """Write ``env.sh`` (mode 600) so a shell can ``source`` the stack's environment."""

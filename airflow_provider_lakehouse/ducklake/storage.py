@@ -47,8 +47,9 @@ def uuid7() -> str:
     return str(uuid.UUID(int=value))
 
 
-def data_file_name() -> str:
-    return f"ducklake-{uuid7()}.parquet"
+def data_file_name(tag: str = "") -> str:
+    """DuckDB's file name form; ``tag`` (a writer's token) lets a failed writer find its own files."""
+    return f"ducklake-{uuid7()}{'-' + tag if tag else ''}.parquet"
 
 
 def delete_file_name() -> str:

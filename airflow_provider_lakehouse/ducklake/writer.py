@@ -102,11 +102,13 @@ def write_data_file(
     row_ids: pa.Array | np.ndarray | None = None,
     row_snapshots: pa.Array | np.ndarray | None = None,
     compression: str = "snappy",
+    tag: str = "",
 ) -> WrittenFile:
     """Write one Parquet data file under ``table_dir`` and return what the commit needs to register it.
 
     :param row_ids: original row ids to embed (``_ducklake_internal_row_id``), for rewritten rows.
     :param row_snapshots: per-row snapshot ids to embed (``_ducklake_internal_snapshot_id``), for partial files.
+    :param tag: appended to the file name (see :func:`~airflow_provider_lakehouse.ducklake.storage.data_file_name`).
     """
     table = to_storage(columns, data)
     if row_ids is not None:
@@ -114,7 +116,7 @@ def write_data_file(
     if row_snapshots is not None:
         table = table.append_column(_system_field(SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID),
                                     pa.array(row_snapshots, pa.int64()))
-    uri = join_path(table_dir, data_file_name())
+    uri = join_path(table_dir, data_file_name(tag))
     size, footer, meta = storage.write_parquet(table, uri, compression=compression)
     partial_max = int(np.max(row_snapshots)) if row_snapshots is not None and len(row_snapshots) else None
     begin = int(np.min(row_snapshots)) if row_snapshots is not None and len(row_snapshots) else None

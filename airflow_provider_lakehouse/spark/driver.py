@@ -32,6 +32,7 @@ from airflow_provider_lakehouse.spark.tasks import (
     ROW_ID_INPUT,
     ScanTask,
     WriteTask,
+    remove_tagged_files,
     spark_arrow_schema,
     table_to_ipc,
     write_batches,
@@ -396,9 +397,15 @@ class PlanRunner:
     # -- helpers -------------------------------------------------------------------------------
     def _write(self, tx: Transaction, target: str, frame: Any) -> int:
         """Executors write ``frame`` as data files of ``target``; the files join the transaction."""
+        import uuid
+
         task = WriteTask(data_path=self.lake.data_path, s3=self.spec.s3, table_dir=tx.table_dir(target),
-                         columns=tuple(tx.table_columns(target)))
-        meta = frame.mapInArrow(lambda batches: write_batches(task, batches), f"{META_COLUMN} binary").toArrow()
+                         columns=tuple(tx.table_columns(target)), tag=uuid.uuid4().hex[:12])
+        try:
+            meta = frame.mapInArrow(lambda batches: write_batches(task, batches), f"{META_COLUMN} binary").toArrow()
+        except BaseException:
+            remove_tagged_files(task)
+            raise
         files = written_files(meta.column(META_COLUMN).to_pylist())
         tx.add_files(target, files)
         return sum(f.record_count for f in files)

@@ -474,7 +474,7 @@ class _Planner:
             else:
                 positional.append(_literal(arg))
         catalog, rest = (positional[0], positional[1:]) if positional else (None, [])
-        if catalog is not None and str(catalog).lower() not in self.aliases and catalog != self.lake:
+        if self.aliases and catalog is not None and str(catalog).lower() not in self.aliases and catalog != self.lake:
             raise _fail(statement, f"{name}({catalog!r}): that is not the attached lake.")
         return Step(statement.index, statement.text, "call", target=name,
                     details={"positional": rest, "named": named})
@@ -599,6 +599,9 @@ class _Refs:
             return exp.to_table(view).as_(alias.name if alias else inner.name.lower())
         if isinstance(inner, exp.Anonymous) and inner.name.lower() == "json_each":
             return self._json_each(node, inner)
+        if isinstance(inner, (exp.GenerateSeries, exp.Anonymous)) and inner.sql("duckdb").lower().startswith(
+                ("range(", "generate_series(")):
+            return self._series(node, inner)
         if isinstance(inner, (exp.Func, exp.Anonymous)) or not isinstance(inner, exp.Identifier):
             name = inner.sql(self.planner.dialect) if inner is not None else "?"
             raise _fail(self.statement, f"table function {name} is not supported.")
@@ -659,6 +662,23 @@ class _Refs:
         self._star = True  # file columns are unknown until read
         alias = node.args.get("alias")
         return exp.to_table(view).as_(alias.name if alias else view)
+
+    def _series(self, node: exp.Table, func: exp.Expression) -> exp.Expression:
+        """DuckDB's ``range(a[, b[, step]])`` (end exclusive, column ``range``) and ``generate_series`` (end
+        inclusive, column ``generate_series``) as Spark's ``range`` (column ``id``)."""
+        inclusive = func.sql("duckdb").lower().startswith("generate_series(")
+        args = [func.args[k] for k in ("start", "end", "step") if func.args.get(k) is not None] \
+            if isinstance(func, exp.GenerateSeries) else list(func.expressions)
+        parts = [self.planner._spark(self.rewrite(a)) for a in args]
+        if len(parts) == 1:
+            parts = ["0", parts[0]]
+        if inclusive:
+            parts[1] = f"({parts[1]}) + 1"
+        column = "generate_series" if inclusive else "range"
+        alias = node.args.get("alias")
+        sub = sqlglot.parse_one(f"(SELECT id AS {column} FROM range({', '.join(parts)}))", read="spark")
+        table_alias = alias.copy() if alias else exp.TableAlias(this=exp.to_identifier(column))
+        return exp.Subquery(this=sub.this, alias=table_alias)
 
     def _json_each(self, node: exp.Table, func: exp.Anonymous) -> exp.Expression:
         """``json_each(json_array)`` -> one row per element: ``key`` (position) and ``value`` (JSON text)."""

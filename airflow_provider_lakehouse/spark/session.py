@@ -37,7 +37,12 @@ def connect_session(url: str, conf: Mapping[str, str] | None = None) -> Any:
     """A Spark Connect session to ``url`` (``sc://host:port``); runtime SQL settings from ``conf`` applied."""
     from pyspark.sql import SparkSession
 
+    had_flag = "SPARK_CONNECT_MODE_ENABLED" in os.environ
     spark = SparkSession.builder.remote(url).getOrCreate()
+    if not had_flag:
+        # PySpark sets this for the whole process and never clears it; a later local session or spark-submit
+        # started from this process would then fail with CONNECT_URL_NOT_SET.
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
     for key, value in (conf or {}).items():
         if key.startswith("spark.sql."):
             spark.conf.set(key, value)

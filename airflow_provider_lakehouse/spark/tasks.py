@@ -152,6 +152,7 @@ class WriteTask:
     table_dir: str
     columns: tuple[Column, ...]
     target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES
+    tag: str = ""  # in every file name, so the driver can remove the files of a failed write
 
 
 def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -174,7 +175,7 @@ def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
             row_ids = data.column(ROW_ID_INPUT).to_numpy()
             data = data.drop_columns([ROW_ID_INPUT])
         written = write_data_file(storage, task.table_dir, task.columns, conform_to_table(task.columns, data),
-                                  row_ids=row_ids)
+                                  row_ids=row_ids, tag=task.tag)
         yield pa.RecordBatch.from_pydict({META_COLUMN: [pickle.dumps(written)]},
                                          schema=pa.schema([(META_COLUMN, pa.binary())]))
 
@@ -186,6 +187,16 @@ def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
         if pending_bytes >= task.target_file_bytes:
             yield from flush()
     yield from flush()
+
+
+def remove_tagged_files(task: WriteTask) -> int:
+    """Delete the files a failed write left (some executor tasks may have finished before one failed)."""
+    storage = Storage(task.data_path, task.s3)
+    removed = 0
+    for entry in storage.list_files(task.table_dir):
+        if entry.uri.endswith(f"-{task.tag}.parquet") and storage.delete(entry.uri):
+            removed += 1
+    return removed
 
 
 def written_files(rows: Iterable[bytes]) -> list[WrittenFile]:

@@ -1,0 +1,224 @@
+"""SQL on Spark against real lakes (SQLite + local files, Postgres + SeaweedFS S3), refereed by DuckDB 1.5.5."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
+from airflow_provider_lakehouse.datatables.jsonsafe import to_json_safe
+from airflow_provider_lakehouse.ducklake.store import PostgresStore
+from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.spark.driver import PlanRunner, RunOptions
+from airflow_provider_lakehouse.spark.plan import plan_script
+from tests import referee
+from tests.referee import LakeSetup, lake_snapshots
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from airflow_provider_lakehouse.spark.session import local_session
+
+    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"})
+    yield session
+
+
+def spec_of(setup: LakeSetup) -> DuckLakeSpec:
+    if isinstance(setup.store, PostgresStore):
+        return DuckLakeSpec(name="main", catalog=setup.store.spec, data_path=setup.data_path,
+                            metadata_schema=setup.store.metadata_schema, s3=setup.s3)
+    return DuckLakeSpec(name="main", catalog=setup.store.path, data_path=setup.data_path)  # type: ignore[attr-defined]
+
+
+def run(spark: Any, setup: LakeSetup, sql: str, parameters: Any = None, **options: Any) -> dict[str, Any]:
+    return PlanRunner(spark, spec_of(setup), RunOptions(**options)).run(plan_script(sql, parameters=parameters))
+
+
+def selected(response: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of the last SELECT in a response."""
+    return [c for c in response["result"]["commands"] if c["kind"] == "select"][-1]["rows"]
+
+
+def duck_rows(con: Any, sql: str) -> list[dict[str, Any]]:
+    return to_json_safe(referee.rows(con, sql))
+
+
+ITEMS = """
+ATTACH 'ducklake' AS dl; USE dl;
+CREATE TABLE items (id INTEGER NOT NULL, name VARCHAR, price DECIMAL(10, 2), tags VARCHAR[],
+                    info STRUCT(origin VARCHAR, weight DOUBLE), seen DATE, at TIMESTAMPTZ);
+INSERT INTO items VALUES
+  (1, 'apple', 1.50, ['fruit', 'red'], {'origin': 'PT', 'weight': 0.2}, DATE '2026-01-01', TIMESTAMPTZ '2026-01-01 10:00:00+00'),
+  (2, 'pear', 2.25, ['fruit'], {'origin': 'ES', 'weight': 0.3}, DATE '2026-01-02', NULL),
+  (3, 'leek', 0.99, [], NULL, NULL, NULL);
+INSERT INTO items (id, name) SELECT id + 10, upper(name) FROM items WHERE price > $min_price;
+UPDATE items SET price = price * 2, name = name || '!' WHERE id IN (1, 11);
+DELETE FROM items WHERE name = $gone;
+MERGE INTO items AS t
+  USING (SELECT 2 AS id, 'pear (ripe)' AS name UNION ALL SELECT 4, 'kiwi') AS s ON t.id = s.id
+  WHEN MATCHED THEN UPDATE SET name = s.name
+  WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, s.name);
+ALTER TABLE items ADD COLUMN qty INTEGER DEFAULT 7;
+ALTER TABLE items RENAME COLUMN name TO label;
+INSERT INTO items (id, label, qty) VALUES (5, 'fig', 1);
+"""
+
+
+def test_dml_script_lands_snapshots_duckdb_reads_identically(spark: Any, setup: LakeSetup) -> None:
+    response = run(spark, setup, ITEMS, {"min_price": 2, "gone": "leek"})
+    commands = {c["command_index"]: c for c in response["result"]["commands"]}
+    assert [commands[i]["affected_rows"] for i in (4, 5, 6, 7, 8)] == [3, 1, 1, 1, 2]
+    info = response["catalog_info"]
+    assert info["snapshots_created"] == list(range(info["snapshot_before"] + 1, info["snapshot_after"] + 1))
+    assert len(info["snapshots_created"]) == 9  # one per data-changing statement
+    assert info["tables_touched"][0]["table"] == "main.items"
+
+    con = referee.connect()
+    setup.attach(con)
+    lake = setup.open()
+    compared = 0
+    for snap in lake_snapshots(lake):
+        try:
+            duck = duck_rows(con, f"FROM lake.items AT (VERSION => {snap}) ORDER BY id")
+        except Exception as exc:  # the table does not exist yet at early snapshots
+            assert "does not exist" in str(exc) or "not found" in str(exc).lower()
+            continue
+        ours = selected(run(spark, setup, f"SELECT * FROM items AT (VERSION => {snap}) ORDER BY id"))
+        assert ours == duck, f"snapshot {snap}"
+        compared += 1
+    assert compared == 9
+    final = duck_rows(con, "SELECT id, label, price, qty FROM lake.items ORDER BY id")
+    assert final == [
+        {"id": 1, "label": "apple!", "price": 3.0, "qty": 7},
+        {"id": 2, "label": "pear (ripe)", "price": 2.25, "qty": 7},
+        {"id": 4, "label": "kiwi", "price": None, "qty": 7},
+        {"id": 5, "label": "fig", "price": None, "qty": 1},
+        {"id": 12, "label": "PEAR", "price": None, "qty": 7},
+    ]
+
+
+def test_spark_reads_what_duckdb_wrote(spark: Any, setup: LakeSetup) -> None:
+    """Inlined rows, deletes, updates and schema changes written by DuckDB, read by Spark at every snapshot."""
+    con = referee.connect()
+    setup.attach(con, DATA_INLINING_ROW_LIMIT="10")
+    con.sql("CREATE TABLE lake.events (id INTEGER, kind VARCHAR, amount DOUBLE)")
+    con.sql("INSERT INTO lake.events SELECT i, 'k' || (i % 3), i * 1.5 FROM range(100) t(i)")  # a file
+    con.sql("INSERT INTO lake.events VALUES (1000, 'small', 1.0), (1001, 'small', 2.0)")  # inlined
+    con.sql("DELETE FROM lake.events WHERE id % 10 = 0 OR id = 1000")
+    con.sql("UPDATE lake.events SET amount = -amount WHERE kind = 'k1'")
+    con.sql("ALTER TABLE lake.events ADD COLUMN note VARCHAR DEFAULT 'n/a'")
+    con.sql("ALTER TABLE lake.events RENAME COLUMN kind TO category")
+    con.sql("INSERT INTO lake.events VALUES (2000, 'late', 5.0, 'inlined after alter')")
+    lake = setup.open()
+    compared = 0
+    for snap in lake_snapshots(lake):
+        try:
+            duck = duck_rows(con, f"FROM lake.events AT (VERSION => {snap}) ORDER BY id")
+        except Exception:
+            continue
+        ours = selected(run(spark, setup, f"SELECT * FROM events AT (VERSION => {snap}) ORDER BY id",
+                            max_rows=10_000))
+        assert ours == duck, f"snapshot {snap}"
+        compared += 1
+    assert compared >= 7  # every snapshot since CREATE TABLE
+    agg = selected(run(spark, setup, "SELECT category, count(*) AS n, round(sum(amount), 2) AS total "
+                                     "FROM events GROUP BY category ORDER BY category"))
+    assert agg == duck_rows(con, "SELECT category, count(*) AS n, round(sum(amount), 2) AS total "
+                                 "FROM lake.events GROUP BY category ORDER BY category")
+
+
+def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: LakeSetup) -> None:
+    run(spark, setup, "CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR); INSERT INTO t VALUES (1, 'a')")
+    lake = setup.open()
+    before = lake.current_snapshot_id()
+    response = run(spark, setup, "BEGIN; DELETE FROM t WHERE id = 1; INSERT INTO t VALUES (2, 'b'); "
+                                 "CREATE TABLE u AS SELECT 42 AS answer; COMMIT")
+    assert lake.current_snapshot_id() == before + 1
+    assert {c["snapshot_id"] for c in response["result"]["commands"] if c["kind"] in ("insert", "delete", "ctas")} == {before + 1}
+
+    files_before = {f.uri for f in lake.storage.list_files(lake.data_path)}
+    good = lake.current_snapshot_id()
+    # A failing statement inside a transaction: nothing of the transaction lands, no file is left behind.
+    with pytest.raises(StatementError) as failure:
+        run(spark, setup, "BEGIN; INSERT INTO t VALUES (3, 'c'); INSERT INTO t SELECT * FROM missing_table; COMMIT")
+    assert failure.value.index == 3 and "missing_table" in str(failure.value)
+    # A NOT NULL violation found by the executors: no snapshot, and the files already written are removed.
+    with pytest.raises(StatementError) as violation:
+        run(spark, setup, "INSERT INTO t SELECT CASE WHEN id = 5 THEN NULL ELSE id END, 'x' FROM range(10) r(id)")
+    assert "NOT NULL" in str(violation.value) and violation.value.index == 1
+    # Reading a table after changing it in the same transaction is refused (it would not see the change).
+    with pytest.raises(StatementError, match="changed earlier in this transaction"):
+        run(spark, setup, "BEGIN; INSERT INTO t VALUES (6, 'f'); SELECT count(*) FROM t; COMMIT")
+    # An unsupported statement fails before anything runs, even when it comes last.
+    with pytest.raises(UnsupportedStatementError, match="Statement 2"):
+        run(spark, setup, "INSERT INTO t VALUES (4, 'd'); CREATE VIEW v AS SELECT 1")
+    with pytest.raises(ParameterError):
+        run(spark, setup, "INSERT INTO t VALUES ($id, 'e')", {"id": 5, "typo": 1})
+    assert lake.current_snapshot_id() == good
+    assert {f.uri for f in lake.storage.list_files(lake.data_path)} == files_before
+
+    con = referee.connect()
+    setup.attach(con)
+    assert duck_rows(con, "SELECT id, v FROM lake.t ORDER BY id") == [{"id": 2, "v": "b"}]
+    assert duck_rows(con, "SELECT answer FROM lake.u") == [{"answer": 42}]
+
+
+def test_catalog_functions_and_maintenance(spark: Any, setup: LakeSetup) -> None:
+    run(spark, setup, "CREATE TABLE m (id INTEGER); " + "; ".join(f"INSERT INTO m VALUES ({i})" for i in range(4)))
+    con = referee.connect()
+    setup.attach(con)
+    ours = selected(run(spark, setup, "SELECT snapshot_id FROM ducklake_snapshots('dl') ORDER BY 1",
+                        max_rows=100))
+    assert ours == duck_rows(con, "SELECT snapshot_id FROM ducklake_snapshots('lake') ORDER BY 1")
+    info = selected(run(spark, setup, "SELECT table_name, file_count, row_count FROM ducklake_table_info('dl')"))
+    assert info == [{"table_name": "m", "file_count": 4, "row_count": 4}]
+    changes = selected(run(spark, setup, "SELECT snapshot_id, change_type, id FROM "
+                                         "ducklake_table_changes('dl', 'main', 'm', 3, 4) ORDER BY id"))
+    assert changes == duck_rows(con, "SELECT snapshot_id, change_type, id FROM "
+                                     "ducklake_table_changes('lake', 'main', 'm', 3, 4) ORDER BY id")
+
+    response = run(spark, setup, "CALL ducklake_merge_adjacent_files('dl'); "
+                                 "CALL ducklake_expire_snapshots('dl', older_than => now() + INTERVAL 1 DAY); "
+                                 "CALL ducklake_cleanup_old_files('dl', cleanup_all => true)")
+    merged, expired, cleaned = response["result"]["commands"]
+    assert merged["files_merged"] == 4 and expired["snapshots_expired"] and cleaned["files_deleted"]
+    con2 = referee.connect()
+    setup.attach(con2)
+    assert duck_rows(con2, "SELECT id FROM lake.m ORDER BY id") == [{"id": i} for i in range(4)]
+    assert duck_rows(con2, "SELECT count(*) AS files FROM ducklake_list_files('lake', 'm')") == [{"files": 1}]
+
+
+def test_files_in_and_out_on_s3(spark: Any, stack: Any) -> None:
+    """CTAS from Parquet files on S3 (glob and FROM 'path'), CSV, and COPY TO S3; DuckDB checks the results."""
+    setup = referee.postgres_lake(stack)
+    from airflow_provider_lakehouse.ducklake.storage import Storage
+
+    storage = Storage("s3://landing/", setup.s3)
+    prefix = setup.data_path.split("/")[-2]
+    for part in range(3):
+        table = pa.table({"id": list(range(part * 10, part * 10 + 10)), "day": [dt.date(2026, 1, part + 1)] * 10})
+        with storage.fs.open_output_stream(f"landing/{prefix}/in/part-{part}.parquet") as out:
+            pq.write_table(table, out)
+    with storage.fs.open_output_stream(f"landing/{prefix}/in/extra.csv") as out:
+        out.write(b"id,label\n1,one\n2,two\n")
+    response = run(spark, setup, f"""
+        CREATE TABLE landed AS SELECT * FROM read_parquet('s3://landing/{prefix}/in/*.parquet');
+        CREATE TABLE labels AS SELECT * FROM read_csv('s3://landing/{prefix}/in/extra.csv', header = true);
+        SELECT count(*) AS n FROM 's3://landing/{prefix}/in/part-1.parquet';
+        COPY (SELECT day, count(*) AS n FROM landed GROUP BY day ORDER BY day) TO 's3://landing/{prefix}/out/by_day.parquet' (FORMAT parquet);
+    """)
+    assert [c.get("affected_rows", c.get("row_count")) for c in response["result"]["commands"]] == [30, 2, 1, 3]
+    con = referee.connect()
+    setup.attach(con)
+    assert duck_rows(con, "SELECT count(*) AS n, sum(id) AS s FROM lake.landed") == [{"n": 30, "s": 435}]
+    assert duck_rows(con, "SELECT * FROM lake.labels ORDER BY id") == [{"id": 1, "label": "one"}, {"id": 2, "label": "two"}]
+    with storage.fs.open_input_file(f"landing/{prefix}/out/by_day.parquet") as handle:
+        copied = pq.read_table(handle).to_pylist()
+    assert to_json_safe(copied) == duck_rows(con, "SELECT day, count(*) AS n FROM lake.landed GROUP BY day ORDER BY day")
