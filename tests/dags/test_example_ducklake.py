@@ -1,0 +1,107 @@
+"""The sentiment example DAG, run with ``airflow dags test`` on each Spark engine; DuckDB checks the lake."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_lakehouse.connections.lake import S3Spec
+from airflow_provider_lakehouse.connections.specs import PostgresSpec
+from airflow_provider_lakehouse.devstack.commands import read_xcoms
+from airflow_provider_lakehouse.ducklake.store import PostgresStore
+from tests import referee
+from tests.conftest import run_airflow
+from tests.referee import LakeSetup
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def lake_env(stack_env: dict[str, str], spark_conn_id: str | None) -> tuple[dict[str, str], LakeSetup]:
+    """The stack's environment with lake ``main`` pointed at a fresh catalog schema and S3 prefix."""
+    conn = json.loads(stack_env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
+    name = f"dag_{uuid.uuid4().hex[:8]}"
+    conn["extra"] = {**conn["extra"], "metadata_schema": name, "data_path": f"s3://lakehouse/{name}/"}
+    if spark_conn_id:
+        conn["extra"]["spark_conn_id"] = spark_conn_id
+    aws = json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"])
+    setup = LakeSetup(
+        PostgresStore(PostgresSpec(host=conn["host"], port=int(conn["port"]), user=conn["login"], dbname=conn["schema"],
+                                   password=conn["password"]), metadata_schema=name),
+        conn["extra"]["data_path"],
+        s3=S3Spec(access_key=aws["login"], secret_key=aws["password"], endpoint_url=aws["extra"]["endpoint_url"]),
+    )
+    return dict(stack_env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn)), setup
+
+
+@pytest.mark.parametrize("engine", ["local", "spark_connect", "spark_submit"])
+def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:
+    spark_conn_id = None
+    if engine == "spark_connect":
+        stack.start_spark_connect(log=lambda _m: None)
+        spark_conn_id = "spark_connect_local"
+    elif engine == "spark_submit":
+        stack.start_spark_cluster(log=lambda _m: None)
+        spark_conn_id = "spark_cluster"
+    env, setup = lake_env(dict(stack_env, **stack.env()), spark_conn_id)
+
+    result = run_airflow(env, "dags", "test", "example_ducklake_sentiment")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+
+    xcoms = read_xcoms("example_ducklake_sentiment", env)
+    insert = xcoms["insert_messages"]
+    assert insert["engine"] == engine and insert["status"] == "ok"
+    kinds = [(c["kind"], c.get("affected_rows")) for c in insert["result"]["commands"]]
+    assert kinds == [("attach", None), ("use", None), ("create_table", None), ("temp_table", 3), ("insert", 3)]
+    info = insert["catalog_info"]
+    assert info["snapshot_after"] == info["snapshot_before"] + 2  # CREATE TABLE, INSERT
+    assert info["tables_touched"] == [{"table": "main.messages", "rows_written": 3, "snapshot_id": info["snapshot_after"]}]
+
+    con = referee.connect()
+    setup.attach(con)
+    duck = referee.rows(con, "SELECT sentiment, count(*) AS messages FROM lake.messages GROUP BY 1 ORDER BY 1")
+    assert xcoms["sentiment_summary"]["result"]["commands"][-1]["rows"] == duck
+    assert [r["messages"] for r in duck] == [1, 1, 1]
+
+    if engine == "spark_submit":
+        assert "Spark-Submit cmd" in output and "spark://127.0.0.1" in output
+    secrets = [json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
+               json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"]]
+    logs = Path(env["AIRFLOW_HOME"]) / "logs"
+    texts = [output, json.dumps(xcoms)] + [p.read_text(errors="replace") for p in logs.rglob("*") if p.is_file()]
+    for secret in secrets:
+        assert all(secret not in text for text in texts), "a credential leaked into output, logs or XCom"
+
+
+def test_hook_errors_are_clear(stack: Any, stack_env: dict[str, str]) -> None:
+    """Unknown lake, bad SQL: clear errors; the lake stays readable and gains no snapshot."""
+    import os
+
+    from airflow_provider_lakehouse.exceptions import ConnectionNotFoundError, StatementError
+    from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+
+    with pytest.raises(ConnectionNotFoundError, match="ducklake_nope"):
+        DucklakeHook(ducklake="nope").run("SELECT 1")
+    env, setup = lake_env(dict(stack_env), None)
+    saved = os.environ.get("AIRFLOW_CONN_DUCKLAKE_MAIN")
+    os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"] = env["AIRFLOW_CONN_DUCKLAKE_MAIN"]
+    try:
+        hook = DucklakeHook()
+        hook.run("CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1)")
+        before = setup.open().current_snapshot_id()
+        with pytest.raises(StatementError) as failure:
+            hook.run("INSERT INTO t VALUES (2); INSERT INTO t SELECT no_such_column FROM t")
+        assert failure.value.index == 2 and "no_such_column" in str(failure.value)
+        password = json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"]
+        assert password not in str(failure.value)
+        assert setup.open().current_snapshot_id() == before + 1  # statement 1 landed, statement 2 did not
+        con = referee.connect()
+        setup.attach(con)
+        assert referee.rows(con, "SELECT id FROM lake.t ORDER BY id") == [{"id": 1}, {"id": 2}]
+    finally:
+        if saved is not None:
+            os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"] = saved
