@@ -55,6 +55,7 @@ class DuckLakeSpec:
     spark_conn_id: str | None = None
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    spark_s3a: bool = False
 
     @property
     def secrets(self) -> list[str]:
@@ -99,6 +100,7 @@ def ducklake_spec_from_connection(
     return DuckLakeSpec(
         name=name, catalog=catalog, data_path=data_path, metadata_schema=extra.get("metadata_schema") or None, s3=s3,
         spark_conn_id=extra.get("spark_conn_id") or None, spark_conf={str(k): str(v) for k, v in spark_conf.items()},
+        spark_s3a=str(extra.get("spark_s3a", "")).lower() in ("true", "1", "yes"),
         retry=RetryPolicy(
             max_retries=int(extra.get("commit_max_retries", 10)), wait_ms=int(extra.get("commit_retry_wait_ms", 100)),
             backoff=float(extra.get("commit_retry_backoff", 1.5)),

@@ -17,7 +17,7 @@ from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
 from airflow_provider_lakehouse.devstack.stack import Stack
 
 # The example DAGs the main job runs, in order.
-DEMO_DAGS = ("example_datatable",)
+DEMO_DAGS = ("example_datatable", "example_ducklake_sentiment", "example_ducklake_operations")
 
 
 def _say(message: str) -> None:

@@ -106,7 +106,11 @@ class DucklakeHook(BaseHook):
     def run_plan(self, plan: Plan, options: RunOptions | None = None) -> dict[str, Any]:
         from airflow_provider_lakehouse.spark.driver import RunOptions
 
+        from dataclasses import replace
+
         options = options or RunOptions()
+        if self.spec.spark_s3a and not options.s3a:
+            options = replace(options, s3a=True)
         redactor = Redactor(self.spec.secrets)
         engine = self.engine
         if engine == "spark_submit":

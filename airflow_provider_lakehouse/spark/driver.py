@@ -58,7 +58,8 @@ class RunOptions:
 
     :param max_rows: rows kept per SELECT in the result (the count is always exact).
     :param native_reads: read filesystem lakes with Spark's own Parquet reader where it is exact.
-    :param s3a: read S3 lakes with Spark's ``s3a://`` reader (needs hadoop-aws on the cluster).
+    :param s3a: read S3 lakes with Spark's ``s3a://`` reader (needs hadoop-aws and S3A credentials configured on
+        the cluster); default: the provider's Python data source over pyarrow.
     :param author: stored as each snapshot's author.
     """
 
@@ -529,9 +530,9 @@ class PlanRunner:
         """Spark's Parquet reader for filesystem lakes, where it is exact (see :func:`native_readable`)."""
         from airflow_provider_lakehouse.spark.native import native_readable
 
-        if not self.options.native_reads or self.lake.storage.is_s3 or ref.row_ids or not plan.files:
+        if ref.row_ids or not plan.files or not native_readable(plan):
             return False
-        return native_readable(plan)
+        return self.options.s3a if self.lake.storage.is_s3 else self.options.native_reads
 
     def _catalog_frame(self, ref: CatalogRef) -> Any:
         from airflow_provider_lakehouse.spark.maintenance import catalog_function

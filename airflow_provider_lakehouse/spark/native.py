@@ -32,7 +32,8 @@ def _native_type(column: Column) -> bool:
 
 def native_frame(spark: Any, plan: ScanPlan, storage: Storage) -> Any:
     """A DataFrame of ``plan``'s rows: Spark reads the files, deleted positions are anti-joined away, inlined
-    rows (from the catalog) are appended."""
+    rows (from the catalog) are appended. ``s3://`` files are read as ``s3a://`` (the cluster needs hadoop-aws
+    and S3A credentials in its own configuration)."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -41,7 +42,7 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage) -> Any:
     for struct_field, column in zip(schema.fields, plan.columns):
         _attach_ids(struct_field, column)
     names = [f"`{c.name}`" for c in plan.columns]
-    frame = spark.read.schema(schema).parquet(*[f.path for f in plan.files])
+    frame = spark.read.schema(schema).parquet(*[spark_path(f.path) for f in plan.files])
     deleted = _deleted_rows(storage, plan)
     if deleted is not None:
         located = frame.select("*", F.col("_metadata.file_path").alias("__lh_path"),
@@ -52,6 +53,11 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage) -> Any:
         inlined = pa.Table.from_batches(list(to_spark_batch(plan.inlined, arrow_schema)), schema=arrow_schema)
         frame = frame.unionByName(spark.createDataFrame(inlined, schema=schema))
     return frame
+
+
+def spark_path(path: str) -> str:
+    """The path Spark's own readers use: ``s3a://`` for S3."""
+    return "s3a://" + path[len("s3://"):] if path.startswith("s3://") else path
 
 
 def _attach_ids(struct_field: Any, column: Column) -> None:
@@ -69,7 +75,7 @@ def _deleted_rows(storage: Storage, plan: ScanPlan) -> pa.Table | None:
         if f.delete_file is None and not f.inlined_deletes:
             continue
         gone = deleted_positions(storage, f, plan.snapshot_id)
-        paths += ["file:" + f.path] * len(gone)
+        paths += [spark_path(f.path) if "://" in f.path else "file:" + f.path] * len(gone)
         positions += gone.tolist()
     if not positions:
         return None

@@ -222,3 +222,13 @@ def test_files_in_and_out_on_s3(spark: Any, stack: Any) -> None:
     with storage.fs.open_input_file(f"landing/{prefix}/out/by_day.parquet") as handle:
         copied = pq.read_table(handle).to_pylist()
     assert to_json_safe(copied) == duck_rows(con, "SELECT day, count(*) AS n FROM lake.landed GROUP BY day ORDER BY day")
+
+
+def test_s3a_switch_hands_s3_files_to_sparks_own_reader(spark: Any, stack: Any) -> None:
+    """With ``spark_s3a`` the lake's S3 files go to Spark's ``s3a://`` reader. This machine's pip PySpark has no
+    hadoop-aws, so the proof is Spark's own failure to load S3AFileSystem (the default pyarrow path works)."""
+    setup = referee.postgres_lake(stack)
+    run(spark, setup, "CREATE TABLE s (id INTEGER); INSERT INTO s VALUES (1), (2)")
+    assert selected(run(spark, setup, "SELECT sum(id) AS total FROM s")) == [{"total": 3}]
+    with pytest.raises(StatementError, match="S3AFileSystem"):
+        run(spark, setup, "SELECT sum(id) AS total FROM s", s3a=True)
