@@ -486,7 +486,10 @@ class _Planner:
         kind = column.args.get("kind")
         if kind is None:
             raise _fail(statement, f"column {column.name!r} has no type.")
-        arrow_type(kind)  # validate now: an unsupported type must fail before anything runs
+        try:
+            arrow_type(kind)  # validate now: an unsupported type must fail before anything runs
+        except UnsupportedStatementError as exc:
+            raise _fail(statement, f"column {column.name!r}: {exc}") from None
         nullable, default = True, None
         for constraint in column.args.get("constraints") or []:
             inner = constraint.args.get("kind")

@@ -150,6 +150,11 @@ def main() -> int:
         say(f"\nlake table speed relative to spark.read.parquet: filesystem {raw / native:.2f}x, "
             f"S3 data source {raw / ds:.2f}x")
     finally:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        session = ConnectSession.getActiveSession()
+        if session is not None:
+            session.stop()  # before the server goes away, or the client retries at interpreter exit
         stack.stop_spark_connect(log=lambda _m: None)
         if started:
             stack.down(log=lambda _m: None)

@@ -1,0 +1,112 @@
+"""The Spark planner: statement kinds, refusals before anything runs, parameters, views and predicates."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.spark.plan import Plan, plan_script, spark_value
+
+
+def kinds(sql: str, **kwargs: object) -> list[str]:
+    return [s.kind for s in plan_script(sql, **kwargs).steps]  # type: ignore[arg-type]
+
+
+def test_every_supported_statement_has_a_kind() -> None:
+    sql = """
+        ATTACH 'ducklake://sales' AS dl; USE dl.analytics;
+        CREATE SCHEMA IF NOT EXISTS analytics; CREATE TABLE t (id INTEGER NOT NULL, v VARCHAR DEFAULT 'x');
+        CREATE OR REPLACE TABLE c AS SELECT * FROM t; INSERT INTO t (id) VALUES (1); DELETE FROM t WHERE id = 1;
+        UPDATE t SET v = 'y' WHERE id = 2; MERGE INTO t USING c ON t.id = c.id WHEN MATCHED THEN DELETE;
+        ALTER TABLE t ADD COLUMN w DOUBLE; ALTER TABLE t RENAME TO t2; DROP TABLE IF EXISTS c;
+        CREATE TEMP VIEW tv AS SELECT 1 AS one; DROP VIEW tv; COPY (SELECT 1) TO '/tmp/x.csv' (FORMAT csv);
+        CALL ducklake_expire_snapshots('dl', versions => [1, 2]); BEGIN; SELECT 1; COMMIT
+    """
+    plan = plan_script(sql)
+    assert plan.lake == "sales"
+    assert [s.kind for s in plan.steps] == [
+        "attach", "use", "create_schema", "create_table", "ctas", "insert", "delete", "update", "merge", "alter",
+        "alter", "drop_table", "temp_view", "drop_temp", "copy", "call", "begin", "select", "commit",
+    ]
+    create = plan.steps[3]
+    assert create.target == "analytics.t"  # USE dl.analytics sets the default schema
+    assert create.details["columns"][0] == {"name": "id", "type": "INT", "nullable": False, "default": None}
+    assert create.details["columns"][1]["default"] == "x"
+    assert plan.steps[15].details["named"] == {"versions": "ARRAY(1, 2)"}
+
+
+@pytest.mark.parametrize("sql, fragment", [
+    ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
+    ("PRAGMA version", "PRAGMA"),
+    ("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING", "ON CONFLICT"),
+    ("CALL drop_everything()", "CALL drop_everything"),
+    ("ATTACH 'ducklake:postgres:dbname=x' AS dl", "only ATTACH 'ducklake://NAME'"),
+    ("SELECT * FROM elsewhere.s.t", "unknown catalog 'elsewhere'"),
+    ("CREATE TABLE t (id HUGEINT)", "column 'id': Column type INT128"),
+    ("BEGIN; SELECT 1", "BEGIN without COMMIT"),
+])
+def test_unsupported_statements_are_refused_by_the_planner(sql: str, fragment: str) -> None:
+    with pytest.raises(UnsupportedStatementError, match=fragment):
+        plan_script("SELECT 1; " + sql if not sql.startswith("BEGIN") else sql)
+
+
+def test_the_refusal_names_the_statement() -> None:
+    with pytest.raises(UnsupportedStatementError) as failure:
+        plan_script("INSERT INTO t VALUES (1); CREATE VIEW v AS SELECT 1")
+    assert "Statement 2" in str(failure.value) and "CREATE VIEW v AS SELECT 1" in str(failure.value)
+
+
+def test_parse_errors_and_lake_mismatch() -> None:
+    with pytest.raises(StatementError, match="Statement 1 failed: cannot parse"):
+        plan_script("SELECT (1")
+    with pytest.raises(UnsupportedStatementError, match="attaches lake 'b' but runs against lake 'a'"):
+        plan_script("ATTACH 'ducklake://b' AS dl", lake="a")
+    with pytest.raises(ParameterError, match="dialect"):
+        plan_script("SELECT 1", dialect="mysql")
+
+
+def test_parameters_become_spark_markers_and_are_checked() -> None:
+    plan = plan_script("SELECT * FROM t WHERE a = $1 AND b = $2", parameters=[1, "x"])
+    assert plan.steps[0].query.endswith("WHERE a = :p1 AND b = :p2")
+    assert plan.parameters == {"p1": 1, "p2": "x"}
+    assert plan.steps[0].parameters == ("p1", "p2")
+    with pytest.raises(ParameterError):
+        plan_script("SELECT $who", parameters={"whom": 1})
+    assert spark_value([{"a": 1}, {"a": 2}]) == '[{"a": 1}, {"a": 2}]'
+    assert spark_value(("x", "y")) == ["x", "y"]
+
+
+def test_each_table_occurrence_is_its_own_view_with_its_own_predicates() -> None:
+    step = plan_script("SELECT * FROM t a JOIN t b ON a.k = b.k WHERE a.x = 1 AND b.x > $v",
+                       parameters={"v": 2}).steps[0]
+    first, second = step.tables
+    assert first.view != second.view and first.name == second.name == "main.t"
+    assert first.predicates == (("x", "=", 1),)
+    assert second.predicates == (("x", ">", {"param": "v"}),)
+    assert step.query.startswith(f"SELECT * FROM {first.view} AS a JOIN {second.view} AS b")
+
+
+def test_time_travel_ctes_temp_tables_and_files() -> None:
+    plan = plan_script("""
+        CREATE TEMP TABLE recent AS SELECT * FROM events AT (VERSION => 3);
+        WITH c AS (SELECT * FROM recent) SELECT * FROM c, read_parquet('s3://b/*.parquet') f,
+             events AT (TIMESTAMP => TIMESTAMP '2026-01-01 00:00:00') e
+    """)
+    temp, query = plan.steps
+    assert temp.tables[0].version == 3
+    assert [t.name for t in query.tables] == ["main.events"]  # the CTE and the temp table are not lake tables
+    assert query.tables[0].timestamp_sql == "CAST('2026-01-01 00:00:00' AS TIMESTAMP_NTZ)"
+    assert query.files[0].paths == ("s3://b/*.parquet",) and query.files[0].format == "parquet"
+
+
+def test_spark_dialect_is_taken_as_spark_sql() -> None:
+    step = plan_script("SELECT id, explode(array(1, 2)) AS x FROM t LATERAL VIEW explode(tags) AS tag",
+                       dialect="spark").steps[0]
+    assert "EXPLODE(ARRAY(1, 2))" in step.query and "LATERAL VIEW EXPLODE(tags)" in step.query
+
+
+def test_plan_round_trips_through_the_job_file_form() -> None:
+    plan = plan_script("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v; "
+                       "SELECT * FROM t WHERE id IN (1, 2)")
+    again = Plan.from_json_dict(plan.to_json_dict(), plan.parameters)
+    assert again == plan
