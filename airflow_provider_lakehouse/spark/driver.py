@@ -405,7 +405,15 @@ class PlanRunner:
         try:
             meta = frame.mapInArrow(lambda batches: write_batches(task, batches), f"{META_COLUMN} binary").toArrow()
         except BaseException:
-            remove_tagged_files(task)
+            # Spark fails the job as soon as one task fails; tasks still running may finish their file
+            # afterwards, so keep removing until a pass finds nothing (anything later is an orphan that
+            # ducklake_delete_orphaned_files removes).
+            quiet_passes = 0
+            for _ in range(20):
+                quiet_passes = quiet_passes + 1 if remove_tagged_files(task) == 0 else 0
+                if quiet_passes >= 3:
+                    break
+                time.sleep(0.5)
             raise
         files = written_files(meta.column(META_COLUMN).to_pylist())
         tx.add_files(target, files)

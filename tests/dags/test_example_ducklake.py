@@ -105,6 +105,9 @@ def test_hook_errors_are_clear(stack: Any, stack_env: dict[str, str]) -> None:
     finally:
         if saved is not None:
             os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"] = saved
+        from airflow_provider_lakehouse.spark.session import local_session
+
+        local_session().stop()  # PySpark allows no Spark Connect session in a process with a classic one
 
 
 def test_operations_dag_matches_duckdb(stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:

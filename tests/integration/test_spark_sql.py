@@ -28,6 +28,7 @@ def spark() -> Iterator[Any]:
 
     session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"})
     yield session
+    session.stop()  # PySpark allows no Spark Connect session in a process with a classic one
 
 
 def spec_of(setup: LakeSetup) -> DuckLakeSpec:
