@@ -19,7 +19,6 @@ import pyarrow as pa
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
 from airflow_provider_lakehouse.datatables.jsonsafe import to_json_safe
-from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.model import TableInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
@@ -269,14 +268,8 @@ class PlanRunner:
 
     def _step_create_table(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
         from airflow_provider_lakehouse.ducklake.types import columns_from_arrow
-        from airflow_provider_lakehouse.sql.types import arrow_type
 
-        import sqlglot
-
-        fields = []
-        for column in step.details["columns"]:
-            dtype = arrow_type(sqlglot.parse_one(f"CAST(x AS {column['type']})", read="duckdb").to)
-            fields.append(pa.field(column["name"], dtype, nullable=column["nullable"]))
+        fields = [pa.field(c["name"], _declared_type(c["type"]), nullable=c["nullable"]) for c in step.details["columns"]]
         columns = list(columns_from_arrow(pa.schema(fields)))
         for i, column in enumerate(step.details["columns"]):
             if column.get("default") is not None:
@@ -295,14 +288,8 @@ class PlanRunner:
         target = step.target or ""
         action = details["action"]
         if action == "add_column":
-            import sqlglot
-
-            from airflow_provider_lakehouse.sql.types import arrow_type
-
             column = details["column"]
-            dtype = arrow_type(sqlglot.parse_one(f"CAST(x AS {column['type']})", read="duckdb").to)
-            default = column.get("default")
-            tx.add_column(target, column["name"], dtype, default=default,
+            tx.add_column(target, column["name"], _declared_type(column["type"]), default=column.get("default"),
                           if_not_exists=details.get("if_not_exists", False))
         elif action == "drop_column":
             tx.drop_column(target, details["column"], if_exists=details.get("if_exists", False))
@@ -492,14 +479,13 @@ class PlanRunner:
         from airflow_provider_lakehouse.ducklake.reader import output_schema
 
         snapshot_id = self._snapshot_for(ref, args)
-        with self.lake.store.connection() as conn:
-            table = self.lake.find_table(conn, ref.name, snapshot_id)
-            if self._tx is not None and self._touched_in_tx(table):
-                raise UnsupportedStatementError(
-                    f"{ref.name} was changed earlier in this transaction; reading it again before COMMIT is not "
-                    "supported. Commit first, or read it before changing it.")
-            columns = self._projection(table, ref)
-            virtual = (ROWID, FILE_ID, FILE_POS) if ref.row_ids else ()
+        table = self.lake.table(ref.name, version=snapshot_id)
+        if self._tx is not None and self._touched_in_tx(table):
+            raise UnsupportedStatementError(
+                f"{ref.name} was changed earlier in this transaction; reading it again before COMMIT is not "
+                "supported. Commit first, or read it before changing it.")
+        columns = self._projection(table, ref)
+        virtual = (ROWID, FILE_ID, FILE_POS) if ref.row_ids else ()
         known = {c.name.lower(): c.name for c in table.columns}
         filters = [(known[name.lower()], op, _bind(value, args)) for name, op, value in ref.predicates
                    if name.lower() in known]
@@ -550,6 +536,15 @@ class PlanRunner:
         table = pa.Table.from_arrays([table.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema)
         return self.spark.createDataFrame(table) if table.num_rows else self.spark.createDataFrame(
             table.to_pandas(), schema=_spark_schema(schema))
+
+
+def _declared_type(text: str) -> pa.DataType:
+    """The Arrow type of a column type as the planner recorded it (DuckDB spelling)."""
+    import sqlglot
+
+    from airflow_provider_lakehouse.sql.types import arrow_type
+
+    return arrow_type(sqlglot.parse_one(f"CAST(x AS {text})", read="duckdb").to)
 
 
 def _bind(value: Any, args: Mapping[str, Any]) -> Any:

@@ -200,12 +200,12 @@ class _Planner:
 
     # -- entry -------------------------------------------------------------------------------
     def plan(self, statement: Statement) -> Step:
+        is_call, text = _strip_call(statement.text)
         try:
-            tree = sqlglot.parse_one(_strip_call(statement.text)[1] if _strip_call(statement.text)[0]
-                                     else statement.text, read=self.dialect)
+            tree = sqlglot.parse_one(text, read=self.dialect)
         except ParseError as exc:
             raise StatementError(statement.index, statement.text, f"cannot parse: {_first_line(exc)}") from None
-        if _strip_call(statement.text)[0]:
+        if is_call:
             return self._call(statement, tree)
         handler = getattr(self, f"_{type(tree).__name__.lower()}", None)
         if handler is None or isinstance(tree, exp.Command):

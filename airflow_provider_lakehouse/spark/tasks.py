@@ -16,8 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
-from airflow_provider_lakehouse.ducklake.model import ColumnStats, DataFileInfo, TableInfo, WrittenFile
-from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_expression
+from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo, WrittenFile
 from airflow_provider_lakehouse.ducklake.reader import default_array, read_data_file
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
@@ -90,7 +89,6 @@ class ScanTask:
     virtual: tuple[str, ...] = ()
     name_maps: dict[int, Any] = field(default_factory=dict)
     inlined_ipc: bytes = b""
-    file_stats: dict[int, list[ColumnStats]] | None = None
 
     def output_schema(self) -> pa.Schema:
         from airflow_provider_lakehouse.ducklake.reader import output_schema
@@ -113,22 +111,16 @@ class ScanTask:
         return tasks
 
 
-def read_task(task: ScanTask, predicates: Sequence[Predicate] = ()) -> Iterator[pa.RecordBatch]:
+def read_task(task: ScanTask) -> Iterator[pa.RecordBatch]:
     """Read a :class:`ScanTask`'s files (deletes, defaults and renames applied) and its inlined rows."""
     storage = Storage(task.data_path, task.s3)
     schema = task.output_schema()
-    expression = filter_expression(list(predicates)) if predicates else None
     for f in task.files:
         table = read_data_file(storage, f, task.columns, task.snapshot_id, virtual=task.virtual,
                                all_columns=task.table.columns, name_map=task.name_maps.get(f.mapping_id))
-        if expression is not None and table.num_rows:
-            table = table.filter(expression)
         yield from to_spark_batch(table, schema)
     if task.inlined_ipc:
-        inlined = pa.ipc.open_stream(task.inlined_ipc).read_all()
-        if expression is not None and inlined.num_rows:
-            inlined = inlined.filter(expression)
-        yield from to_spark_batch(inlined, schema)
+        yield from to_spark_batch(pa.ipc.open_stream(task.inlined_ipc).read_all(), schema)
 
 
 def table_to_ipc(table: pa.Table) -> bytes:
