@@ -136,31 +136,22 @@ def _register(spark: Any, task: FileTask) -> Any:
 
 def write_single_file(frame: Any, path: str, fmt: str, options: Mapping[str, Any], s3: S3Spec | None) -> int:
     """``COPY (query) TO path``: one file, written by one executor task; returns the row count."""
-    target = path
-
-    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        storage = _storage_for(target, s3)
-        rows = 0
-        writer: Any = None
-        sink = storage.fs.open_output_stream(storage.fs_path(target))
-        try:
-            for batch in batches:
-                if writer is None:
-                    writer = (pq.ParquetWriter(sink, batch.schema, compression="snappy") if fmt == "parquet"
-                              else pacsv.CSVWriter(sink, batch.schema,
-                                                   write_options=pacsv.WriteOptions(delimiter=str(options.get("delim", ",")))))
-                writer.write_batch(batch)
-                rows += batch.num_rows
-            if writer is None:  # no rows: still write a valid, empty file
-                writer = pq.ParquetWriter(sink, schema_holder[0], compression="snappy") if fmt == "parquet" else None
-            if writer is not None:
-                writer.close()
-        finally:
-            sink.close()
-        yield pa.RecordBatch.from_pydict({"rows": [rows]})
-
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    schema_holder = [to_arrow_schema(frame.schema)]
+    schema = to_arrow_schema(frame.schema)
+
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        storage = _storage_for(path, s3)
+        rows = 0
+        with storage.fs.open_output_stream(storage.fs_path(path)) as sink:
+            writer = (pq.ParquetWriter(sink, schema, compression="snappy") if fmt == "parquet"
+                      else pacsv.CSVWriter(sink, schema,
+                                           write_options=pacsv.WriteOptions(delimiter=str(options.get("delim", ",")))))
+            for batch in batches:
+                writer.write_batch(batch)
+                rows += batch.num_rows
+            writer.close()  # an empty result still gives a valid file (schema only, or a CSV header)
+        yield pa.RecordBatch.from_pydict({"rows": [rows]})
+
     counts = frame.coalesce(1).mapInArrow(write, "rows long").toArrow()
     return int(sum(counts.column("rows").to_pylist()))

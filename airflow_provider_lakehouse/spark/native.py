@@ -9,7 +9,7 @@ import pyarrow as pa
 from airflow_provider_lakehouse.ducklake.reader import ScanPlan, deleted_positions
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.types import Column
-from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch
+from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_table
 
 #: Column types whose Parquet storage Spark reads exactly as DuckLake means them.
 NATIVE_TYPES = frozenset({
@@ -50,8 +50,7 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage) -> Any:
         gone = spark.createDataFrame(deleted)
         frame = located.join(gone, on=["__lh_path", "__lh_pos"], how="left_anti").select(*names)
     if plan.inlined.num_rows:
-        inlined = pa.Table.from_batches(list(to_spark_batch(plan.inlined, arrow_schema)), schema=arrow_schema)
-        frame = frame.unionByName(spark.createDataFrame(inlined, schema=schema))
+        frame = frame.unionByName(spark.createDataFrame(to_spark_table(plan.inlined, arrow_schema), schema=schema))
     return frame
 
 

@@ -63,6 +63,12 @@ def to_spark_batch(table: pa.Table, schema: pa.Schema) -> Iterator[pa.RecordBatc
     yield from pa.Table.from_arrays(arrays, schema=schema).to_batches(max_chunksize=65536)
 
 
+def to_spark_table(table: pa.Table, schema: pa.Schema | None = None) -> pa.Table:
+    """``table`` with the types Spark can take (``schema`` defaults to :func:`spark_arrow_schema` of it)."""
+    schema = schema or spark_arrow_schema(table.schema)
+    return pa.Table.from_batches(list(to_spark_batch(table, schema)), schema=schema)
+
+
 def _cast(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.ChunkedArray | pa.Array:
     if array.type == target:
         return array
