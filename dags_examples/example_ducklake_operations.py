@@ -34,16 +34,7 @@ def example_ducklake_operations() -> None:
     )
     correct = DucklakeOperator(
         task_id="correct_orders",
-        sql=PREAMBLE + """
-            UPDATE sales.orders SET amount = amount * 2 WHERE customer_id = $doubled;
-            DELETE FROM sales.orders WHERE amount < $minimum;
-            MERGE INTO sales.orders AS o
-              USING (SELECT 1000 AS order_id, 0.0 AS amount UNION ALL SELECT 5000, 99.5) AS fix
-              ON o.order_id = fix.order_id
-              WHEN MATCHED THEN UPDATE SET amount = fix.amount
-              WHEN NOT MATCHED THEN INSERT (order_id, customer_id, amount, order_day)
-                                    VALUES (fix.order_id, 0, fix.amount, 0);
-        """,
+        sql="sql/correct_orders.sql",  # a file next to the DAG, rendered as a template
         parameters={"doubled": 3, "minimum": 10},
     )
     travel = DucklakeOperator(

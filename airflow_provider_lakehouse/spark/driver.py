@@ -34,6 +34,7 @@ from airflow_provider_lakehouse.spark.tasks import (
     remove_tagged_files,
     spark_arrow_schema,
     table_to_ipc,
+    to_spark_table,
     write_batches,
     written_files,
 )
@@ -84,7 +85,6 @@ def open_lake(spec: DuckLakeSpec) -> DuckLake:
 class _StepResult:
     index: int
     kind: str
-    text: str
     data: dict[str, Any] = field(default_factory=dict)
 
 
@@ -128,7 +128,7 @@ class PlanRunner:
         touched: dict[str, dict[str, Any]] = {}
         try:
             for step in plan.steps:
-                result = _StepResult(step.index, step.kind, step.text)
+                result = _StepResult(step.index, step.kind)
                 try:
                     self._run_step(step, plan.parameters, result)
                 except LakehouseError as exc:
@@ -198,7 +198,7 @@ class PlanRunner:
                 tx.abort()
             result.data["status"] = "executed"
             return
-        self._register_reads(step, args)
+        self._register_reads(step, args, result)
         handler = getattr(self, f"_step_{step.kind}")
         if step.kind == "call":
             if self._tx is not None:
@@ -236,8 +236,7 @@ class PlanRunner:
         frame = self.spark.sql(step.query, args=args or None)
         # A temp table is a snapshot of its query: materialize it so later statements see fixed rows.
         table = frame.toArrow()
-        materialized = self.spark.createDataFrame(table) if table.num_rows else frame.limit(0)
-        self._temp_view(step.target or "", materialized)
+        self._temp_view(step.target or "", self.spark.createDataFrame(table))
         result.data.update(affected_rows=table.num_rows, status="executed")
 
     def _step_temp_view(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
@@ -449,9 +448,14 @@ class PlanRunner:
         self._cached.clear()
 
     # -- reads -------------------------------------------------------------------------------
-    def _register_reads(self, step: Step, args: dict[str, Any]) -> None:
+    def _register_reads(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
+        scans = []
         for ref in step.tables:
-            self._temp_view(ref.view, self._table_frame(ref, args))
+            frame, scan = self._table_frame(ref, args)
+            self._temp_view(ref.view, frame)
+            scans.append(scan)
+        if scans:
+            result.data["scans"] = scans
         for file_ref in step.files:
             from airflow_provider_lakehouse.spark.files import read_files
 
@@ -475,7 +479,8 @@ class PlanRunner:
             return self.lake.snapshot(timestamp=value).snapshot_id
         return self.lake.current_snapshot_id()
 
-    def _table_frame(self, ref: TableRef, args: dict[str, Any]) -> Any:
+    def _table_frame(self, ref: TableRef, args: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """A DataFrame of ``ref`` at its snapshot, and what the scan read (reported per statement)."""
         from airflow_provider_lakehouse.ducklake.reader import output_schema
 
         snapshot_id = self._snapshot_for(ref, args)
@@ -491,22 +496,23 @@ class PlanRunner:
                    if name.lower() in known]
         plan = self.lake.scan(ref.name, columns=[c.name for c in columns], version=snapshot_id, virtual=virtual,
                               filters=filters)
-        name_maps = self.lake._name_maps(plan)
+        scan = {"table": table.qualified_name, "snapshot_id": snapshot_id, "columns": [c.name for c in columns],
+                "files": len(plan.files), "files_pruned": plan.pruned_files, "inlined_rows": plan.inlined.num_rows}
         if self._native_ok(plan, ref):
             from airflow_provider_lakehouse.spark.native import native_frame
 
-            return native_frame(self.spark, plan, self.lake.storage)
-        task = ScanTask(
-            data_path=self.lake.data_path, s3=self.spec.s3, table=table, snapshot_id=snapshot_id,
-            columns=tuple(columns), files=plan.files, virtual=virtual, name_maps=name_maps,
-            inlined_ipc=table_to_ipc(plan.inlined) if plan.inlined.num_rows else b"",
-        )
-        if not task.files and not task.inlined_ipc:
-            schema = spark_arrow_schema(output_schema(columns, virtual))
-            return self.spark.createDataFrame(schema.empty_table()) if hasattr(self.spark, "createDataFrame") else None
+            return native_frame(self.spark, plan, self.lake.storage), {**scan, "reader": "spark-parquet"}
+        if not plan.files and not plan.inlined.num_rows:
+            empty = spark_arrow_schema(output_schema(columns, virtual)).empty_table()
+            return self.spark.createDataFrame(empty), {**scan, "reader": "none"}
         from airflow_provider_lakehouse.spark.datasource import register_scan
 
-        return register_scan(self.spark, task)
+        task = ScanTask(
+            data_path=self.lake.data_path, s3=self.spec.s3, table=table, snapshot_id=snapshot_id,
+            columns=tuple(columns), files=plan.files, virtual=virtual, name_maps=self.lake._name_maps(plan),
+            inlined_ipc=table_to_ipc(plan.inlined) if plan.inlined.num_rows else b"",
+        )
+        return register_scan(self.spark, task), {**scan, "reader": "python-source"}
 
     def _touched_in_tx(self, table: TableInfo) -> bool:
         tx = self._tx
@@ -531,11 +537,7 @@ class PlanRunner:
     def _catalog_frame(self, ref: CatalogRef) -> Any:
         from airflow_provider_lakehouse.spark.maintenance import catalog_function
 
-        table = catalog_function(self.lake, ref)
-        schema = spark_arrow_schema(table.schema)
-        table = pa.Table.from_arrays([table.column(i).cast(f.type) for i, f in enumerate(schema)], schema=schema)
-        return self.spark.createDataFrame(table) if table.num_rows else self.spark.createDataFrame(
-            table.to_pandas(), schema=_spark_schema(schema))
+        return self.spark.createDataFrame(to_spark_table(catalog_function(self.lake, ref)))
 
 
 def _declared_type(text: str) -> pa.DataType:
@@ -561,12 +563,6 @@ def _arrow_schema_of(frame: Any) -> pa.Schema:
     schema = to_arrow_schema(frame.schema)
     # Spark's TIMESTAMP is instant-like (session zone UTC): store it as timestamptz, as DuckDB reads it.
     return pa.schema([pa.field(f.name, f.type, nullable=True) for f in schema])
-
-
-def _spark_schema(schema: pa.Schema) -> Any:
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema)
 
 
 def _true_expression() -> Any:

@@ -430,7 +430,8 @@ class _Planner:
             details = {"action": "add_column", "column": definition,
                        "if_not_exists": bool(action.args.get("exists"))}
         elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
-            details = {"action": "drop_column", "column": action.this.name, "if_exists": bool(action.args.get("exists"))}
+            (dropped,) = action.args.get("tables") or [action.this]
+            details = {"action": "drop_column", "column": dropped.name, "if_exists": bool(action.args.get("exists"))}
         elif isinstance(action, exp.RenameColumn):
             details = {"action": "rename_column", "column": action.this.name, "new_name": action.args["to"].name}
         elif isinstance(action, exp.AlterRename):

@@ -147,3 +147,79 @@ def test_operations_dag_matches_duckdb(stack: Any, stack_env: dict[str, str], ai
     duck_files = referee.rows(con, "SELECT file_count FROM ducklake_table_info('lake') WHERE table_name = 'orders'")
     assert maintain[-1]["rows"] == [{"table_name": "orders", "file_count": duck_files[0]["file_count"],
                                      "row_count": travel["rows_now"]}]
+
+
+def test_killing_a_spark_submit_task_stops_the_job_and_lands_nothing(stack: Any, stack_env: dict[str, str]) -> None:
+    """What Airflow does on task kill or timeout (``on_kill``): the spark-submit process goes away, no snapshot."""
+    import os
+    import threading
+    import time
+
+    from airflow_provider_lakehouse.exceptions import LakehouseError
+    from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+
+    env, setup = lake_env(dict(stack_env), "spark_local")
+    saved = {k: os.environ.get(k) for k in ("AIRFLOW_CONN_DUCKLAKE_MAIN", "AIRFLOW_CONN_SPARK_LOCAL")}
+    os.environ.update({k: env[k] for k in saved})
+    try:
+        hook = DucklakeHook()
+        hook.run("CREATE TABLE kept (id INTEGER)")
+        before = setup.open().current_snapshot_id()
+        outcome: list[BaseException | None] = []
+
+        def slow() -> None:
+            try:
+                hook.run("CREATE TABLE slow AS SELECT sum(hash(id)) AS h FROM range(0, 50000000000)")
+                outcome.append(None)
+            except BaseException as exc:  # noqa: BLE001 - the test inspects it
+                outcome.append(exc)
+
+        worker = threading.Thread(target=slow)
+        worker.start()
+        deadline = time.monotonic() + 120
+        while getattr(getattr(hook, "_submit_hook", None), "_submit_sp", None) is None:
+            assert time.monotonic() < deadline, "spark-submit did not start"
+            time.sleep(0.2)
+        process = hook._submit_hook._submit_sp
+        time.sleep(8)  # let the driver start the job
+        killed_at = time.monotonic()
+        hook.kill()
+        worker.join(60)
+        assert not worker.is_alive() and time.monotonic() - killed_at < 60
+        assert isinstance(outcome[0], LakehouseError)
+        assert process.poll() is not None
+        assert setup.open().current_snapshot_id() == before
+        con = referee.connect()
+        setup.attach(con)
+        assert referee.rows(con, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'slow'") == [{"n": 0}]
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def test_embedded_lake_with_a_sqlite_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local lake (SQLite catalog file, data on the filesystem) named by its connection; DuckDB reads it."""
+    from airflow_provider_lakehouse.ducklake.store import SqliteStore
+    from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+
+    catalog, data = tmp_path / "lake.sqlite", tmp_path / "files"
+    monkeypatch.setenv("AIRFLOW_CONN_DUCKLAKE_EMBEDDED", json.dumps({
+        "conn_type": "ducklake", "extra": {"catalog_sqlite_path": str(catalog), "data_path": str(data)}}))
+    hook = DucklakeHook(ducklake="embedded")
+    try:
+        response = hook.run("ATTACH 'ducklake://embedded' AS dl; USE dl; "
+                            "CREATE TABLE squares AS SELECT id, id * id AS sq FROM range(5) t(id); "
+                            "SELECT sum(sq) AS total FROM squares")
+    finally:
+        from airflow_provider_lakehouse.spark.session import local_session
+
+        local_session().stop()
+    assert response["engine"] == "local"
+    last = response["result"]["commands"][-1]
+    assert last["rows"] == [{"total": 30}] and last["scans"][0]["reader"] == "spark-parquet"
+    con = referee.connect()
+    LakeSetup(SqliteStore(str(catalog)), str(data) + "/").attach(con)
+    assert referee.rows(con, "SELECT sum(sq) AS total FROM lake.squares") == [{"total": 30}]

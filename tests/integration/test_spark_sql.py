@@ -233,3 +233,46 @@ def test_s3a_switch_hands_s3_files_to_sparks_own_reader(spark: Any, stack: Any) 
     assert selected(run(spark, setup, "SELECT sum(id) AS total FROM s")) == [{"total": 3}]
     with pytest.raises(StatementError, match="S3AFileSystem"):
         run(spark, setup, "SELECT sum(id) AS total FROM s", s3a=True)
+
+
+def test_remaining_statements_parameters_dialect_and_pruning(spark: Any, setup: LakeSetup) -> None:
+    """Temp views, DROP COLUMN/TABLE, time travel by timestamp, capped SELECTs, typed parameters, Spark SQL,
+    and file pruning from the WHERE constants, all checked against DuckDB or the catalog."""
+    for start in (0, 100, 200):  # three files with disjoint id ranges
+        run(spark, setup, ("CREATE TABLE IF NOT EXISTS r (id BIGINT, tag VARCHAR, extra INTEGER); "
+                           f"INSERT INTO r SELECT id + {start}, 'g' || (id % 3), 1 FROM range(100) t(id)"))
+    lake = setup.open()
+    cut = lake.snapshot().snapshot_time
+    all_files = len(lake.scan("r").files)
+    response = run(spark, setup, """
+        CREATE TEMP VIEW small AS SELECT * FROM r WHERE id BETWEEN 150 AND 160;
+        SELECT count(*) AS n FROM small;
+        SELECT id FROM r ORDER BY id;
+        ALTER TABLE r DROP COLUMN extra;
+        DELETE FROM r WHERE id >= 200;
+        SELECT count(*) AS n FROM r AT (TIMESTAMP => $cut);
+        SELECT $day AS day, $flag AS flag, $ids AS ids, $doc->>'k' AS k, $n + 1 AS n1;
+        CREATE TABLE gone AS SELECT 1 AS x;
+        DROP TABLE gone;
+        DROP TABLE IF EXISTS gone;
+    """, {"cut": cut, "day": dt.date(2026, 3, 1), "flag": True, "ids": [1, 2], "doc": {"k": "v"}, "n": 41},
+        max_rows=50)
+    c = {x["command_index"]: x for x in response["result"]["commands"]}
+    assert c[2]["rows"] == [{"n": 11}]
+    assert all_files >= 3 and c[1]["scans"][0] == {  # BETWEEN 150 AND 160 keeps the one file holding 100..199
+        "table": "main.r", "snapshot_id": c[1]["scans"][0]["snapshot_id"], "columns": ["id", "tag", "extra"],
+        "files": 1, "files_pruned": all_files - 1, "inlined_rows": 0, "reader": c[1]["scans"][0]["reader"]}
+    assert c[3]["row_count"] == 300 and len(c[3]["rows"]) == 50 and c[3]["truncated"]
+    assert c[6]["rows"] == [{"n": 300}]  # as of before the delete
+    assert c[7]["rows"] == [{"day": "2026-03-01", "flag": True, "ids": [1, 2], "k": "v", "n1": 42}]
+    assert c[10]["status"] == "absent"
+
+    con = referee.connect()
+    setup.attach(con)
+    assert duck_rows(con, "SELECT count(*) AS n, max(id) AS top FROM lake.r") == [{"n": 200, "top": 199}]
+    assert [r["column_name"] for r in duck_rows(con, "DESCRIBE lake.r")] == ["id", "tag"]
+    assert duck_rows(con, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'gone'") == [{"n": 0}]
+
+    spark_sql = PlanRunner(spark, spec_of(setup)).run(plan_script(
+        "SELECT tag, collect_list(id)[0] AS first_id FROM r WHERE id < 3 GROUP BY tag ORDER BY tag", dialect="spark"))
+    assert selected(spark_sql) == [{"tag": "g0", "first_id": 0}, {"tag": "g1", "first_id": 1}, {"tag": "g2", "first_id": 2}]
