@@ -112,4 +112,15 @@ def get_provider_info() -> dict[str, Any]:
             {"integration-name": "DuckLake", "python-modules": ["airflow_provider_lakehouse.operators.ducklake"]},
         ],
         "connection-types": [DATATABLE_CONNECTION, DUCKLAKE_CONNECTION],
+        # Airflow 3 reads only "asset-uris"; the legacy "dataset-uris" key served Airflow 2 and is not needed.
+        "asset-uris": [
+            {"schemes": ["datatable"],
+             "handler": "airflow_provider_lakehouse.assets.datatable.sanitize_uri",
+             "factory": "airflow_provider_lakehouse.assets.datatable.create_asset",
+             "to_openlineage_converter": "airflow_provider_lakehouse.assets.datatable.convert_asset_to_openlineage"},
+            {"schemes": ["ducklake"],
+             "handler": "airflow_provider_lakehouse.assets.ducklake.sanitize_uri",
+             "factory": "airflow_provider_lakehouse.assets.ducklake.create_asset",
+             "to_openlineage_converter": "airflow_provider_lakehouse.assets.ducklake.convert_asset_to_openlineage"},
+        ],
     }

@@ -12,6 +12,7 @@ from airflow_provider_lakehouse.connections.redact import Redactor
 from airflow_provider_lakehouse.connections.specs import PostgresSpec, postgres_spec_from_connection
 from airflow_provider_lakehouse.datatables.runner import Fetch, ScriptResult, run_script
 from airflow_provider_lakehouse.hooks._connections import get_connection, mask
+from airflow_provider_lakehouse.hooks._lineage import SqlTarget, report_hook_lineage
 
 if TYPE_CHECKING:
     import psycopg
@@ -72,10 +73,20 @@ class DataTableHook(BaseHook):
         :param fetch: ``all`` | ``one`` | ``scalar`` | ``none`` - shape of the last statement's result.
         :param autocommit: one transaction per statement instead of one for the whole script.
         """
-        return run_script(
+        result = run_script(
             self.spec, sql, parameters, schema=self.ref.schema, fetch=fetch, autocommit=autocommit,
             redactor=self.redactor, target=f"data table {str(self.ref)!r}",
         )
+        target = self.sql_target_of(str(self.ref))
+        report_hook_lineage(self, target.extract(sql), target)
+        return result
+
+    @staticmethod
+    def sql_target_of(datatable: str) -> SqlTarget:
+        """How SQL run on ``datatable`` names its tables (lineage): ``datatable://NAME``, its schema or
+        ``public``, the postgres dialect."""
+        ref = parse_datatable_name(datatable)
+        return SqlTarget("datatable", ref.name, ref.schema or "public", "postgres")
 
     def get_conn(self) -> psycopg.Connection[Any]:
         """A raw psycopg 3 connection (search path set to the schema, if one was named)."""

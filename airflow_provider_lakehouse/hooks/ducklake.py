@@ -23,6 +23,7 @@ from airflow_provider_lakehouse.connections.names import parse_datatable_name
 from airflow_provider_lakehouse.connections.redact import Redactor
 from airflow_provider_lakehouse.exceptions import InvalidConnectionError, LakehouseError, StatementError
 from airflow_provider_lakehouse.hooks._connections import get_connection, mask
+from airflow_provider_lakehouse.hooks._lineage import SqlTarget, report_hook_lineage
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.spark.driver import RunOptions
@@ -101,7 +102,10 @@ class DucklakeHook(BaseHook):
         from airflow_provider_lakehouse.spark.plan import plan_script
 
         plan = plan_script(sql, dialect=dialect, lake=self.name, parameters=parameters)
-        return self.run_plan(plan, options)
+        response = self.run_plan(plan, options)
+        target = SqlTarget("ducklake", plan.lake, "main", dialect)
+        report_hook_lineage(self, target.extract(sql), target)
+        return response
 
     def run_plan(self, plan: Plan, options: RunOptions | None = None) -> dict[str, Any]:
         from airflow_provider_lakehouse.spark.driver import RunOptions

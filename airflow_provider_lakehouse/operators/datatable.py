@@ -9,12 +9,17 @@ from airflow.sdk import BaseOperator
 
 from airflow_provider_lakehouse.datatables.runner import FETCH_MODES
 from airflow_provider_lakehouse.hooks.datatable import DataTableHook
+from airflow_provider_lakehouse.operators._lineage import SqlLineageMixin
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from airflow_provider_lakehouse.hooks._lineage import SqlTarget
+    from airflow_provider_lakehouse.lineage import Dataset, Lineage
+    from airflow_provider_lakehouse.lineage.openlineage import DatasetFacts, Naming
 
-class DataTableOperator(BaseOperator):
+
+class DataTableOperator(SqlLineageMixin, BaseOperator):
     """Run SQL on a Data Table in one transaction and push the last statement's result to XCom.
 
     :param sql: SQL text or a path ending in ``.sql``, one or more statements (templated).
@@ -24,6 +29,11 @@ class DataTableOperator(BaseOperator):
     :param fetch: ``all`` (list of row dicts, default), ``one`` (first row dict or None),
         ``scalar`` (first value or None) or ``none``.
     :param autocommit: run each statement in its own transaction (for ``CREATE DATABASE``, ``VACUUM``).
+
+    Lineage: tables the SQL reads and writes become the task's inlets and outlets
+    (``datatable://NAME/schema.table``) when the SQL is known at parse time, else they are published at run
+    time through an asset alias; asset events carry ``rows_written``. OpenLineage events carry schemas,
+    column lineage and row counts, under the Postgres naming (``postgres://host:port``, ``db.schema.table``).
     """
 
     template_fields: Sequence[str] = ("sql", "datatable", "parameters")
@@ -49,10 +59,33 @@ class DataTableOperator(BaseOperator):
         self.parameters = parameters
         self.fetch = fetch
         self.autocommit = autocommit
+        self._declare_lineage()
 
     def execute(self, context: Context) -> Any:
         hook = DataTableHook(datatable=self.datatable)
+        lineage = self._lineage_before_run()
         result = hook.run(self.sql, self.parameters, fetch=self.fetch, autocommit=self.autocommit)  # type: ignore[arg-type]
+        self._run_outcome = result
         for st in result.statements:
             self.log.info("statement %d (%s): %d row(s)", st.index, st.kind or "?", st.rowcount)
+        if lineage is not None:
+            written: dict[Dataset, int] = {}
+            for st in result.statements:
+                for dataset in lineage.statement_outputs.get(st.index, ()):
+                    written[dataset] = written.get(dataset, 0) + max(st.rowcount, 0)
+            self._publish_outputs(context, {d: {"rows_written": n} for d, n in written.items()})
         return result.result
+
+    # -- lineage ---------------------------------------------------------------------------------
+    def _sql_target(self) -> SqlTarget:
+        return DataTableHook.sql_target_of(self.datatable)
+
+    def _naming(self, target: SqlTarget) -> Naming:
+        from airflow_provider_lakehouse.hooks._openlineage import datatable_naming
+
+        return datatable_naming(target, DataTableHook(datatable=self.datatable).spec)
+
+    def _facts(self, target: SqlTarget, lineage: Lineage, outcome: Any) -> dict[Dataset, DatasetFacts]:
+        from airflow_provider_lakehouse.hooks._openlineage import datatable_facts
+
+        return datatable_facts(DataTableHook(datatable=self.datatable).spec, target, lineage, outcome)

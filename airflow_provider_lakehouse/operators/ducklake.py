@@ -7,13 +7,22 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
+import re
+
+from airflow_provider_lakehouse.hooks._lineage import SqlTarget
 from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+from airflow_provider_lakehouse.operators._lineage import SqlLineageMixin
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from airflow_provider_lakehouse.lineage import Dataset, Lineage
+    from airflow_provider_lakehouse.lineage.openlineage import DatasetFacts, Naming
 
-class DucklakeOperator(BaseOperator):
+_ATTACHED_LAKE = re.compile(r"\bATTACH\s+'ducklake(?::(?://)?(\w*))?'", re.IGNORECASE)
+
+
+class DucklakeOperator(SqlLineageMixin, BaseOperator):
     """Run SQL against a lake on Spark; every data-changing statement commits one DuckLake snapshot.
 
     The response (pushed to XCom) lists each statement's kind, affected or returned row count, columns and
@@ -26,6 +35,12 @@ class DucklakeOperator(BaseOperator):
         Spark as typed literals, never pasted into the SQL.
     :param dialect: ``duckdb`` (default, the lake's native SQL, translated to Spark) or ``spark``.
     :param max_rows: rows of each SELECT kept in the response (the row count is always exact).
+
+    Lineage: tables and files the SQL reads and writes become the task's inlets and outlets
+    (``ducklake://NAME/schema.table``, ``s3://bucket/key``) when the SQL is known at parse time, else they
+    are published at run time through an asset alias; asset events carry ``snapshot_id`` and
+    ``rows_written``. OpenLineage events carry schemas, column lineage, the snapshot id as dataset version,
+    files/bytes/rows written and the lake's catalog.
     """
 
     template_fields: Sequence[str] = ("sql", "ducklake", "parameters")
@@ -50,6 +65,7 @@ class DucklakeOperator(BaseOperator):
         self.dialect = dialect
         self.max_rows = max_rows
         self._hook: DucklakeHook | None = None
+        self._declare_lineage()
 
     def execute(self, context: Context) -> Any:
         from airflow_provider_lakehouse.spark.driver import RunOptions
@@ -57,6 +73,7 @@ class DucklakeOperator(BaseOperator):
 
         plan = plan_script(self.sql, dialect=self.dialect, lake=self.ducklake or None, parameters=self.parameters)
         self._hook = DucklakeHook(ducklake=plan.lake)
+        lineage = self._lineage_before_run()
         ti = context.get("ti")
         author = f"{ti.dag_id}.{ti.task_id}" if ti is not None else None
         response = self._hook.run_plan(plan, RunOptions(max_rows=self.max_rows, author=author))
@@ -67,8 +84,45 @@ class DucklakeOperator(BaseOperator):
         info = response["catalog_info"]
         self.log.info("lake %s: snapshot %s -> %s on %s", info["lake"], info["snapshot_before"],
                       info["snapshot_after"], response["engine"])
+        self._run_outcome = response
+        if lineage is not None:
+            self._publish_outputs(context, _asset_extras(lineage, self._sql_target(), response))
         return response
+
+    # -- lineage ---------------------------------------------------------------------------------
+    def _sql_target(self) -> SqlTarget:
+        lake = self.ducklake
+        if not lake:
+            attached = _ATTACHED_LAKE.search(self.sql) if isinstance(self.sql, str) else None
+            lake = (attached.group(1) or "main") if attached else "main"
+        return SqlTarget("ducklake", lake, "main", self.dialect)
+
+    def _naming(self, target: SqlTarget) -> Naming:
+        from airflow_provider_lakehouse.hooks._openlineage import ducklake_naming
+
+        return ducklake_naming(target)
+
+    def _facts(self, target: SqlTarget, lineage: Lineage, outcome: Any) -> dict[Dataset, DatasetFacts]:
+        from airflow_provider_lakehouse.hooks._openlineage import ducklake_facts
+
+        return ducklake_facts(DucklakeHook(ducklake=target.name).spec, target, lineage, outcome)
 
     def on_kill(self) -> None:
         if self._hook is not None:
             self._hook.kill()
+
+
+def _asset_extras(lineage: Lineage, target: SqlTarget, response: dict[str, Any]) -> dict[Dataset, dict[str, Any]]:
+    """``snapshot_id`` and ``rows_written`` for each output (files: the rows of the COPY that wrote them)."""
+    info = response["catalog_info"]
+    touched = {t["table"]: t for t in info.get("tables_touched") or ()}
+    rows = {c["command_index"]: c.get("affected_rows") for c in response["result"]["commands"]}
+    extras: dict[Dataset, dict[str, Any]] = {}
+    for index, datasets in lineage.statement_outputs.items():
+        for dataset in datasets:
+            extra = extras.setdefault(dataset, {})
+            if dataset.kind == "table" and (dataset.store or target.store) == target.store:
+                extra["snapshot_id"] = touched.get(dataset.name, {}).get("snapshot_id", info["snapshot_after"])
+            if rows.get(index) is not None:
+                extra["rows_written"] = extra.get("rows_written", 0) + int(rows[index])
+    return extras

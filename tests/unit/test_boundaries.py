@@ -15,6 +15,9 @@ CORE = [
     "airflow_provider_lakehouse.sql",
     "airflow_provider_lakehouse.datatables",
     "airflow_provider_lakehouse.get_provider_info",
+    "airflow_provider_lakehouse.lineage",
+    "airflow_provider_lakehouse.lineage.openlineage",
+    "airflow_provider_lakehouse.assets.uris",
 ]
 
 

@@ -1,0 +1,148 @@
+"""Lineage inside Airflow: assets for the UI graph, asset events, hook lineage, OpenLineage datasets.
+
+Everything here is best effort: lineage problems are logged and never fail a task.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_lakehouse.lineage import Dataset, Lineage, extract_lineage
+
+if TYPE_CHECKING:
+    from airflow.sdk import Asset
+
+log = logging.getLogger(__name__)
+
+_JINJA_EXPRESSION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+_JINJA_BLOCK = re.compile(r"\{%|\{#")
+_TEMPLATE_STANDIN = "$__template_value"  # parses as a parameter wherever a value can go
+
+
+@dataclass(frozen=True)
+class SqlTarget:
+    """The store a piece of SQL runs against, and how its tables are named.
+
+    :param kind: ``datatable`` or ``ducklake``.
+    :param name: the data table's or lake's name.
+    :param default_schema: where unqualified tables live (``public`` or the data table's schema; ``main``).
+    :param dialect: the SQL dialect to parse with.
+    """
+
+    kind: str
+    name: str
+    default_schema: str
+    dialect: str
+
+    @property
+    def store(self) -> str:
+        return f"{self.kind}://{self.name.lower()}"
+
+    def extract(self, sql: str) -> Lineage:
+        return extract_lineage(sql, self.dialect, self.default_schema)
+
+    def asset_uri(self, dataset: Dataset) -> str | None:
+        """The Airflow asset URI of a dataset (``None`` for what has no stable identity, e.g. relative paths)."""
+        if dataset.kind == "file":
+            if re.match(r"^[a-z][a-z0-9+.-]*://", dataset.name):
+                return re.sub(r"^s3a://", "s3://", dataset.name)
+            return f"file://{dataset.name}" if dataset.name.startswith("/") else None
+        store = dataset.store or self.store
+        if not re.match(r"^(ducklake|datatable)://[a-z0-9_]+$", store) or dataset.name.count(".") != 1:
+            return None
+        return f"{store}/{dataset.name}"
+
+
+def parse_time_lineage(sql: Any, target: SqlTarget) -> Lineage | None:
+    """Lineage of SQL known when the DAG file is parsed; ``None`` when it is not (a ``.sql`` file, Jinja
+    blocks) or when any statement does not parse (run-time lineage will say)."""
+    if not isinstance(sql, str) or sql.rstrip().endswith(".sql") or _JINJA_BLOCK.search(sql):
+        return None
+    if "{{" in target.name or "{{" in target.default_schema:
+        return None
+    lineage = target.extract(_JINJA_EXPRESSION.sub(_TEMPLATE_STANDIN, sql))
+    return None if lineage.errors else lineage
+
+
+def table_assets(lineage: Lineage, target: SqlTarget) -> tuple[list[Asset], list[Asset]]:
+    """Inlets (datasets read) and outlets (datasets written) as Airflow assets."""
+    inlets = [a for a in (_asset(d.dataset, target) for d in lineage.inputs) if a is not None]
+    outlets = [a for a in (_asset(d.dataset, target) for d in lineage.outputs) if a is not None]
+    return inlets, outlets
+
+
+def _asset(dataset: Dataset, target: SqlTarget) -> Asset | None:
+    from airflow.sdk import Asset
+
+    uri = target.asset_uri(dataset)
+    if uri is None:
+        return None
+    try:
+        asset = Asset(uri=uri)
+        return Asset(uri=asset.uri, name=asset.uri)  # name = the normalized URI: one identity per table
+    except Exception as exc:  # a path Airflow will not take as a URI is no reason to fail the DAG
+        log.warning("no asset for %s: %s", uri, exc)
+        return None
+
+
+def alias_name(dag_id: str | None, task_id: str) -> str:
+    """The asset alias a task publishes run-time outputs through."""
+    return f"lakehouse__{dag_id}__{task_id}" if dag_id else f"lakehouse__{task_id}"
+
+
+def publish_asset_events(
+    context: Mapping[str, Any],
+    lineage: Lineage,
+    target: SqlTarget,
+    extras: Mapping[Dataset, dict[str, Any]],
+    declared: Iterable[Any],
+    alias: str | None,
+) -> None:
+    """Attach extras (snapshot id, rows written) to the events of declared outlets; outputs known only now
+    go through the task's asset alias.
+
+    :param declared: the task's outlets (assets declared at parse time, and its alias).
+    """
+    try:
+        from airflow.sdk import AssetAlias
+
+        events = context.get("outlet_events")
+        if events is None:
+            return
+        declared_uris = {getattr(a, "uri", None) for a in declared}
+        for item in lineage.outputs:
+            asset = _asset(item.dataset, target)
+            if asset is None:
+                continue
+            extra = extras.get(item.dataset, {})
+            if asset.uri in declared_uris:
+                accessor = events[asset]
+                accessor.extra = {**(accessor.extra or {}), **extra}
+            elif alias is not None:
+                events[AssetAlias(alias)].add(asset, extra=extra)
+            else:
+                log.info("output %s was not declared as an outlet; no asset event for it", asset.uri)
+    except Exception:
+        log.warning("could not publish asset events", exc_info=True)
+
+
+def report_hook_lineage(hook: Any, lineage: Lineage, target: SqlTarget) -> None:
+    """Tell Airflow's hook-lineage collector what a hook call read and wrote (it feeds OpenLineage)."""
+    try:
+        from airflow.providers.common.compat.lineage.hook import get_hook_lineage_collector
+
+        collector = get_hook_lineage_collector()
+        for item in lineage.datasets:
+            uri = target.asset_uri(item.dataset)
+            if uri is None:
+                continue
+            if item.is_input:
+                collector.add_input_asset(context=hook, uri=uri)
+            if item.is_output:
+                collector.add_output_asset(context=hook, uri=uri)
+    except Exception:
+        log.warning("could not report hook lineage", exc_info=True)

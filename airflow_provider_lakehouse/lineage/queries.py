@@ -1,0 +1,402 @@
+"""Evaluate a query's AST into a :class:`DerivedRelation`: its output columns with their edges.
+
+Scopes follow SQL: a SELECT's FROM and JOIN sources, its CTEs, and the enclosing scopes for correlated
+subqueries. Unqualified columns go to the one source that has them (known schemas help); an ambiguous
+name is left out rather than guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from airflow_provider_lakehouse.lineage.model import Dataset
+from airflow_provider_lakehouse.lineage.relations import (
+    NO_EDGES,
+    Context,
+    DerivedRelation,
+    Edges,
+    FunctionRelation,
+    Relation,
+    as_indirect,
+    compose,
+)
+
+_HASH_FUNCTIONS = frozenset({"md5", "sha1", "sha256", "sha512", "sha2", "hash", "md5_number", "xxhash64", "crc32"})
+_HASH_CLASSES = (exp.MD5, exp.SHA, exp.SHA2)
+_COUNT_CLASSES = (exp.Count, exp.ApproxDistinct)
+
+
+@dataclass
+class Scope:
+    """Names visible to one SELECT: its sources (by alias), its CTEs and the enclosing scope."""
+
+    sources: dict[str, Relation] = field(default_factory=dict)
+    ctes: dict[str, DerivedRelation] = field(default_factory=dict)
+    parent: Scope | None = None
+    projections: dict[str, exp.Expression] = field(default_factory=dict)
+
+    def cte(self, name: str) -> DerivedRelation | None:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.ctes:
+                return scope.ctes[name]
+            scope = scope.parent
+        return None
+
+
+class QueryEvaluator:
+    """Turns queries into relations. ``table_source`` resolves a FROM table (dataset, CTE, temp object).
+
+    :param table_source: ``(table node, scope) -> Relation``; provided by the statement layer, which knows
+        attached stores, temporary objects and known schemas.
+    """
+
+    def __init__(self, table_source: Callable[[exp.Table, Scope], Relation]) -> None:
+        self.table_source = table_source
+
+    # -- queries -----------------------------------------------------------------------------
+    def query(self, node: exp.Expression, parent: Scope | None = None) -> DerivedRelation:
+        """The relation computed by a SELECT, set operation, VALUES or parenthesised query."""
+        if isinstance(node, exp.Subquery):
+            inner = self.query(node.this, parent)
+            return self._with_modifiers(node, inner, parent)
+        if isinstance(node, exp.SetOperation):
+            return self._set_operation(node, parent)
+        if isinstance(node, exp.Values):
+            width = len(node.expressions[0].expressions) if node.expressions else 0
+            names = _alias_columns(node) or [f"col{i}" for i in range(width)]
+            return DerivedRelation({name: NO_EDGES for name in names})
+        if isinstance(node, exp.Select):
+            return self._select(node, parent)
+        if isinstance(node, exp.Table):  # ``TABLE t`` or a bare table as a query (COPY t TO ...)
+            source = self.table_source(node, parent or Scope())
+            return DerivedRelation(dict(source.output()), source.rows, (source,) if source.is_open else ())
+        return DerivedRelation()
+
+    def _ctes(self, node: exp.Expression, scope: Scope) -> None:
+        with_ = node.args.get("with_") or node.args.get("with")
+        for cte in with_.expressions if with_ else ():
+            relation = self.query(cte.this, scope)
+            names = _alias_columns(cte)
+            if names:
+                relation = _renamed(relation, names)
+            scope.ctes[cte.alias_or_name.lower()] = relation
+
+    def _set_operation(self, node: exp.SetOperation, parent: Scope | None) -> DerivedRelation:
+        scope = Scope(parent=parent)
+        self._ctes(node, scope)
+        left = self.query(node.left, scope)
+        right = self.query(node.right, scope)
+        columns: dict[str, Edges] = {}
+        right_edges = [edges for _, edges in right.output()]
+        for i, (name, edges) in enumerate(left.output()):
+            columns[name] = edges | (right_edges[i] if i < len(right_edges) else NO_EDGES)
+        relation = DerivedRelation(columns, left.rows | right.rows, left.open_sources + right.open_sources)
+        return self._with_modifiers(node, relation, scope)
+
+    def _with_modifiers(self, node: exp.Expression, relation: DerivedRelation, parent: Scope | None) -> DerivedRelation:
+        """ORDER BY on a parenthesised query or a set operation sorts by its own output columns."""
+        order = node.args.get("order")
+        if not order:
+            return relation
+        scope = Scope(sources={"": relation}, parent=parent)
+        edges = set(relation.rows)
+        for ordered in order.expressions:
+            edges |= self.expression(ordered.this, scope, Context(indirect="SORT"))
+        return DerivedRelation(relation.columns, frozenset(edges), relation.open_sources)
+
+    def _select(self, select: exp.Select, parent: Scope | None) -> DerivedRelation:
+        scope = Scope(parent=parent)
+        self._ctes(select, scope)
+        rows: set = set()
+        from_ = select.args.get("from_") or select.args.get("from")
+        if from_ is not None:
+            self._add_source(from_.this, scope)
+        for join in select.args.get("joins") or ():
+            self._add_source(join.this, scope)
+            rows |= self._join_edges(join, scope)
+        for source in scope.sources.values():
+            rows |= source.rows
+        scope.projections = {
+            p.alias_or_name.lower(): p.unalias() for p in select.expressions if not isinstance(p, exp.Star)
+        }
+
+        columns: dict[str, Edges] = {}
+        open_sources: list[Relation] = []
+        for projection in select.expressions:
+            for name, edges, open_source in self._projection(projection, scope):
+                if open_source is not None:
+                    open_sources.append(open_source)
+                else:
+                    columns[name] = edges
+
+        where = select.args.get("where")
+        if where is not None:
+            rows |= self.predicate(where.this, scope)
+        group = select.args.get("group")
+        if group is not None:
+            rows |= self._group_edges(group, scope, select)
+        for key in ("having", "qualify"):
+            clause = select.args.get(key)
+            if clause is not None:
+                rows |= self.expression(clause.this, scope, Context(indirect="FILTER"), aliases=True)
+        order = select.args.get("order")
+        if order is not None:
+            for ordered in order.expressions:
+                rows |= self.expression(self._output_ref(ordered.this, scope), scope, Context(indirect="SORT"),
+                                        aliases=True)
+        return DerivedRelation(columns, frozenset(rows), tuple(open_sources))
+
+    def _projection(self, projection: exp.Expression, scope: Scope) -> Iterator[tuple[str, Edges, Relation | None]]:
+        star = projection if isinstance(projection, exp.Star) else None
+        if isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star):
+            star = projection.this
+            sources = [scope.sources.get(projection.table.lower())]
+        else:
+            sources = list(scope.sources.values())
+        if star is None:
+            name = _output_name(projection)
+            yield name, frozenset(self.expression(projection.unalias(), scope, Context())), None
+            return
+        excluded = {c.name.lower() for c in star.args.get("except_") or star.args.get("except") or ()}
+        for source in sources:
+            if source is None:
+                continue
+            for name, edges in source.output():
+                if name not in excluded:
+                    yield name, edges, None
+            if source.is_open:
+                yield "*", NO_EDGES, source
+
+    def _add_source(self, node: exp.Expression, scope: Scope) -> None:
+        alias = node.alias_or_name.lower() if node.alias_or_name else f"__source{len(scope.sources)}"
+        if isinstance(node, exp.Table) and node.alias and isinstance(node.this, exp.Identifier):
+            alias = node.alias.lower()
+        relation: Relation
+        if isinstance(node, exp.Subquery):
+            relation = self.query(node, scope)
+            names = _alias_columns(node)
+            if names:
+                relation = _renamed(relation, names)
+        elif isinstance(node, exp.Table):
+            relation = self.table_source(node, scope)
+        elif isinstance(node, (exp.Unnest, exp.Lateral)):
+            edges = self.expression(node, scope, Context().wrapped())
+            relation = FunctionRelation(frozenset(edges))
+        else:
+            relation = FunctionRelation()
+        scope.sources[alias] = relation
+
+    def _join_edges(self, join: exp.Join, scope: Scope) -> set:
+        edges: set = set()
+        on = join.args.get("on")
+        if on is not None:
+            edges |= self.expression(on, scope, Context(indirect="JOIN"))
+        for ident in join.args.get("using") or ():
+            name = ident.name.lower()
+            for source in scope.sources.values():
+                column = source.column(name) if source.knows(name) or source.is_open else None
+                edges |= compose(column or (), Context(indirect="JOIN"))
+        return edges
+
+    def _group_edges(self, group: exp.Group, scope: Scope, select: exp.Select) -> set:
+        edges: set = set()
+        if group.args.get("all"):
+            for projection in select.expressions:
+                if not projection.find(exp.AggFunc):
+                    edges |= self.expression(projection.unalias(), scope, Context(indirect="GROUP_BY"))
+            return edges
+        for element in group.expressions:
+            edges |= self.expression(self._output_ref(element, scope), scope, Context(indirect="GROUP_BY"),
+                                     aliases=True)
+        for key in ("rollup", "cube", "grouping_sets"):
+            for element in group.args.get(key) or ():
+                edges |= self.expression(element, scope, Context(indirect="GROUP_BY"), aliases=True)
+        return edges
+
+    @staticmethod
+    def _output_ref(node: exp.Expression, scope: Scope) -> exp.Expression:
+        """``ORDER BY 2`` / ``GROUP BY 1`` name a projection by position."""
+        if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+            index = int(node.this) - 1
+            projections = list(scope.projections.values())
+            if 0 <= index < len(projections):
+                return projections[index]
+        return node
+
+    # -- predicates --------------------------------------------------------------------------
+    def predicate(self, node: exp.Expression, scope: Scope) -> set:
+        """A WHERE clause: equalities between two relations' columns join, the rest filters."""
+        edges: set = set()
+        for conjunct in node.flatten() if isinstance(node, exp.And) else (node,):
+            if isinstance(conjunct, exp.Paren) and isinstance(conjunct.this, exp.And):
+                edges |= self.predicate(conjunct.this, scope)
+                continue
+            if isinstance(conjunct, exp.EQ) and self._joins_two_sources(conjunct, scope):
+                edges |= self.expression(conjunct, scope, Context(indirect="JOIN"))
+            else:
+                edges |= self.expression(conjunct, scope, Context(indirect="FILTER"), aliases=True)
+        return edges
+
+    def _joins_two_sources(self, eq: exp.EQ, scope: Scope) -> bool:
+        left, right = eq.this, eq.expression
+        if not (isinstance(left, exp.Column) and isinstance(right, exp.Column)):
+            return False
+        a, b = self._owner(left, scope), self._owner(right, scope)
+        return a is not None and b is not None and a is not b
+
+    def _owner(self, column: exp.Column, scope: Scope) -> Relation | None:
+        found = self._find_column(column, scope)
+        return found[0] if found else None
+
+    # -- expressions -------------------------------------------------------------------------
+    def expression(self, node: exp.Expression, scope: Scope, context: Context, *, aliases: bool = False) -> set:
+        """The edges of every column under ``node`` at ``context``.
+
+        :param aliases: resolve names that are no source column to the SELECT's own projections (what
+            DuckDB allows in WHERE / GROUP BY / HAVING / ORDER BY).
+        """
+        if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star):
+                return set()
+            return self._column(node, scope, context, aliases)
+        if isinstance(node, (exp.Subquery, exp.Select, exp.SetOperation)):
+            relation = self.query(node, scope)
+            output = relation.output()
+            edges = compose(output[0][1], context) if len(output) == 1 else set()
+            if context.indirect:
+                for _, column_edges in output[1:]:
+                    edges |= compose(column_edges, context)
+                return edges | as_indirect(relation.rows, context.indirect)
+            return edges | set(relation.rows)
+        if isinstance(node, exp.Exists):
+            inner = self.query(node.this, scope)
+            return as_indirect(inner.rows, context.indirect or "FILTER")
+        if isinstance(node, (exp.Alias, exp.Paren)):
+            return self.expression(node.this, scope, context, aliases=aliases)
+        if isinstance(node, exp.Window):
+            return self._window(node, scope, context, aliases)
+        if isinstance(node, exp.Case):
+            return self._case(node, scope, context, aliases)
+        if isinstance(node, exp.If):
+            condition = self.expression(node.this, scope, context.as_indirect("CONDITIONAL") if not context.indirect else context, aliases=aliases)
+            values = set()
+            for key in ("true", "false"):
+                if node.args.get(key) is not None:
+                    values |= self.expression(node.args[key], scope, context.wrapped(), aliases=aliases)
+            return condition | values
+        inner = context
+        if isinstance(node, exp.AggFunc):
+            inner = context.wrapped("AGGREGATION", masking=isinstance(node, _COUNT_CLASSES))
+        elif isinstance(node, _HASH_CLASSES) or (isinstance(node, exp.Anonymous) and node.name.lower() in _HASH_FUNCTIONS):
+            inner = context.wrapped(masking=True)
+        elif not isinstance(node, (exp.Identifier, exp.Literal)):
+            inner = context.wrapped()
+        edges: set = set()
+        for child in node.iter_expressions():
+            edges |= self.expression(child, scope, inner, aliases=aliases)
+        return edges
+
+    def _window(self, node: exp.Window, scope: Scope, context: Context, aliases: bool) -> set:
+        function = node.this
+        edges = self.expression(function, scope, context.wrapped(), aliases=aliases)
+        frame = context if context.indirect else context.as_indirect("WINDOW")
+        for element in node.args.get("partition_by") or ():
+            edges |= self.expression(element, scope, frame, aliases=aliases)
+        order = node.args.get("order")
+        if order is not None:
+            for ordered in order.expressions:
+                edges |= self.expression(ordered.this, scope, frame, aliases=aliases)
+        return edges
+
+    def _case(self, node: exp.Case, scope: Scope, context: Context, aliases: bool) -> set:
+        condition = context if context.indirect else context.as_indirect("CONDITIONAL")
+        edges: set = set()
+        if node.this is not None:  # CASE operand WHEN value ...: the operand decides
+            edges |= self.expression(node.this, scope, condition, aliases=aliases)
+        for branch in node.args.get("ifs") or ():
+            edges |= self.expression(branch.this, scope, condition, aliases=aliases)
+            edges |= self.expression(branch.args["true"], scope, context.wrapped(), aliases=aliases)
+        if node.args.get("default") is not None:
+            edges |= self.expression(node.args["default"], scope, context.wrapped(), aliases=aliases)
+        return edges
+
+    def _column(self, node: exp.Column, scope: Scope, context: Context, aliases: bool) -> set:
+        found = self._find_column(node, scope)
+        if found is not None:
+            return compose(found[1], context)
+        name = node.name.lower()
+        if aliases and not node.table and name in scope.projections:
+            return self.expression(scope.projections[name], scope, context)
+        return set()
+
+    def _find_column(self, node: exp.Column, scope: Scope) -> tuple[Relation, Edges] | None:
+        """The relation owning ``node`` and the column's edges, searching enclosing scopes outward."""
+        name = node.name.lower()
+        qualifier = node.table.lower() if node.table else ""
+        current: Scope | None = scope
+        while current is not None:
+            if qualifier:
+                source = current.sources.get(qualifier) or _by_table_name(current, node)
+                if source is not None:
+                    edges = source.column(name)
+                    return (source, edges) if edges is not None else None
+            else:
+                found = _unqualified(current, name)
+                if found is not None:
+                    return found
+            current = current.parent
+        return None
+
+
+def _unqualified(scope: Scope, name: str) -> tuple[Relation, Edges] | None:
+    knowing = [s for s in scope.sources.values() if s.knows(name)]
+    if len(knowing) == 1:
+        return knowing[0], knowing[0].column(name) or NO_EDGES
+    if knowing:
+        return None  # ambiguous: leave it out rather than guess
+    open_ = [s for s in scope.sources.values() if s.is_open]
+    if len(open_) == 1:
+        edges = open_[0].column(name)
+        return (open_[0], edges) if edges is not None else None
+    return None
+
+
+def _by_table_name(scope: Scope, column: exp.Column) -> Relation | None:
+    """``schema.table.column`` or ``table.column`` where the source has an alias: match the table name."""
+    from airflow_provider_lakehouse.lineage.relations import TableRelation
+
+    wanted = column.table.lower()
+    schema = column.db.lower() if column.db else None
+    for source in scope.sources.values():
+        if isinstance(source, TableRelation) and source.dataset.kind == "table":
+            parts = source.dataset.name.split(".")
+            if parts[-1] == wanted and (schema is None or (len(parts) > 1 and parts[-2] == schema)):
+                return source
+    return None
+
+
+def _alias_columns(node: exp.Expression) -> list[str]:
+    alias = node.args.get("alias")
+    if isinstance(alias, exp.TableAlias):
+        return [c.name.lower() for c in alias.columns]
+    return []
+
+
+def _renamed(relation: DerivedRelation, names: list[str]) -> DerivedRelation:
+    edges = [e for _, e in relation.output()]
+    columns = {name: edges[i] if i < len(edges) else NO_EDGES for i, name in enumerate(names)}
+    return DerivedRelation(columns, relation.rows, ())
+
+
+def _output_name(projection: exp.Expression) -> str:
+    name = projection.alias_or_name or projection.output_name
+    return (name or projection.sql()).lower()
+
+
+def dataset_of(relation: Relation) -> Dataset | None:
+    """The dataset behind a base-table relation (``None`` for derived ones)."""
+    return getattr(relation, "dataset", None)
