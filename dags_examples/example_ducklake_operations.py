@@ -29,7 +29,8 @@ def example_ducklake_operations() -> None:
         task_id="load_orders",
         sql=PREAMBLE + f"""
             CREATE SCHEMA IF NOT EXISTS sales;
-            CREATE OR REPLACE TABLE sales.orders AS SELECT * FROM read_parquet('{LANDING}');
+            CREATE OR REPLACE TABLE sales.orders AS
+                SELECT order_id, customer_id, amount, order_day FROM read_parquet('{LANDING}');
         """,
     )
     correct = DucklakeOperator(

@@ -65,6 +65,7 @@ class DataTableHook(BaseHook):
         *,
         fetch: Fetch = "all",
         autocommit: bool = False,
+        report_lineage: bool = True,
     ) -> ScriptResult:
         """Run a script (one transaction) and return per-statement results plus the last result.
 
@@ -72,13 +73,16 @@ class DataTableHook(BaseHook):
         :param parameters: a list for ``$1, $2, ...`` or a dict for ``$name``.
         :param fetch: ``all`` | ``one`` | ``scalar`` | ``none`` - shape of the last statement's result.
         :param autocommit: one transaction per statement instead of one for the whole script.
+        :param report_lineage: tell Airflow's hook-lineage collector which tables were read and written
+            (operators that emit their own lineage turn this off).
         """
         result = run_script(
             self.spec, sql, parameters, schema=self.ref.schema, fetch=fetch, autocommit=autocommit,
             redactor=self.redactor, target=f"data table {str(self.ref)!r}",
         )
-        target = self.sql_target_of(str(self.ref))
-        report_hook_lineage(self, target.extract(sql), target)
+        if report_lineage:
+            target = self.sql_target_of(str(self.ref))
+            report_hook_lineage(self, target.extract(sql), target)
         return result
 
     @staticmethod

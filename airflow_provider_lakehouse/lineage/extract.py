@@ -290,7 +290,9 @@ class _Script:
         if declared or relation is not None:
             self.known[dataset.key.lower()] = tuple(c for c in columns if c != "*")
         replaced = bool(tree.args.get("replace")) or "DROP" in self._touch(dataset).lifecycle
-        self._write(dataset, columns, relation.rows if relation else NO_EDGES, "OVERWRITE" if replaced else "CREATE")
+        # IF NOT EXISTS may create nothing: claim no lifecycle change rather than a false CREATE.
+        lifecycle = "OVERWRITE" if replaced else None if tree.args.get("exists") else "CREATE"
+        self._write(dataset, columns, relation.rows if relation else NO_EDGES, lifecycle)
         if kind == "VIEW" and relation is not None:
             self.views[dataset] = relation
 

@@ -19,6 +19,8 @@ from airflow_provider_lakehouse.hooks._lineage import (
     table_assets,
 )
 
+from airflow_provider_lakehouse.lineage import extract_lineage
+
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
 
@@ -113,6 +115,9 @@ class SqlLineageMixin:
                     facts = self._facts(target, lineage, self._run_outcome)
                 except Exception:
                     log.warning("lineage: could not read schemas and statistics", exc_info=True)
+                schemas = {d.key: [name for name, _ in f.fields] for d, f in facts.items() if f.fields}
+                if schemas:  # the catalog's columns expand SELECT * and place INSERTs without a column list
+                    lineage = extract_lineage(self.sql, target.dialect, target.default_schema, schemas)
             return operator_lineage(self.sql, target, lineage, self._naming(target), facts)
         except Exception:
             log.warning("lineage: no OpenLineage datasets for task %s", self.task_id, exc_info=True)

@@ -64,7 +64,8 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
     def execute(self, context: Context) -> Any:
         hook = DataTableHook(datatable=self.datatable)
         lineage = self._lineage_before_run()
-        result = hook.run(self.sql, self.parameters, fetch=self.fetch, autocommit=self.autocommit)  # type: ignore[arg-type]
+        result = hook.run(self.sql, self.parameters, fetch=self.fetch, autocommit=self.autocommit,  # type: ignore[arg-type]
+                          report_lineage=False)  # this operator emits its own, richer lineage
         self._run_outcome = result
         for st in result.statements:
             self.log.info("statement %d (%s): %d row(s)", st.index, st.kind or "?", st.rowcount)
