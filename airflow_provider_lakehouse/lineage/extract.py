@@ -29,6 +29,7 @@ from airflow_provider_lakehouse.lineage.relations import (
     Context,
     DerivedRelation,
     Edges,
+    FilesRelation,
     FunctionRelation,
     Reads,
     Relation,
@@ -194,12 +195,8 @@ class _Script:
     def _function_source(self, function: exp.Expression, scope: Scope) -> Relation:
         name = _function_name(function)
         if name in _FILE_READERS:
-            paths = [lit.name for lit in _path_literals(function)]
-            if len(paths) == 1:
-                return TableRelation(Dataset("file", paths[0]), None, self.reads)
-            for path in paths:
-                self.reads.dataset(Dataset("file", path))
-            return FunctionRelation()
+            files = [TableRelation(Dataset("file", lit.name), None, self.reads) for lit in _path_literals(function)]
+            return files[0] if len(files) == 1 else FilesRelation(tuple(files))
         edges = self.queries.expression(function, scope, Context().wrapped())
         return FunctionRelation(frozenset(edges))
 
@@ -250,7 +247,7 @@ class _Script:
         if not isinstance(target, exp.Table):  # INSERT INTO FUNCTION / DIRECTORY: no table to name
             return
         source = tree.expression
-        relation = self.queries.query(source) if source is not None else DerivedRelation()
+        relation = self.queries.query(source, self._statement_scope(tree)) if source is not None else DerivedRelation()
         name = target.name.lower()
         lifecycle = "OVERWRITE" if tree.args.get("overwrite") else None
         if not target.db and name in self.temps:
@@ -274,7 +271,7 @@ class _Script:
             declared = [c.name.lower() for c in target.expressions if isinstance(c, exp.ColumnDef)]
             target = target.this
         query = tree.expression
-        relation = self.queries.query(query) if query is not None else None
+        relation = self.queries.query(query, self._statement_scope(tree)) if query is not None else None
         columns: dict[str, Edges] = {}
         if relation is not None:
             columns = _positional(declared, relation) if declared else dict(relation.output())
@@ -313,6 +310,12 @@ class _Script:
         self._add_sources(scope, list(tree.args.get("using") or ()), tree)
         rows = self._where_rows(tree, scope)
         self._write(dataset, (), frozenset(rows))
+
+    def _statement_scope(self, tree: exp.Expression) -> Scope:
+        """CTEs written before the statement (``WITH x AS (...) INSERT INTO ...``) are visible to its query."""
+        scope = Scope()
+        self.queries._ctes(tree, scope)
+        return scope
 
     def _target_scope(self, tree: exp.Expression) -> tuple[Scope, Dataset]:
         """The scope of UPDATE / DELETE / MERGE: the target table under its alias (it is read too)."""
@@ -444,7 +447,8 @@ def _function_name(function: exp.Expression) -> str:
 
 def _path_literals(function: exp.Expression) -> list[exp.Literal]:
     """The path arguments of a file reader: the first argument, a string or a list of strings."""
-    first: Any = function.this if function.args.get("this") is not None else (function.expressions or [None])[0]
+    this = function.args.get("this")
+    first: Any = this if isinstance(this, exp.Expression) else (function.expressions or [None])[0]
     if isinstance(first, exp.Literal) and first.is_string:
         return [first]
     if isinstance(first, exp.Array):

@@ -25,7 +25,6 @@ from airflow_provider_lakehouse.lineage.relations import (
 )
 
 _HASH_FUNCTIONS = frozenset({"md5", "sha1", "sha256", "sha512", "sha2", "hash", "md5_number", "xxhash64", "crc32"})
-_HASH_CLASSES = (exp.MD5, exp.SHA, exp.SHA2)
 _COUNT_CLASSES = (exp.Count, exp.ApproxDistinct)
 
 
@@ -37,6 +36,7 @@ class Scope:
     ctes: dict[str, DerivedRelation] = field(default_factory=dict)
     parent: Scope | None = None
     projections: dict[str, exp.Expression] = field(default_factory=dict)
+    projection_list: list[exp.Expression] = field(default_factory=list)
 
     def cte(self, name: str) -> DerivedRelation | None:
         scope: Scope | None = self
@@ -123,6 +123,7 @@ class QueryEvaluator:
         scope.projections = {
             p.alias_or_name.lower(): p.unalias() for p in select.expressions if not isinstance(p, exp.Star)
         }
+        scope.projection_list = [p.unalias() for p in select.expressions]
 
         columns: dict[str, Edges] = {}
         open_sources: list[Relation] = []
@@ -146,7 +147,7 @@ class QueryEvaluator:
         order = select.args.get("order")
         if order is not None:
             for ordered in order.expressions:
-                rows |= self.expression(self._output_ref(ordered.this, scope), scope, Context(indirect="SORT"),
+                rows |= self.expression(self._order_ref(ordered.this, scope), scope, Context(indirect="SORT"),
                                         aliases=True)
         return DerivedRelation(columns, frozenset(rows), tuple(open_sources))
 
@@ -222,10 +223,16 @@ class QueryEvaluator:
         """``ORDER BY 2`` / ``GROUP BY 1`` name a projection by position."""
         if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
             index = int(node.this) - 1
-            projections = list(scope.projections.values())
-            if 0 <= index < len(projections):
-                return projections[index]
+            if 0 <= index < len(scope.projection_list):
+                return scope.projection_list[index]
         return node
+
+    @classmethod
+    def _order_ref(cls, node: exp.Expression, scope: Scope) -> exp.Expression:
+        """ORDER BY names an output column first (``ORDER BY total`` sorts by the ``total`` projection)."""
+        if isinstance(node, exp.Column) and not node.table and node.name.lower() in scope.projections:
+            return scope.projections[node.name.lower()]
+        return cls._output_ref(node, scope)
 
     # -- predicates --------------------------------------------------------------------------
     def predicate(self, node: exp.Expression, scope: Scope) -> set:
@@ -291,7 +298,7 @@ class QueryEvaluator:
         inner = context
         if isinstance(node, exp.AggFunc):
             inner = context.wrapped("AGGREGATION", masking=isinstance(node, _COUNT_CLASSES))
-        elif isinstance(node, _HASH_CLASSES) or (isinstance(node, exp.Anonymous) and node.name.lower() in _HASH_FUNCTIONS):
+        elif _is_hash(node):
             inner = context.wrapped(masking=True)
         elif not isinstance(node, (exp.Identifier, exp.Literal)):
             inner = context.wrapped()
@@ -350,6 +357,13 @@ class QueryEvaluator:
                     return found
             current = current.parent
         return None
+
+
+def _is_hash(node: exp.Expression) -> bool:
+    """md5 / sha* / hash calls (sqlglot has a class per digest flavour): their inputs are masked."""
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower() in _HASH_FUNCTIONS
+    return isinstance(node, exp.Func) and type(node).__name__.upper().startswith(("MD5", "SHA"))
 
 
 def _unqualified(scope: Scope, name: str) -> tuple[Relation, Edges] | None:

@@ -134,6 +134,16 @@ class FunctionRelation(Relation):
         return frozenset(_retype(e, "TRANSFORMATION") for e in self.edges)
 
 
+@dataclass(eq=False)
+class FilesRelation(Relation):
+    """Several files read as one relation (``read_parquet([...])``): a column comes from each of them."""
+
+    files: tuple[TableRelation, ...] = ()
+
+    def column(self, name: str) -> Edges | None:
+        return frozenset().union(*(f.column(name) or NO_EDGES for f in self.files))
+
+
 def _retype(edge: InputColumn, subtype: str) -> InputColumn:
     if edge.transformation.type != DIRECT:
         return edge
