@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from contextlib import contextmanager
 
 from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
@@ -77,6 +78,14 @@ def demo(args: list[str]) -> int:
         environment = dict(os.environ, **stack.env())
         logs = stack.state_dir / "demo"
         logs.mkdir(exist_ok=True)
+        lineage_file = logs / "openlineage.jsonl"
+        lineage_file.unlink(missing_ok=True)
+        environment.update(  # the demo shows lineage: OpenLineage events go to a file
+            AIRFLOW__OPENLINEAGE__DISABLED="false",
+            AIRFLOW__OPENLINEAGE__NAMESPACE="lakehouse-demo",
+            AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps({"type": "file", "log_file_path": str(lineage_file),
+                                                        "append": True}),
+        )
         failed = []
         for dag_id in dags:
             _say(f"airflow dags test {dag_id} ...")
@@ -91,7 +100,9 @@ def demo(args: list[str]) -> int:
             if rc != 0:
                 failed.append(dag_id)
             _print_xcoms(dag_id, environment)
-        _say(f"Airflow home (metadata DB, task logs): {environment['AIRFLOW_HOME']}")
+            _print_lineage(dag_id, lineage_file)
+        _say(f"OpenLineage events (schema, column lineage, snapshot ids, statistics): {lineage_file}")
+        _say(f"Airflow home (metadata DB with the assets and asset events, task logs): {environment['AIRFLOW_HOME']}")
         _say(f"To look around: source {stack.state_dir / 'env.sh'}  (then airflow, psql, or the Python API)")
     return 1 if failed else 0
 
@@ -99,6 +110,21 @@ def demo(args: list[str]) -> int:
 def _print_xcoms(dag_id: str, environment: dict[str, str]) -> None:
     for task_id, value in sorted(read_xcoms(dag_id, environment).items()):
         _say(f"  {task_id} -> {json.dumps(value)[:300]}")
+
+
+def _print_lineage(dag_id: str, events_file: Path) -> None:
+    """One line per task: the datasets its COMPLETE event read and wrote."""
+    if not events_file.exists():
+        return
+    for line in events_file.read_text().splitlines():
+        event = json.loads(line)
+        name = event.get("job", {}).get("name", "")
+        if event.get("eventType") != "COMPLETE" or not name.startswith(f"{dag_id}."):
+            continue
+        inputs = [f"{d['namespace']}/{d['name']}" for d in event.get("inputs") or ()]
+        outputs = [f"{d['namespace']}/{d['name']}" for d in event.get("outputs") or ()]
+        if inputs or outputs:
+            _say(f"  lineage {name[len(dag_id) + 1:]}: {', '.join(inputs) or '-'} -> {', '.join(outputs) or '-'}")
 
 
 def read_xcoms(dag_id: str, environment: dict[str, str]) -> dict[str, object]:
