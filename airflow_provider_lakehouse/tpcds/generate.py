@@ -1,0 +1,83 @@
+"""Generate TPC-DS data into a landing area (one Parquet file per table) with DuckDB's ``dsdgen``, offline.
+
+DuckDB and its ``tpcds`` extension come from their wheels (``duckdb``, ``duckdb-extension-tpcds``); the
+extension is installed from the wheel into a local extension directory, never downloaded.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES, SOURCE_TABLES
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from airflow_provider_lakehouse.connections.lake import S3Spec
+
+
+@dataclass(frozen=True)
+class Generated:
+    """What :func:`generate` wrote: rows per table, bytes, seconds."""
+
+    scale_factor: float
+    landing: str
+    rows: dict[str, int]
+    bytes: int
+    seconds: float
+
+
+def tpcds_connection(extension_dir: str) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with ``tpcds`` loaded from its wheel (installed once into ``extension_dir``)."""
+    import duckdb
+    from duckdb_extensions import import_extension
+
+    Path(extension_dir).mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(config={"extension_directory": extension_dir, "autoinstall_known_extensions": False})
+    if not list(Path(extension_dir).rglob("tpcds*.duckdb_extension")):
+        import_extension("tpcds", con=con)
+    con.sql("LOAD tpcds")
+    return con
+
+
+def query_text(con: duckdb.DuckDBPyConnection, number: int) -> str:
+    """TPC-DS query ``number`` as the generator ships it."""
+    row = con.execute("SELECT query FROM tpcds_queries() WHERE query_nr = ?", [number]).fetchone()
+    if row is None:
+        raise ValueError(f"the generator has no TPC-DS query {number}")
+    return str(row[0])
+
+
+def generate(scale_factor: float, landing: str, *, extension_dir: str, s3: S3Spec | None = None) -> Generated:
+    """Write ``<landing>/<table>.parquet`` for the 24 source tables and ``<landing>/queries/qNN.sql``.
+
+    :param scale_factor: TPC-DS scale factor (1 = about 1 GB of raw data).
+    :param landing: a local directory or ``s3://bucket/prefix``.
+    :param extension_dir: where DuckDB extensions are installed from their wheels.
+    :param s3: credentials and endpoint when ``landing`` is on S3.
+    """
+    from airflow_provider_lakehouse.ducklake.storage import Storage, join_path
+
+    started = time.monotonic()
+    con = tpcds_connection(extension_dir)
+    con.execute(f"CALL dsdgen(sf={float(scale_factor)!r})")
+    storage = Storage(landing if "://" in landing else str(Path(landing).resolve()), s3)
+    rows: dict[str, int] = {}
+    size = 0
+    for table in SOURCE_TABLES:
+        data = con.execute(f"SELECT * FROM {table}").fetch_arrow_table()
+        file_size, _footer, _meta = storage.write_parquet(data, join_path(storage.data_path, f"{table}.parquet"),
+                                                          compression="zstd")
+        rows[table] = data.num_rows
+        size += file_size
+    for number in BENCHMARK_QUERIES:
+        path = storage.fs_path(join_path(storage.data_path, f"queries/q{number:02d}.sql"))
+        if not storage.is_s3:
+            storage.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        with storage.fs.open_output_stream(path) as out:
+            out.write(query_text(con, number).encode())
+    con.close()
+    return Generated(scale_factor, storage.data_path, rows, size, time.monotonic() - started)
