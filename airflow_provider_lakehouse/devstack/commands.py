@@ -18,7 +18,8 @@ from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
 from airflow_provider_lakehouse.devstack.stack import Stack
 
 # The example DAGs the main job runs, in order.
-DEMO_DAGS = ("example_datatable", "example_ducklake_sentiment", "example_ducklake_operations")
+DEMO_DAGS = ("example_datatable", "example_ducklake_sentiment", "example_ducklake_operations", "tpcds_pipeline")
+DEMO_SCALE_FACTOR = 0.01  # the README's main command: small enough for a laptop-sized demo
 
 
 def _say(message: str) -> None:
@@ -86,6 +87,8 @@ def demo(args: list[str]) -> int:
             AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps({"type": "file", "log_file_path": str(lineage_file),
                                                         "append": True}),
         )
+        if "tpcds_pipeline" in dags:
+            _generate_tpcds(environment)
         failed = []
         for dag_id in dags:
             _say(f"airflow dags test {dag_id} ...")
@@ -101,6 +104,9 @@ def demo(args: list[str]) -> int:
                 failed.append(dag_id)
             _print_xcoms(dag_id, environment)
             _print_lineage(dag_id, lineage_file)
+            if dag_id == "tpcds_pipeline":
+                _say("  TPC-DS results: lake 'main' tables results.q03 ... results.q79 (query answers), agg.* "
+                     "(aggregates), wide.* and tpcds.*; small aggregates in data table 'main', schema tpcds")
         _say(f"OpenLineage events (schema, column lineage, snapshot ids, statistics): {lineage_file}")
         _say(f"Airflow home (metadata DB with the assets and asset events, task logs): {environment['AIRFLOW_HOME']}")
         _say(f"To look around: source {stack.state_dir / 'env.sh'}  (then airflow, psql, or the Python API)")
@@ -110,6 +116,18 @@ def demo(args: list[str]) -> int:
 def _print_xcoms(dag_id: str, environment: dict[str, str]) -> None:
     for task_id, value in sorted(read_xcoms(dag_id, environment).items()):
         _say(f"  {task_id} -> {json.dumps(value)[:300]}")
+
+
+def _generate_tpcds(environment: dict[str, str]) -> None:
+    from airflow_provider_lakehouse.tpcds.generate import generate
+
+    landing = Path(environment["TPCDS_LANDING"])
+    if (landing / "store_sales.parquet").exists():
+        _say(f"TPC-DS data already in {landing}")
+        return
+    result = generate(DEMO_SCALE_FACTOR, str(landing), extension_dir=environment["LAKEHOUSE_DUCKDB_EXTENSIONS"])
+    _say(f"TPC-DS SF {DEMO_SCALE_FACTOR}: {sum(result.rows.values()):,} rows as Parquet in {landing} "
+         f"({result.seconds:.1f} s)")
 
 
 def _print_lineage(dag_id: str, events_file: Path) -> None:

@@ -298,6 +298,9 @@ class Stack:
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__OPENLINEAGE__DISABLED": "true",
             "SPARK_LOCAL_IP": LOOPBACK,
+            # DuckDB extensions installed from their wheels (the TPC-DS DAG reads its query text through them)
+            "LAKEHOUSE_DUCKDB_EXTENSIONS": str(self.state_dir / "duckdb_extensions"),
+            "TPCDS_LANDING": str(self.state_dir / "tpcds" / "landing"),
             "PATH": path if path.startswith(bin_dir + os.pathsep) else bin_dir + os.pathsep + path,
         }
 

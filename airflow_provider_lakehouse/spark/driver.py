@@ -136,7 +136,7 @@ class PlanRunner:
                 except Exception as exc:  # Spark, Arrow and catalog errors all name the statement
                     raise self._error(step, exc) from None
                 results.append(result)
-                if step.writes and result.data.get("target"):
+                if step.writes and result.data.get("target") and step.kind not in ("create_schema", "drop_schema"):
                     entry = touched.setdefault(result.data["target"], {"table": result.data["target"], "rows_written": 0})
                     entry["rows_written"] += int(result.data.get("affected_rows") or 0)
                     if result.data.get("snapshot_id") is not None:

@@ -530,7 +530,19 @@ class _Planner:
         return f"{prefix}{self._view_counter}"
 
     def _spark(self, tree: exp.Expression) -> str:
-        return tree.sql(dialect="spark")
+        return _duckdb_functions_for_spark(tree).sql(dialect="spark")
+
+
+def _duckdb_functions_for_spark(tree: exp.Expression) -> exp.Expression:
+    """DuckDB functions sqlglot leaves as they are but Spark names differently: ``error(msg)`` (a failing
+    check, e.g. ``CASE WHEN bad THEN error('...') END``) is Spark's ``raise_error(msg)``."""
+
+    def rename(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Anonymous) and node.name.lower() == "error":
+            return exp.Anonymous(this="raise_error", expressions=node.expressions)
+        return node
+
+    return tree.transform(rename)
 
 
 class _Refs:

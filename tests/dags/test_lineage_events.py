@@ -24,14 +24,16 @@ def read_assets(environment: dict[str, str]) -> dict[str, Any]:
     """Assets, their events (with extras and source task) and alias links, from the Airflow metadata DB."""
     script = (
         "import json\n"
-        "from airflow.models.asset import AssetModel, AssetEvent, AssetAliasModel\n"
+        "from airflow.models.asset import AssetModel, AssetEvent, AssetAliasModel, AssetDagRunQueue\n"
         "from airflow.utils.session import create_session\n"
         "with create_session() as s:\n"
         "    assets = {a.id: a.uri for a in s.query(AssetModel).all()}\n"
         "    events = [{'uri': assets[e.asset_id], 'extra': e.extra, 'dag': e.source_dag_id, 'task': e.source_task_id}\n"
         "              for e in s.query(AssetEvent).order_by(AssetEvent.id).all()]\n"
         "    aliases = {a.name: sorted(x.uri for x in a.assets) for a in s.query(AssetAliasModel).all()}\n"
-        "    print(json.dumps({'assets': sorted(assets.values()), 'events': events, 'aliases': aliases}))\n"
+        "    queued = [(assets[q.asset_id], q.target_dag_id) for q in s.query(AssetDagRunQueue).all()]\n"
+        "    print(json.dumps({'assets': sorted(assets.values()), 'events': events, 'aliases': aliases,\n"
+        "                      'queued': queued}))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -67,6 +69,11 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
         AIRFLOW__OPENLINEAGE__NAMESPACE="lakehouse-tests",
         AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps({"type": "file", "log_file_path": str(events_file), "append": True}),
     )
+    # the consumer DAG must be known to the metadata DB for an asset event to queue a run of it
+    result = run_airflow(env, "dags", "reserialize", "--bundle-name", "dags-folder")
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    result = run_airflow(env, "dags", "unpause", "example_lineage_consumer")  # paused DAGs get no queued runs
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     for dag_id in ("example_ducklake_operations", "example_datatable"):
         result = run_airflow(env, "dags", "test", dag_id)
         assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
@@ -149,5 +156,7 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
                                                                         "rows_written": 1000}
     assert extras[("correct_orders", "ducklake://main/sales.orders")] == {"snapshot_id": corrected_snapshot,
                                                                            "rows_written": affected}
+    # a DAG scheduled on the lake table got a run queued by the table's change
+    assert ["ducklake://main/sales.orders", "example_lineage_consumer"] in db["queued"]
     table_extras = {(e["task"], e["uri"]): e["extra"] for e in db["events"] if e["dag"] == "example_datatable"}
     assert table_extras[("insert_rows", "datatable://main/analytics.customers")] == {"rows_written": 3}

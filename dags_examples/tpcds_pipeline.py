@@ -1,0 +1,110 @@
+"""TPC-DS benchmark pipeline: 52 tasks in 5 stages on Spark over a lake, small aggregates to a Data Table.
+
+Generate the data first: ``python -m airflow_provider_lakehouse.tpcds generate --sf 0.1 --landing DIR`` and
+pass ``DIR`` as the ``landing`` parameter (default: ``$TPCDS_LANDING``). Stages (task groups):
+
+1. ingest (24): one source table each, from the landing area's Parquet files into ``tpcds.*``;
+2. validate (8): referential integrity and data quality; a failing check names its violation counts;
+3. denormalize (3): ``wide.{store,catalog,web}_sales``;
+4. aggregate (6 + 1): ``agg.*``, then the small aggregates are published to a Data Table;
+5. query (10): TPC-DS queries 3, 7, 19, 27, 34, 43, 46, 53, 67, 79 into ``results.qNN`` (query text from
+   the generator, read when the DAG is parsed).
+
+Every task's SQL is known when the DAG is parsed, so the Airflow graph shows the lake tables as assets
+between the stages.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pendulum
+from airflow.sdk import Param, dag, task, task_group
+
+from airflow_provider_lakehouse.operators.ducklake import DucklakeOperator
+from airflow_provider_lakehouse.tpcds.pipeline import (
+    AGGREGATES_PUBLISHED,
+    PREAMBLE,
+    aggregate_sql,
+    denormalize_sql,
+    ingest_sql,
+    query_result_sql,
+    validation_sql,
+)
+from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES, SOURCE_TABLES
+
+# The lake and data table are fixed when the DAG is parsed (the graph's assets name them); the landing area,
+# scale factor and Spark connection are run parameters.
+LAKE = os.environ.get("TPCDS_LAKE", "main")
+DATATABLE = os.environ.get("TPCDS_DATATABLE", "main:tpcds")
+EXTENSIONS = os.environ.get("LAKEHOUSE_DUCKDB_EXTENSIONS", os.path.join(tempfile.gettempdir(), "lakehouse-duckdb"))
+
+
+def _query_texts() -> dict[int, str]:
+    """The benchmark queries as DuckDB's generator ships them (never pasted into this repository)."""
+    from airflow_provider_lakehouse.tpcds.generate import query_text, tpcds_connection
+
+    con = tpcds_connection(EXTENSIONS)
+    try:
+        return {n: query_text(con, n) for n in BENCHMARK_QUERIES}
+    finally:
+        con.close()
+
+
+@dag(
+    schedule=None,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_tasks=2,
+    tags=["tpcds", "benchmark", "example"],
+    params={
+        "landing": Param(os.environ.get("TPCDS_LANDING", "/tmp/tpcds/landing"), type="string",
+                         description="Where the generated Parquet files are (a directory or s3://bucket/prefix)."),
+        "scale_factor": Param(0.1, type="number", description="The scale factor the data was generated at."),
+    },
+)
+def tpcds_pipeline() -> None:
+    preamble = PREAMBLE.format(lake=LAKE)
+
+    @task_group
+    def ingest() -> None:
+        for table in SOURCE_TABLES:
+            DucklakeOperator(task_id=table, ducklake=LAKE,
+                             sql=preamble + ingest_sql(table, "{{ params.landing }}"))
+
+    @task_group
+    def validate() -> None:
+        for name, sql in validation_sql().items():
+            DucklakeOperator(task_id=name, ducklake=LAKE, sql=preamble + sql)
+
+    @task_group
+    def denormalize() -> None:
+        for name, sql in denormalize_sql().items():
+            DucklakeOperator(task_id=name, ducklake=LAKE, sql=preamble + sql)
+
+    @task_group
+    def aggregate() -> None:
+        aggregates = [DucklakeOperator(task_id=name, ducklake=LAKE, sql=preamble + sql)
+                      for name, sql in aggregate_sql().items()]
+
+        @task
+        def publish_to_datatable() -> dict[str, int]:
+            """Copy the small aggregates into the Data Table for operational use (dashboards, APIs)."""
+            from airflow_provider_lakehouse.tpcds.publish import publish
+
+            return publish(LAKE, DATATABLE, AGGREGATES_PUBLISHED)
+
+        aggregates >> publish_to_datatable()
+
+    @task_group
+    def query() -> None:
+        for number, text in _query_texts().items():
+            DucklakeOperator(task_id=f"q{number:02d}", ducklake=LAKE,
+                             sql=PREAMBLE.format(lake=LAKE).replace("USE dl;", "USE dl.tpcds;")
+                             + query_result_sql(number, text))
+
+    ingest() >> validate() >> denormalize() >> aggregate() >> query()
+
+
+tpcds_pipeline()

@@ -1,0 +1,76 @@
+"""The 52-task TPC-DS pipeline with ``airflow dags test`` at a small scale factor on local Spark: every query
+result in the lake equals DuckDB's answer on the generated files; the Data Table holds the published
+aggregates; the graph declares the lake tables as assets between the stages."""
+
+from __future__ import annotations
+
+import decimal
+import json
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_lakehouse.tpcds.generate import generate
+from airflow_provider_lakehouse.tpcds.pipeline import AGGREGATES_PUBLISHED
+from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES, SOURCE_TABLES
+from tests import referee
+from tests.conftest import run_airflow
+from tests.dags.test_example_ducklake import lake_env
+
+DAG_FILE = Path(__file__).parents[2] / "dags_examples" / "tpcds_pipeline.py"
+
+
+def rounded_set(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows with numbers to 2 places, sorted (a table has no order; the query's ORDER BY is not kept)."""
+    def value(v: Any) -> Any:
+        return round(float(v), 2) if isinstance(v, (float, decimal.Decimal)) else v
+
+    return sorted((tuple(value(v) for v in row) for row in rows), key=repr)
+
+
+def test_the_graph_has_52_tasks_in_5_stages_with_assets_between_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKEHOUSE_DUCKDB_EXTENSIONS", referee.extension_dir())
+    dag = runpy.run_path(str(DAG_FILE))["tpcds_pipeline"]()
+    stages: dict[str, list[Any]] = {}
+    for task in dag.tasks:
+        stages.setdefault(task.task_id.split(".")[0], []).append(task)
+    assert {k: len(v) for k, v in stages.items()} == {
+        "ingest": 24, "validate": 8, "denormalize": 3, "aggregate": 7, "query": 10}
+    written = {a.uri for t in stages["ingest"] for a in t.outlets}
+    assert written == {f"ducklake://main/tpcds.{t}" for t in SOURCE_TABLES}
+    wide = {a.uri for t in stages["denormalize"] for a in t.outlets}
+    assert wide == {f"ducklake://main/wide.{c}_sales" for c in ("store", "catalog", "web")}
+    assert all({a.uri for a in t.inlets} <= written for t in stages["validate"] + stages["query"])
+    assert {a.uri for t in stages["aggregate"] for a in t.inlets} <= wide | written
+    assert {a.uri for t in stages["query"] for a in t.outlets} == {
+        f"ducklake://main/results.q{n:02d}" for n in BENCHMARK_QUERIES}
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_pipeline_answers_match_duckdb(stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path) -> None:
+    landing = str(tmp_path / "landing")
+    generate(0.01, landing, extension_dir=referee.extension_dir())
+    env, setup = lake_env(stack_env, None)
+    env.update(TPCDS_LANDING=landing, LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir())
+    result = run_airflow(env, "dags", "test", "tpcds_pipeline", timeout=1500)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+
+    con = referee.connect()
+    setup.attach(con)
+    for table in SOURCE_TABLES:
+        con.execute(f"CREATE VIEW main.{table} AS SELECT * FROM read_parquet('{landing}/{table}.parquet')")
+    for number in BENCHMARK_QUERIES:
+        query = Path(landing, "queries", f"q{number:02d}.sql").read_text()
+        ours = con.execute(f"SELECT * FROM lake.results.q{number:02d}").fetchall()
+        assert rounded_set(ours) == rounded_set(con.execute(query).fetchall()), f"query {number}"
+
+    conn = json.loads(env["AIRFLOW_CONN_DATATABLE_MAIN"])
+    conninfo = (f"host={conn['host']} port={conn['port']} user={conn['login']} dbname={conn['schema']} "
+                f"password={referee._conninfo_value(conn['password'])}")
+    con.execute(f"ATTACH {referee.sql_literal(conninfo)} AS dt (TYPE postgres, READ_ONLY)")
+    for table in AGGREGATES_PUBLISHED:
+        lake_rows = con.execute(f"SELECT count(*) FROM lake.agg.{table}").fetchone()[0]
+        assert con.execute(f"SELECT count(*) FROM dt.tpcds.{table}").fetchone()[0] == lake_rows > 0
