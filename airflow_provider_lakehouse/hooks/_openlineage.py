@@ -102,10 +102,7 @@ def datatable_facts(
         by_name = {d.name: d for d in tables}
         for schema, table, column, type_ in rows:
             fields.setdefault(by_name[f"{schema}.{table}"], []).append((column, type_))
-    written: dict[Dataset, int] = {}
-    for statement in result.statements if result is not None else ():
-        for dataset in lineage.statement_outputs.get(statement.index, ()):
-            written[dataset] = written.get(dataset, 0) + max(statement.rowcount, 0)
+    written = lineage.rows_written({st.index: st.rowcount for st in result.statements} if result else {})
     facts = {}
     for item in lineage.datasets:
         d = item.dataset
@@ -126,13 +123,8 @@ def ducklake_facts(spec: DuckLakeSpec, target: SqlTarget, lineage: Lineage, resp
     before = info.get("snapshot_before")
     after = info.get("snapshot_after")
     touched = {t["table"]: t for t in info.get("tables_touched") or ()}
-    rows_by_statement = {c["command_index"]: c.get("affected_rows")
-                         for c in ((response or {}).get("result") or {}).get("commands") or ()}
-    written: dict[Dataset, int] = {}
-    for index, datasets in lineage.statement_outputs.items():
-        for dataset in datasets:
-            if rows_by_statement.get(index) is not None:
-                written[dataset] = written.get(dataset, 0) + int(rows_by_statement[index])
+    written = lineage.rows_written({c["command_index"]: c.get("affected_rows")
+                                    for c in ((response or {}).get("result") or {}).get("commands") or ()})
     catalog = ducklake_catalog_facet(spec.name, _catalog_uri(spec), spec.data_path)
     lake = open_lake(spec)
     facts: dict[Dataset, DatasetFacts] = {}

@@ -314,7 +314,7 @@ class _Script:
     def _statement_scope(self, tree: exp.Expression) -> Scope:
         """CTEs written before the statement (``WITH x AS (...) INSERT INTO ...``) are visible to its query."""
         scope = Scope()
-        self.queries._ctes(tree, scope)
+        self.queries.add_ctes(tree, scope)
         return scope
 
     def _target_scope(self, tree: exp.Expression) -> tuple[Scope, Dataset]:
@@ -336,9 +336,9 @@ class _Script:
         return rows
 
     def _add_sources(self, scope: Scope, nodes: list[exp.Expression], tree: exp.Expression) -> None:
-        self.queries._ctes(tree, scope)
+        self.queries.add_ctes(tree, scope)
         for node in nodes:
-            self.queries._add_source(node, scope)
+            self.queries.add_source(node, scope)
 
     def _merge(self, tree: exp.Merge) -> None:
         scope, dataset = self._target_scope(tree)

@@ -136,6 +136,23 @@ class Lineage:
     def outputs(self) -> tuple[DatasetLineage, ...]:
         return tuple(d for d in self.datasets if d.is_output)
 
+    def rows_written(self, counts: Mapping[int, int | None]) -> dict[Dataset, int]:
+        """Attribute per-statement row counts (by 1-based statement index) to the datasets each wrote;
+        statements without a count (DDL, or a driver's ``-1``) add nothing.
+
+        >>> lineage = Lineage(statement_outputs={2: (Dataset("table", "s.t"),)})
+        >>> lineage.rows_written({1: None, 2: 5})
+        {Dataset(kind='table', name='s.t', store=None): 5}
+        """
+        written: dict[Dataset, int] = {}
+        for index, datasets in self.statement_outputs.items():
+            count = counts.get(index)
+            if count is None or count < 0:
+                continue
+            for dataset in datasets:
+                written[dataset] = written.get(dataset, 0) + int(count)
+        return written
+
     def get(self, key: str) -> DatasetLineage | None:
         """The dataset whose :attr:`Dataset.key` is ``key``, if touched."""
         return next((d for d in self.datasets if d.dataset.key == key), None)

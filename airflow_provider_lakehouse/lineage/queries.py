@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from airflow_provider_lakehouse.lineage.model import Dataset
 from airflow_provider_lakehouse.lineage.relations import (
     NO_EDGES,
     Context,
@@ -20,6 +19,7 @@ from airflow_provider_lakehouse.lineage.relations import (
     Edges,
     FunctionRelation,
     Relation,
+    TableRelation,
     as_indirect,
     compose,
 )
@@ -76,7 +76,7 @@ class QueryEvaluator:
             return DerivedRelation(dict(source.output()), source.rows, (source,) if source.is_open else ())
         return DerivedRelation()
 
-    def _ctes(self, node: exp.Expression, scope: Scope) -> None:
+    def add_ctes(self, node: exp.Expression, scope: Scope) -> None:
         with_ = node.args.get("with_") or node.args.get("with")
         for cte in with_.expressions if with_ else ():
             relation = self.query(cte.this, scope)
@@ -87,7 +87,7 @@ class QueryEvaluator:
 
     def _set_operation(self, node: exp.SetOperation, parent: Scope | None) -> DerivedRelation:
         scope = Scope(parent=parent)
-        self._ctes(node, scope)
+        self.add_ctes(node, scope)
         left = self.query(node.left, scope)
         right = self.query(node.right, scope)
         columns: dict[str, Edges] = {}
@@ -110,13 +110,13 @@ class QueryEvaluator:
 
     def _select(self, select: exp.Select, parent: Scope | None) -> DerivedRelation:
         scope = Scope(parent=parent)
-        self._ctes(select, scope)
+        self.add_ctes(select, scope)
         rows: set = set()
         from_ = select.args.get("from_") or select.args.get("from")
         if from_ is not None:
-            self._add_source(from_.this, scope)
+            self.add_source(from_.this, scope)
         for join in select.args.get("joins") or ():
-            self._add_source(join.this, scope)
+            self.add_source(join.this, scope)
             rows |= self._join_edges(join, scope)
         for source in scope.sources.values():
             rows |= source.rows
@@ -172,7 +172,7 @@ class QueryEvaluator:
             if source.is_open:
                 yield "*", NO_EDGES, source
 
-    def _add_source(self, node: exp.Expression, scope: Scope) -> None:
+    def add_source(self, node: exp.Expression, scope: Scope) -> None:
         alias = node.alias_or_name.lower() if node.alias_or_name else f"__source{len(scope.sources)}"
         if isinstance(node, exp.Table) and node.alias and isinstance(node.this, exp.Identifier):
             alias = node.alias.lower()
@@ -289,7 +289,7 @@ class QueryEvaluator:
         if isinstance(node, exp.Case):
             return self._case(node, scope, context, aliases)
         if isinstance(node, exp.If):
-            condition = self.expression(node.this, scope, context.as_indirect("CONDITIONAL") if not context.indirect else context, aliases=aliases)
+            condition = self.expression(node.this, scope, context.or_indirect("CONDITIONAL"), aliases=aliases)
             values = set()
             for key in ("true", "false"):
                 if node.args.get(key) is not None:
@@ -310,7 +310,7 @@ class QueryEvaluator:
     def _window(self, node: exp.Window, scope: Scope, context: Context, aliases: bool) -> set:
         function = node.this
         edges = self.expression(function, scope, context.wrapped(), aliases=aliases)
-        frame = context if context.indirect else context.as_indirect("WINDOW")
+        frame = context.or_indirect("WINDOW")
         for element in node.args.get("partition_by") or ():
             edges |= self.expression(element, scope, frame, aliases=aliases)
         order = node.args.get("order")
@@ -320,7 +320,7 @@ class QueryEvaluator:
         return edges
 
     def _case(self, node: exp.Case, scope: Scope, context: Context, aliases: bool) -> set:
-        condition = context if context.indirect else context.as_indirect("CONDITIONAL")
+        condition = context.or_indirect("CONDITIONAL")
         edges: set = set()
         if node.this is not None:  # CASE operand WHEN value ...: the operand decides
             edges |= self.expression(node.this, scope, condition, aliases=aliases)
@@ -381,8 +381,6 @@ def _unqualified(scope: Scope, name: str) -> tuple[Relation, Edges] | None:
 
 def _by_table_name(scope: Scope, column: exp.Column) -> Relation | None:
     """``schema.table.column`` or ``table.column`` where the source has an alias: match the table name."""
-    from airflow_provider_lakehouse.lineage.relations import TableRelation
-
     wanted = column.table.lower()
     schema = column.db.lower() if column.db else None
     for source in scope.sources.values():
@@ -409,8 +407,3 @@ def _renamed(relation: DerivedRelation, names: list[str]) -> DerivedRelation:
 def _output_name(projection: exp.Expression) -> str:
     name = projection.alias_or_name or projection.output_name
     return (name or projection.sql()).lower()
-
-
-def dataset_of(relation: Relation) -> Dataset | None:
-    """The dataset behind a base-table relation (``None`` for derived ones)."""
-    return getattr(relation, "dataset", None)

@@ -168,8 +168,9 @@ class Context:
         strongest = max(self.subtype, subtype, key=DIRECT_SUBTYPES.index)
         return Context(strongest, self.masking or masking, self.indirect)
 
-    def as_indirect(self, subtype: str) -> Context:
-        return Context(indirect=subtype)
+    def or_indirect(self, subtype: str) -> Context:
+        """An indirect context of ``subtype``, unless already indirect (then its kind wins)."""
+        return self if self.indirect else Context(indirect=subtype)
 
 
 def compose(edges: Iterable[InputColumn], context: Context) -> set[InputColumn]:

@@ -70,10 +70,7 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
         for st in result.statements:
             self.log.info("statement %d (%s): %d row(s)", st.index, st.kind or "?", st.rowcount)
         if lineage is not None:
-            written: dict[Dataset, int] = {}
-            for st in result.statements:
-                for dataset in lineage.statement_outputs.get(st.index, ()):
-                    written[dataset] = written.get(dataset, 0) + max(st.rowcount, 0)
+            written = lineage.rows_written({st.index: st.rowcount for st in result.statements})
             self._publish_outputs(context, {d: {"rows_written": n} for d, n in written.items()})
         return result.result
 

@@ -116,13 +116,12 @@ def _asset_extras(lineage: Lineage, target: SqlTarget, response: dict[str, Any])
     """``snapshot_id`` and ``rows_written`` for each output (files: the rows of the COPY that wrote them)."""
     info = response["catalog_info"]
     touched = {t["table"]: t for t in info.get("tables_touched") or ()}
-    rows = {c["command_index"]: c.get("affected_rows") for c in response["result"]["commands"]}
+    written = lineage.rows_written({c["command_index"]: c.get("affected_rows") for c in response["result"]["commands"]})
     extras: dict[Dataset, dict[str, Any]] = {}
-    for index, datasets in lineage.statement_outputs.items():
-        for dataset in datasets:
-            extra = extras.setdefault(dataset, {})
-            if dataset.kind == "table" and (dataset.store or target.store) == target.store:
-                extra["snapshot_id"] = touched.get(dataset.name, {}).get("snapshot_id", info["snapshot_after"])
-            if rows.get(index) is not None:
-                extra["rows_written"] = extra.get("rows_written", 0) + int(rows[index])
+    for dataset in {d for datasets in lineage.statement_outputs.values() for d in datasets}:
+        extra = extras.setdefault(dataset, {})
+        if dataset.kind == "table" and (dataset.store or target.store) == target.store:
+            extra["snapshot_id"] = touched.get(dataset.name, {}).get("snapshot_id", info["snapshot_after"])
+        if dataset in written:
+            extra["rows_written"] = written[dataset]
     return extras
