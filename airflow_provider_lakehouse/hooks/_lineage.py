@@ -102,8 +102,8 @@ def publish_asset_events(
     declared: Iterable[Any],
     alias: str | None,
 ) -> None:
-    """Attach extras (snapshot id, rows written) to the events of declared outlets; outputs known only now
-    go through the task's asset alias.
+    """Attach extras (snapshot id, rows and columns written) to the events of declared outlets; outputs known
+    only now go through the task's asset alias.
 
     :param declared: the task's outlets (assets declared at parse time, and its alias).
     """
@@ -118,7 +118,9 @@ def publish_asset_events(
             asset = _asset(item.dataset, target)
             if asset is None:
                 continue
-            extra = extras.get(item.dataset, {})
+            extra = dict(extras.get(item.dataset, {}))
+            if item.columns_written:  # the column badges of the asset node: which columns this run wrote
+                extra["columns_written"] = list(item.columns_written)
             if asset.uri in declared_uris:
                 accessor = events[asset]
                 accessor.extra = {**(accessor.extra or {}), **extra}

@@ -184,6 +184,9 @@ class QueryEvaluator:
                 relation = _renamed(relation, names)
         elif isinstance(node, exp.Table):
             relation = self.table_source(node, scope)
+            names = _alias_columns(node)
+            if names and isinstance(relation, FunctionRelation):  # f(...) AS r(a, b): its columns are known
+                relation = DerivedRelation({name: relation.column(name) or NO_EDGES for name in names})
         elif isinstance(node, (exp.Unnest, exp.Lateral)):
             edges = self.expression(node, scope, Context().wrapped())
             relation = FunctionRelation(frozenset(edges))

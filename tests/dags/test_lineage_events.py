@@ -151,12 +151,15 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
         assert uri in db["assets"]
     assert db["aliases"]["lakehouse__example_ducklake_operations__correct_orders"] == ["ducklake://main/sales.orders"]
     extras = {(e["task"], e["uri"]): e["extra"] for e in db["events"] if e["dag"] == "example_ducklake_operations"}
-    assert extras[("land_files", "s3://landing/examples/orders.parquet")] == {"rows_written": 1000}
-    assert extras[("load_orders", "ducklake://main/sales.orders")] == {"snapshot_id": loaded_snapshot,
-                                                                        "rows_written": 1000}
-    assert extras[("correct_orders", "ducklake://main/sales.orders")] == {"snapshot_id": corrected_snapshot,
-                                                                           "rows_written": affected}
+    order_columns = ["amount", "customer_id", "order_day", "order_id"]
+    assert extras[("land_files", "s3://landing/examples/orders.parquet")] == {
+        "rows_written": 1000, "columns_written": order_columns}
+    assert extras[("load_orders", "ducklake://main/sales.orders")] == {
+        "snapshot_id": loaded_snapshot, "rows_written": 1000, "columns_written": order_columns}
+    assert extras[("correct_orders", "ducklake://main/sales.orders")] == {  # UPDATE amount, MERGE's INSERT list
+        "snapshot_id": corrected_snapshot, "rows_written": affected, "columns_written": order_columns}
     # a DAG scheduled on the lake table got a run queued by the table's change
     assert ["ducklake://main/sales.orders", "example_lineage_consumer"] in db["queued"]
     table_extras = {(e["task"], e["uri"]): e["extra"] for e in db["events"] if e["dag"] == "example_datatable"}
-    assert table_extras[("insert_rows", "datatable://main/analytics.customers")] == {"rows_written": 3}
+    assert table_extras[("insert_rows", "datatable://main/analytics.customers")] == {  # * of jsonb_to_recordset AS r(...)
+        "rows_written": 3, "columns_written": ["email", "id", "lifetime_value", "name", "profile", "signed_up"]}
