@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from airflow.sdk import DAG, Asset, AssetAlias
 
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget
@@ -58,3 +59,48 @@ def test_asset_uris_of_datasets() -> None:
     assert target.asset_uri(Dataset("file", "s3a://b/k.parquet")) == "s3://b/k.parquet"
     assert target.asset_uri(Dataset("file", "/data/x.csv")) == "file:///data/x.csv"
     assert target.asset_uri(Dataset("file", "relative/x.csv")) is None
+
+
+def test_openlineage_on_start_and_on_failure_need_no_io(monkeypatch: pytest.MonkeyPatch) -> None:
+    import datetime as dt
+    import json
+    import uuid
+
+    from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
+    from openlineage.client.serde import Serde
+
+    from tests.support.openlineage_schemas import validate_event
+
+    monkeypatch.setenv("AIRFLOW_CONN_DATATABLE_OPS", json.dumps(
+        {"conn_type": "datatable", "host": "pg.internal", "port": 5433, "login": "u", "password": "s3cret pw",
+         "schema": "warehouse"}))
+    with DAG("lineage_ol"):
+        table = DataTableOperator(task_id="table", datatable="ops:mart",
+                                  sql="INSERT INTO daily (day, total) SELECT day, sum(amount) FROM sales.orders GROUP BY day")
+        lake = DucklakeOperator(task_id="lake", sql="ATTACH 'ducklake' AS dl; USE dl; "
+                                                    "CREATE TABLE s.t AS SELECT id, upper(name) AS name FROM s.src")
+    for operator in (table, lake):
+        for lineage in (operator.get_openlineage_facets_on_start(), operator.get_openlineage_facets_on_failure(None)):
+            assert lineage.job_facets["sql"].query == operator.sql
+            assert all("version" not in d.facets for d in lineage.outputs)  # nothing landed: no snapshot
+            event = RunEvent(eventType=RunState.FAIL, eventTime=dt.datetime.now(dt.timezone.utc).isoformat(),
+                             run=Run(runId=str(uuid.uuid4())), job=Job(namespace="tests", name=operator.task_id),
+                             producer="https://example.invalid/tests", inputs=lineage.inputs, outputs=lineage.outputs)
+            payload = Serde.to_json(event)
+            validate_event(json.loads(payload))
+            assert "s3cret" not in payload
+    out = table.get_openlineage_facets_on_start().outputs[0]
+    assert (out.namespace, out.name) == ("postgres://pg.internal:5433", "warehouse.mart.daily")
+    total = out.facets["columnLineage"].fields["total"].inputFields[0]
+    assert (total.name, total.field, total.transformations[0].subtype) == ("warehouse.sales.orders", "amount",
+                                                                           "AGGREGATION")
+    created = lake.get_openlineage_facets_on_failure(None).outputs[0]
+    assert (created.namespace, created.name) == ("ducklake://main", "s.t")
+    assert created.facets["lifecycleStateChange"].lifecycleStateChange.value == "CREATE"
+
+
+def test_lineage_problems_never_fail_the_task() -> None:
+    with DAG("lineage_broken"):
+        unknown = DataTableOperator(task_id="unknown", datatable="nosuchtable", sql="SELECT * FROM t")
+    lineage = unknown.get_openlineage_facets_on_start()  # the connection does not exist: logged, empty
+    assert lineage.inputs == [] and lineage.outputs == []
