@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from airflow_provider_lakehouse.devstack.commands import read_xcoms
-from tests import referee
 from tests.conftest import run_airflow
 from tests.dags.test_example_ducklake import lake_env
 from tests.support.openlineage_schemas import validate_event
