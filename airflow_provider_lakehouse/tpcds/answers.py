@@ -1,0 +1,81 @@
+"""TPC-DS reference answers as DuckDB's generator ships them, and comparison of results against them.
+
+DuckDB 1.5.5's ``tpcds_answers()`` raises ("Don't have TPC-DS answers for SF 10") before yielding a row, but
+the same answers (scale factors 0.01 and 1) are files of the ``duckdb`` source distribution:
+``extension/tpcds/dsdgen/answers/sf<SF>/<NN>.csv``. They are fetched once with
+``pip download duckdb==<version> --no-deps --no-binary duckdb`` into a cache directory.
+"""
+
+from __future__ import annotations
+
+import decimal
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+Row = tuple[Any, ...]
+
+
+def _sdist(cache_dir: Path, version: str) -> Path:
+    archive = cache_dir / f"duckdb-{version}.tar.gz"
+    if not archive.exists():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", f"duckdb=={version}", "--no-deps",
+                        "--no-binary", "duckdb", "-d", str(cache_dir)], check=True)
+    return archive
+
+
+def reference_answer(number: int, scale_factor: str, cache_dir: str, version: str | None = None) -> tuple[list[str], list[list[str]]]:
+    """Header and rows (text, ``NULL`` as written) of TPC-DS query ``number`` at ``scale_factor`` (``"0.01"``
+    or ``"1"``), from the DuckDB source distribution of ``version`` (default: the installed DuckDB's)."""
+    import duckdb
+
+    archive = _sdist(Path(cache_dir), version or duckdb.__version__)
+    suffix = f"/extension/tpcds/dsdgen/answers/sf{scale_factor}/{number:02d}.csv"
+    with tarfile.open(archive) as tar:
+        member = next((m for m in tar.getmembers() if m.name.endswith(suffix)), None)
+        if member is None:
+            raise LookupError(f"no reference answer for query {number} at SF {scale_factor} in {archive.name}")
+        lines = tar.extractfile(member).read().decode().splitlines()  # type: ignore[union-attr]
+    return lines[0].split("|"), [line.split("|") for line in lines[1:] if line]
+
+
+def matches_reference(rows: list[Row], reference: list[list[str]], tolerance: float = 0.011) -> str | None:
+    """``None`` if ``rows`` (any order) equal the reference rows; numbers within ``tolerance`` (the reference
+    rounds to two places, or prints 16-20 digits); otherwise a description of the first difference."""
+    if len(rows) != len(reference):
+        return f"{len(rows)} rows, reference has {len(reference)}"
+    ours = sorted((_normal(r) for r in rows), key=repr)
+    theirs = sorted((_normal(r) for r in reference), key=repr)
+    for a, b in zip(ours, theirs):
+        if len(a) != len(b) or not all(_same(x, y, tolerance) for x, y in zip(a, b)):
+            return f"row {a} differs from reference {b}"
+    return None
+
+
+def _normal(row: Any) -> tuple[Any, ...]:
+    out = []
+    for value in row:
+        if value is None or value == "NULL":
+            out.append(None)
+            continue
+        if isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
+            out.append(round(float(value), 2))
+            continue
+        try:
+            out.append(round(float(value), 2) if _numeric(value) else str(value))
+        except ValueError:
+            out.append(str(value))
+    return tuple(out)
+
+
+def _numeric(text: str) -> bool:
+    return bool(text) and text.lstrip("-").replace(".", "", 1).isdigit()
+
+
+def _same(a: Any, b: Any, tolerance: float) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= tolerance
+    return a == b
