@@ -25,10 +25,10 @@ from airflow.sdk import Param, dag, task, task_group
 from airflow_provider_lakehouse.operators.ducklake import DucklakeOperator
 from airflow_provider_lakehouse.tpcds.pipeline import (
     AGGREGATES_PUBLISHED,
-    PREAMBLE,
     aggregate_sql,
     denormalize_sql,
     ingest_sql,
+    preamble,
     query_result_sql,
     validation_sql,
 )
@@ -65,27 +65,27 @@ def _query_texts() -> dict[int, str]:
     },
 )
 def tpcds_pipeline() -> None:
-    preamble = PREAMBLE.format(lake=LAKE)
+    use_lake = preamble(LAKE)
 
     @task_group
     def ingest() -> None:
         for table in SOURCE_TABLES:
             DucklakeOperator(task_id=table, ducklake=LAKE,
-                             sql=preamble + ingest_sql(table, "{{ params.landing }}"))
+                             sql=use_lake + ingest_sql(table, "{{ params.landing }}"))
 
     @task_group
     def validate() -> None:
         for name, sql in validation_sql().items():
-            DucklakeOperator(task_id=name, ducklake=LAKE, sql=preamble + sql)
+            DucklakeOperator(task_id=name, ducklake=LAKE, sql=use_lake + sql)
 
     @task_group
     def denormalize() -> None:
         for name, sql in denormalize_sql().items():
-            DucklakeOperator(task_id=name, ducklake=LAKE, sql=preamble + sql)
+            DucklakeOperator(task_id=name, ducklake=LAKE, sql=use_lake + sql)
 
     @task_group
     def aggregate() -> None:
-        aggregates = [DucklakeOperator(task_id=name, ducklake=LAKE, sql=preamble + sql)
+        aggregates = [DucklakeOperator(task_id=name, ducklake=LAKE, sql=use_lake + sql)
                       for name, sql in aggregate_sql().items()]
 
         @task
@@ -101,8 +101,7 @@ def tpcds_pipeline() -> None:
     def query() -> None:
         for number, text in _query_texts().items():
             DucklakeOperator(task_id=f"q{number:02d}", ducklake=LAKE,
-                             sql=PREAMBLE.format(lake=LAKE).replace("USE dl;", "USE dl.tpcds;")
-                             + query_result_sql(number, text))
+                             sql=preamble(LAKE, "tpcds") + query_result_sql(number, text))
 
     ingest() >> validate() >> denormalize() >> aggregate() >> query()
 

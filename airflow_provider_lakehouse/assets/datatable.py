@@ -48,12 +48,9 @@ def create_asset(*, name: str, schema: str, table: str, extra: dict[str, Any] | 
     :param extra: the asset's extra.
     :raises ValueError: if a part has characters the URI form cannot carry.
     """
-    from airflow.sdk import Asset
+    from airflow_provider_lakehouse.assets import airflow_asset
 
-    uri = table_asset_uri(SCHEME, name, schema, table)
-    # Asset's default name is the URI as written, before sanitizing; naming it by the normalized URI
-    # keeps one name per table. The group is left at Airflow's default ("asset"), as the Postgres provider does.
-    return Asset(uri=uri, name=uri, extra=extra)
+    return airflow_asset(table_asset_uri(SCHEME, name, schema, table), extra)
 
 
 def convert_asset_to_openlineage(asset: Asset, lineage_context: Any) -> OpenLineageDataset:

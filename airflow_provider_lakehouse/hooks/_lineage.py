@@ -76,14 +76,13 @@ def table_assets(lineage: Lineage, target: SqlTarget) -> tuple[list[Asset], list
 
 
 def _asset(dataset: Dataset, target: SqlTarget) -> Asset | None:
-    from airflow.sdk import Asset
+    from airflow_provider_lakehouse.assets import airflow_asset
 
     uri = target.asset_uri(dataset)
     if uri is None:
         return None
     try:
-        asset = Asset(uri=uri)
-        return Asset(uri=asset.uri, name=asset.uri)  # name = the normalized URI: one identity per table
+        return airflow_asset(uri)
     except Exception as exc:  # a path Airflow will not take as a URI is no reason to fail the DAG
         log.warning("no asset for %s: %s", uri, exc)
         return None
@@ -132,13 +131,20 @@ def publish_asset_events(
         log.warning("could not publish asset events", exc_info=True)
 
 
-def report_hook_lineage(hook: Any, lineage: Lineage, target: SqlTarget) -> None:
-    """Tell Airflow's hook-lineage collector what a hook call read and wrote (it feeds OpenLineage)."""
+def report_hook_lineage(hook: Any, sql: str, target: SqlTarget) -> None:
+    """Tell Airflow's hook-lineage collector what a hook call read and wrote (it feeds OpenLineage).
+
+    The SQL is analysed only when a collector listens (OpenLineage enabled): a hook called in a loop from
+    TaskFlow code pays nothing otherwise.
+    """
     try:
         from airflow.providers.common.compat.lineage.hook import get_hook_lineage_collector
+        from airflow.sdk.lineage import NoOpCollector
 
         collector = get_hook_lineage_collector()
-        for item in lineage.datasets:
+        if isinstance(collector, NoOpCollector):
+            return
+        for item in target.extract(sql).datasets:
             uri = target.asset_uri(item.dataset)
             if uri is None:
                 continue

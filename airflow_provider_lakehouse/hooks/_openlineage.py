@@ -39,11 +39,10 @@ def operator_lineage(
     from airflow.providers.openlineage.extractors import OperatorLineage
 
     inputs, outputs = openlineage_datasets(lineage, naming, facts)
-    statements = max([e.index for e in lineage.errors] + list(lineage.statement_outputs) + [1])
     return OperatorLineage(
         inputs=inputs,  # type: ignore[arg-type]
         outputs=outputs,  # type: ignore[arg-type]
-        run_facets=extraction_error_facets(lineage, statements),  # type: ignore[arg-type]
+        run_facets=extraction_error_facets(lineage),  # type: ignore[arg-type]
         job_facets=sql_job_facets(sql, target.dialect),  # type: ignore[arg-type]
     )
 
@@ -109,7 +108,7 @@ def datatable_facts(
         facts[d] = DatasetFacts(
             fields=tuple(fields[d]) if d in fields else None,
             rows=written.get(d) if item.is_output and result is not None else None,
-            symlinks=((target.store if not d.store else d.store, d.name, "TABLE"),) if d.kind == "table" else (),
+            symlinks=((d.store or target.store, d.name, "TABLE"),) if d.kind == "table" else (),
         )
     return facts
 

@@ -82,7 +82,7 @@ class DataTableHook(BaseHook):
         )
         if report_lineage:
             target = self.sql_target_of(str(self.ref))
-            report_hook_lineage(self, target.extract(sql), target)
+            report_hook_lineage(self, sql, target)
         return result
 
     @staticmethod

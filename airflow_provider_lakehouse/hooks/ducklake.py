@@ -103,8 +103,7 @@ class DucklakeHook(BaseHook):
 
         plan = plan_script(sql, dialect=dialect, lake=self.name, parameters=parameters)
         response = self.run_plan(plan, options)
-        target = SqlTarget("ducklake", plan.lake, "main", dialect)
-        report_hook_lineage(self, target.extract(sql), target)
+        report_hook_lineage(self, sql, SqlTarget("ducklake", plan.lake, "main", dialect))
         return response
 
     def run_plan(self, plan: Plan, options: RunOptions | None = None) -> dict[str, Any]:

@@ -92,7 +92,7 @@ def _extract(sql: str, dialect: str, default_schema: str | None, schemas: Mappin
             script.statement(tree, statement.index)
         except Exception as exc:  # the extractor must never fail a task
             errors.append(LineageError(statement.index, statement.text, f"{type(exc).__name__}: {exc}"))
-    return Lineage(script.result(), tuple(errors), script.statement_outputs)
+    return Lineage(script.result(), tuple(errors), script.statement_outputs, len(statements))
 
 
 def _message(exc: Exception) -> str:

@@ -122,11 +122,13 @@ class Lineage:
     :param errors: statements that yielded partial or no lineage.
     :param statement_outputs: for each statement (1-based index) that wrote, the datasets it wrote (what
         per-statement row counts are attributed to).
+    :param statements: how many statements the script has.
     """
 
     datasets: tuple[DatasetLineage, ...] = ()
     errors: tuple[LineageError, ...] = ()
     statement_outputs: Mapping[int, tuple[Dataset, ...]] = field(default_factory=dict)
+    statements: int = 0
 
     @property
     def inputs(self) -> tuple[DatasetLineage, ...]:

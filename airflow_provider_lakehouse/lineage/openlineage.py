@@ -162,12 +162,12 @@ def sql_job_facets(sql: str, dialect: str) -> dict[str, object]:
     return {"sql": sql_job.SQLJobFacet(query=sql, dialect=dialect)}
 
 
-def extraction_error_facets(lineage: Lineage, statements: int) -> dict[str, RunFacet]:
+def extraction_error_facets(lineage: Lineage) -> dict[str, RunFacet]:
     """The ``extractionError`` run facet when some statements could not be analysed."""
     if not lineage.errors:
         return {}
     return {"extractionError": extraction_error_run.ExtractionErrorRunFacet(
-        totalTasks=statements,
+        totalTasks=lineage.statements,
         failedTasks=len(lineage.errors),
         errors=[
             extraction_error_run.Error(errorMessage=e.message, stackTrace=None, task=e.statement[:1000], taskNumber=e.index)

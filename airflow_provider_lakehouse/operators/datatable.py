@@ -59,10 +59,17 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
         self.parameters = parameters
         self.fetch = fetch
         self.autocommit = autocommit
+        self._hook: DataTableHook | None = None
         self._declare_lineage()
 
+    def _table_hook(self) -> DataTableHook:
+        """One hook per run (after templating): the connection is resolved once for the SQL and its lineage."""
+        if self._hook is None:
+            self._hook = DataTableHook(datatable=self.datatable)
+        return self._hook
+
     def execute(self, context: Context) -> Any:
-        hook = DataTableHook(datatable=self.datatable)
+        hook = self._table_hook()
         lineage = self._lineage_before_run()
         result = hook.run(self.sql, self.parameters, fetch=self.fetch, autocommit=self.autocommit,  # type: ignore[arg-type]
                           report_lineage=False)  # this operator emits its own, richer lineage
@@ -81,9 +88,9 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
     def _naming(self, target: SqlTarget) -> Naming:
         from airflow_provider_lakehouse.hooks._openlineage import datatable_naming
 
-        return datatable_naming(target, DataTableHook(datatable=self.datatable).spec)
+        return datatable_naming(target, self._table_hook().spec)
 
     def _facts(self, target: SqlTarget, lineage: Lineage, outcome: Any) -> dict[Dataset, DatasetFacts]:
         from airflow_provider_lakehouse.hooks._openlineage import datatable_facts
 
-        return datatable_facts(DataTableHook(datatable=self.datatable).spec, target, lineage, outcome)
+        return datatable_facts(self._table_hook().spec, target, lineage, outcome)

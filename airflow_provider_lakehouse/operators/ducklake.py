@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 
-import re
-
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget
 from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
 from airflow_provider_lakehouse.operators._lineage import SqlLineageMixin
@@ -18,9 +16,6 @@ if TYPE_CHECKING:
 
     from airflow_provider_lakehouse.lineage import Dataset, Lineage
     from airflow_provider_lakehouse.lineage.openlineage import DatasetFacts, Naming
-
-_ATTACHED_LAKE = re.compile(r"\bATTACH\s+'ducklake(?::(?://)?(\w*))?'", re.IGNORECASE)
-
 
 class DucklakeOperator(SqlLineageMixin, BaseOperator):
     """Run SQL against a lake on Spark; every data-changing statement commits one DuckLake snapshot.
@@ -91,11 +86,12 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
 
     # -- lineage ---------------------------------------------------------------------------------
     def _sql_target(self) -> SqlTarget:
-        lake = self.ducklake
-        if not lake:
-            attached = _ATTACHED_LAKE.search(self.sql) if isinstance(self.sql, str) else None
-            lake = (attached.group(1) or "main") if attached else "main"
-        return SqlTarget("ducklake", lake, "main", self.dialect)
+        lake = self.ducklake or (self._hook.name if self._hook is not None else None)
+        if not lake and isinstance(self.sql, str):
+            from airflow_provider_lakehouse.spark.plan import attached_lake
+
+            lake = attached_lake(self.sql)  # the planner's own reading of the ATTACH, before a plan exists
+        return SqlTarget("ducklake", lake or "main", "main", self.dialect)
 
     def _naming(self, target: SqlTarget) -> Naming:
         from airflow_provider_lakehouse.hooks._openlineage import ducklake_naming
@@ -105,7 +101,8 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     def _facts(self, target: SqlTarget, lineage: Lineage, outcome: Any) -> dict[Dataset, DatasetFacts]:
         from airflow_provider_lakehouse.hooks._openlineage import ducklake_facts
 
-        return ducklake_facts(DucklakeHook(ducklake=target.name).spec, target, lineage, outcome)
+        hook = self._hook if self._hook is not None else DucklakeHook(ducklake=target.name)
+        return ducklake_facts(hook.spec, target, lineage, outcome)
 
     def on_kill(self) -> None:
         if self._hook is not None:

@@ -148,6 +148,22 @@ def _tuple(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
+def attached_lake(sql: str) -> str | None:
+    """The lake a script's ``ATTACH 'ducklake[://NAME]'`` names, read from its tokens (no parsing).
+
+    >>> attached_lake("ATTACH 'ducklake://sales' AS dl; USE dl; SELECT 1"), attached_lake("SELECT 1")
+    ('sales', None)
+    """
+    for statement in split_statements(sql):
+        if statement.kind != "attach":
+            continue
+        literal = next((t.text[1:-1] for t in statement.tokens if t.kind == "string"), "")
+        match = _ATTACH_URI.match(literal)
+        if match:
+            return match.group(1) or "main"
+    return None
+
+
 def plan_script(sql: str, *, dialect: str = "duckdb", lake: str | None = None,
                 parameters: Parameters = None) -> Plan:
     """Plan ``sql`` (one or more statements) for Spark.

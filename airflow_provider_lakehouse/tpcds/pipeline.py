@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from airflow_provider_lakehouse.tpcds.tables import SOURCE_TABLES
 
-PREAMBLE = "ATTACH 'ducklake://{lake}' AS dl; USE dl;\n"
+def preamble(lake: str, schema: str | None = None) -> str:
+    """``ATTACH`` the lake and ``USE`` it (or one of its schemas: the TPC-DS queries name tables unqualified).
+
+    >>> preamble("main", "tpcds")
+    "ATTACH 'ducklake://main' AS dl; USE dl.tpcds;\\n"
+    """
+    return f"ATTACH 'ducklake://{lake}' AS dl; USE dl{'.' + schema if schema else ''};\n"
 
 
 def ingest_sql(table: str, landing: str) -> str:
