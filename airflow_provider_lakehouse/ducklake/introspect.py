@@ -133,11 +133,12 @@ def table_changes(lake: DuckLake, name: str, start: int, end: int) -> pa.Table:
 
 
 def _rows(lake: DuckLake, name: str, snap: int, columns: list[str]) -> pa.Table:
-    if snap < 0:
-        raise LookupError(snap)
     try:
-        table = lake.table(name, version=snap)
+        # Before snapshot 0 (a range starting at 0) nothing existed, as before the table was created.
+        table = lake.table(name, version=snap) if snap >= 0 else None
     except LookupError:
+        table = None
+    if table is None:
         empty = lake.read(name, virtual=(ROWID, ROW_SNAPSHOT)).slice(0, 0)
         return empty
     present = [c for c in columns if any(tc.name == c for tc in table.columns)]

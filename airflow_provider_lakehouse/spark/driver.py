@@ -236,7 +236,7 @@ class PlanRunner:
         frame = self.spark.sql(step.query, args=args or None)
         # A temp table is a snapshot of its query: materialize it so later statements see fixed rows.
         table = frame.toArrow()
-        self._temp_view(step.target or "", self.spark.createDataFrame(table))
+        self._temp_view(step.target or "", self._frame(table))
         result.data.update(affected_rows=table.num_rows, status="executed")
 
     def _step_temp_view(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
@@ -504,7 +504,7 @@ class PlanRunner:
             return native_frame(self.spark, plan, self.lake.storage), {**scan, "reader": "spark-parquet"}
         if not plan.files and not plan.inlined.num_rows:
             empty = spark_arrow_schema(output_schema(columns, virtual)).empty_table()
-            return self.spark.createDataFrame(empty), {**scan, "reader": "none"}
+            return self._frame(empty), {**scan, "reader": "none"}
         from airflow_provider_lakehouse.spark.datasource import register_scan
 
         task = ScanTask(
@@ -537,7 +537,13 @@ class PlanRunner:
     def _catalog_frame(self, ref: CatalogRef) -> Any:
         from airflow_provider_lakehouse.spark.maintenance import catalog_function
 
-        return self.spark.createDataFrame(to_spark_table(catalog_function(self.lake, ref)))
+        return self._frame(to_spark_table(catalog_function(self.lake, ref)))
+
+    def _frame(self, table: pa.Table) -> Any:
+        """A DataFrame of an Arrow table, its schema given: Spark Connect cannot infer one from zero rows."""
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        return self.spark.createDataFrame(table, schema=from_arrow_schema(table.schema))
 
 
 def _declared_type(text: str) -> pa.DataType:

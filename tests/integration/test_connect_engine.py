@@ -1,0 +1,58 @@
+"""``DucklakeHook`` over Spark Connect on an S3 lake, where results can be empty: a scan whose files are all
+pruned by their statistics, an empty temp table, a catalog function with no rows. Spark Connect cannot infer a
+schema from zero rows, so each must still give its columns (found by the TPC-DS benchmark's quantity check).
+
+Runs in a child process: this pytest process may already hold a classic SparkSession, and PySpark allows only
+one kind per process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.dags.test_example_ducklake import lake_env
+
+RUN_HOOK = """
+import json, sys
+from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+response = DucklakeHook(ducklake="main").run(open(sys.argv[1]).read())
+open(sys.argv[2], "w").write(json.dumps(response, default=str))
+"""
+
+SQL = """
+CREATE TABLE stock (id INTEGER, qty INTEGER);
+INSERT INTO stock VALUES (1, 5), (2, 7);
+SELECT count(*) AS negative, sum(qty) AS total FROM stock WHERE qty < 0;
+CREATE TEMP TABLE none_left AS SELECT * FROM stock WHERE id > 10;
+SELECT count(*) AS n FROM none_left;
+SELECT * FROM none_left;
+SELECT snapshot_id FROM ducklake_table_changes('dl', 'main', 'stock', 0, 1);
+"""
+
+
+@pytest.mark.integration
+def test_empty_results_over_spark_connect(stack: Any, stack_env: dict[str, str], tmp_path: Path) -> None:
+    stack.start_spark_connect(log=lambda _m: None)
+    env, _setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
+    script = tmp_path / "script.sql"
+    script.write_text("ATTACH 'ducklake://main' AS dl; USE dl;" + SQL)
+    out = tmp_path / "response.json"
+    proc = subprocess.run([sys.executable, "-c", RUN_HOOK, str(script), str(out)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    response = json.loads(out.read_text())
+    assert response["engine"] == "spark_connect"
+    commands = response["result"]["commands"]
+    pruned = commands[4]
+    assert pruned["rows"] == [{"negative": 0, "total": None}]
+    scan = pruned["scans"][0]
+    assert scan["files"] == 0 and scan["files_pruned"] > 0 and scan["reader"] == "none"
+    assert commands[5]["affected_rows"] == 0
+    assert commands[6]["rows"] == [{"n": 0}]
+    assert commands[7]["columns"] == ["id", "qty"] and commands[7]["rows"] == []
+    assert commands[8]["columns"] == ["snapshot_id"] and commands[8]["rows"] == []
