@@ -31,6 +31,11 @@ _DELETE_PATH_ID = 2147483646
 _DELETE_POS_ID = 2147483645
 
 
+# Types whose storage form is built from the array's buffers (offsets, children); the rest are cast chunk by chunk,
+# since copying every column into one chunk cost a third of a large write.
+_NEEDS_ONE_CHUNK = frozenset({"uuid", "json", "struct", "list", "map"})
+
+
 def to_storage(columns: Sequence[Column], data: pa.Table) -> pa.Table:
     """Shape ``data`` (columns by name) into the file layout: storage types and field ids everywhere.
 
@@ -39,10 +44,11 @@ def to_storage(columns: Sequence[Column], data: pa.Table) -> pa.Table:
     arrays = []
     fields = []
     for column in columns:
-        if column.name in data.column_names:
-            array = data.column(column.name).combine_chunks()
-        else:
+        if column.name not in data.column_names:
             raise ValueError(f"Data has no column {column.name!r}.")
+        array = data.column(column.name)
+        if column.type in _NEEDS_ONE_CHUNK:
+            array = array.combine_chunks()
         if not column.nullable and array.null_count:
             raise ValueError(f"Column {column.name!r} is NOT NULL but {array.null_count} value(s) are NULL.")
         arrays.append(_to_storage_array(array, column))
@@ -50,7 +56,7 @@ def to_storage(columns: Sequence[Column], data: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def _to_storage_array(array: pa.Array, column: Column) -> pa.Array:
+def _to_storage_array(array: pa.Array | pa.ChunkedArray, column: Column) -> pa.Array | pa.ChunkedArray:
     target = storage_arrow_type(column)
     if column.type == "uuid":
         if isinstance(array.type, pa.BaseExtensionType):

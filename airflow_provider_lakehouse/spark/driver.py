@@ -25,7 +25,8 @@ from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
 from airflow_provider_lakehouse.ducklake.transaction import Transaction
 from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
-from airflow_provider_lakehouse.spark.plan import CatalogRef, Plan, Step, TableRef, spark_value
+from airflow_provider_lakehouse.spark.copy import plain_parquet_copy
+from airflow_provider_lakehouse.spark.plan import CatalogRef, FileRef, Plan, Step, TableRef, spark_value
 from airflow_provider_lakehouse.spark.tasks import (
     META_COLUMN,
     ROW_ID_INPUT,
@@ -307,7 +308,12 @@ class PlanRunner:
         if not created:
             result.data.update(status="exists", affected_rows=0, target=step.target)
             return
-        rows = self._write(tx, step.target or "", frame)
+        files = plain_parquet_copy(step)
+        rows = self._copy(tx, step.target or "", files, schema) if files is not None else None
+        if rows is None:
+            rows = self._write(tx, step.target or "", frame)
+        else:
+            result.data["write"] = "parquet-copy"  # executors copied the files' row groups (see .copy)
         result.data.update(status="executed", affected_rows=rows, target=step.target)
 
     def _step_insert(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
@@ -384,12 +390,37 @@ class PlanRunner:
     # -- helpers -------------------------------------------------------------------------------
     def _write(self, tx: Transaction, target: str, frame: Any) -> int:
         """Executors write ``frame`` as data files of ``target``; the files join the transaction."""
+        task = self._write_task(tx, target)
+        return self._run_write(tx, target, task, lambda: frame.mapInArrow(
+            lambda batches: write_batches(task, batches), f"{META_COLUMN} binary").toArrow())
+
+    def _copy(self, tx: Transaction, target: str, files: FileRef, spark_schema: pa.Schema) -> int | None:
+        """Executors copy the Parquet ``files`` into ``target`` with pyarrow (see :mod:`.copy`); None when the
+        files' types differ from what Spark's reader would produce (the caller then runs the query)."""
+        from airflow_provider_lakehouse.spark.copy import CopyTask, copy_pieces, file_schema, same_as_spark, work_items
+        from airflow_provider_lakehouse.spark.files import expand
+
+        paths = expand(files.paths, self.spec.s3)
+        schema = file_schema(paths[0], self.spec.s3)
+        if not same_as_spark(schema, spark_schema):
+            return None
+        items = work_items(paths, self.spec.s3)
+        copy = CopyTask(self._write_task(tx, target), self.spec.s3, schema)
+        work = self._frame(items).repartition(items.num_rows)  # one work item per Spark task
+        return self._run_write(tx, target, copy.write, lambda: work.mapInArrow(
+            lambda batches: copy_pieces(copy, batches), f"{META_COLUMN} binary").toArrow())
+
+    def _write_task(self, tx: Transaction, target: str) -> WriteTask:
         import uuid
 
-        task = WriteTask(data_path=self.lake.data_path, s3=self.spec.s3, table_dir=tx.table_dir(target),
+        return WriteTask(data_path=self.lake.data_path, s3=self.spec.s3, table_dir=tx.table_dir(target),
                          columns=tuple(tx.table_columns(target)), tag=uuid.uuid4().hex[:12])
+
+    def _run_write(self, tx: Transaction, target: str, task: WriteTask, job: Callable[[], pa.Table]) -> int:
+        """Run the Spark ``job`` whose executors write ``task``'s files; register them in the transaction, or
+        remove them if the job fails."""
         try:
-            meta = frame.mapInArrow(lambda batches: write_batches(task, batches), f"{META_COLUMN} binary").toArrow()
+            meta = job()
         except BaseException:
             # Spark fails the job as soon as one task fails; tasks still running may finish their file
             # afterwards, so keep removing until a pass finds nothing (anything later is an orphan that

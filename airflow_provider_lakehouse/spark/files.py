@@ -26,7 +26,7 @@ from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_
 _counter = itertools.count(1)
 
 
-def _storage_for(path: str, s3: S3Spec | None) -> Storage:
+def storage_for(path: str, s3: S3Spec | None) -> Storage:
     root = path.split("://", 1)[0] + "://" if "://" in path else "/"
     return Storage(root, s3 if root.startswith("s3") else None)
 
@@ -38,7 +38,7 @@ def expand(paths: Sequence[str], s3: S3Spec | None) -> list[str]:
         if not any(ch in path for ch in "*?["):
             found.append(path)
             continue
-        storage = _storage_for(path, s3)
+        storage = storage_for(path, s3)
         scheme = path.split("://", 1)[0] + "://" if "://" in path else ""
         fixed = path[: min(path.index(ch) for ch in "*?[" if ch in path)]
         base = fixed.rsplit("/", 1)[0]
@@ -63,7 +63,7 @@ class FileTask:
 
 
 def read_file(task: FileTask, path: str) -> pa.Table:
-    storage = _storage_for(path, task.s3)
+    storage = storage_for(path, task.s3)
     if task.format == "parquet":
         with storage.open_input(path) as handle:
             return pq.read_table(handle)
@@ -141,7 +141,7 @@ def write_single_file(frame: Any, path: str, fmt: str, options: Mapping[str, Any
     schema = to_arrow_schema(frame.schema)
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        storage = _storage_for(path, s3)
+        storage = storage_for(path, s3)
         rows = 0
         with storage.fs.open_output_stream(storage.fs_path(path)) as sink:
             writer = (pq.ParquetWriter(sink, schema, compression="snappy") if fmt == "parquet"

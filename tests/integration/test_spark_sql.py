@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
+from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
@@ -276,3 +278,72 @@ def test_remaining_statements_parameters_dialect_and_pruning(spark: Any, setup: 
     spark_sql = PlanRunner(spark, spec_of(setup)).run(plan_script(
         "SELECT tag, collect_list(id)[0] AS first_id FROM r WHERE id < 3 GROUP BY tag ORDER BY tag", dialect="spark"))
     assert selected(spark_sql) == [{"tag": "g0", "first_id": 0}, {"tag": "g1", "first_id": 1}, {"tag": "g2", "first_id": 2}]
+
+
+def _write_landing(setup: LakeSetup, name: str, tables: dict[str, pa.Table], row_group_size: int = 1000) -> str:
+    """Parquet files next to the lake's data (local directory or S3), as a landing area."""
+    from airflow_provider_lakehouse.ducklake.storage import Storage
+
+    storage = Storage(setup.data_path, setup.s3)
+    base = setup.data_path.rstrip("/") + f"_landing/{name}"
+    for file_name, table in tables.items():
+        if not base.startswith("s3://"):
+            Path(base).mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, storage.fs_path(f"{base}/{file_name}"), filesystem=storage.fs,
+                       row_group_size=row_group_size)
+    return base
+
+
+def _sample(start: int, n: int) -> pa.Table:
+    ids = list(range(start, start + n))
+    return pa.table({
+        "id": pa.array(ids, pa.int32()),
+        "big": pa.array([i * 1_000_003 if i % 7 else None for i in ids], pa.int64()),
+        "price": pa.array([None if i % 5 == 0 else Decimal(i % 1000) / 100 for i in ids], pa.decimal128(7, 2)),
+        "name": pa.array([f"n{i % 97}" if i % 11 else None for i in ids], pa.string()),
+        "day": pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=i % 400) for i in ids], pa.date32()),
+        "ratio": pa.array([i / 3 for i in ids], pa.float64()),
+        "flag": pa.array([i % 2 == 0 for i in ids], pa.bool_()),
+    })
+
+
+def test_parquet_load_is_copied_by_executors_exactly_as_the_query_path_writes_it(spark: Any, setup: LakeSetup) -> None:
+    """``CREATE TABLE AS SELECT * FROM read_parquet(...)`` copies row groups with pyarrow on the executors; the table
+    (types, rows) is the one the query path writes, DuckDB reads it, and a file that does not fit fails cleanly."""
+    setup.create()
+    landing = _write_landing(setup, "ok", {"a.parquet": _sample(0, 5000), "b.parquet": _sample(5000, 1200),
+                                           "c.parquet": _sample(0, 0)})
+    response = run(spark, setup, f"""ATTACH 'ducklake' AS dl; USE dl;
+        CREATE TABLE copied AS SELECT * FROM read_parquet('{landing}/*.parquet');
+        CREATE TABLE queried AS SELECT * FROM read_parquet('{landing}/*.parquet') WHERE true;""")
+    copied, queried = response["result"]["commands"][2:4]
+    assert copied["write"] == "parquet-copy" and "write" not in queried
+    assert copied["affected_rows"] == queried["affected_rows"] == 6200
+
+    con = referee.connect()
+    setup.attach(con)
+    assert duck_rows(con, "DESCRIBE lake.copied") == duck_rows(con, "DESCRIBE lake.queried")
+    source = f"read_parquet('{landing}/*.parquet')"  # on S3: the lake's secret covers the landing bucket too
+    assert duck_rows(con, "SELECT * FROM lake.copied ORDER BY id, day") == \
+        duck_rows(con, "SELECT * FROM lake.queried ORDER BY id, day") == \
+        duck_rows(con, f"SELECT * FROM {source} ORDER BY id, day")
+    info = {r["table_name"]: r["file_count"] for r in duck_rows(con, "FROM ducklake_table_info('lake')")}
+    assert info["copied"] >= 2  # one work item per source file with rows, at least
+    con.close()
+
+    # Types Spark's reader converts (unsigned integers, large strings) take the query path, with Spark's types.
+    odd = _write_landing(setup, "odd", {"x.parquet": pa.table({
+        "u": pa.array([1, 65535], pa.uint16()), "s": pa.array(["a", None], pa.large_string())})})
+    fallback = run(spark, setup, f"CREATE TABLE odd AS SELECT * FROM read_parquet('{odd}/x.parquet')")
+    assert "write" not in fallback["result"]["commands"][0] and fallback["result"]["commands"][0]["affected_rows"] == 2
+
+    # A second file with other column types: the statement fails, no snapshot, no file left behind.
+    lake = setup.open()
+    good, files_before = lake.current_snapshot_id(), {f.uri for f in lake.storage.list_files(lake.data_path)}
+    bad = _write_landing(setup, "bad", {"1.parquet": _sample(0, 100),
+                                        "2.parquet": _sample(0, 100).set_column(0, "id", pa.array(range(100), pa.int64()))})
+    with pytest.raises(StatementError, match="differ from the first file") as failure:
+        run(spark, setup, f"CREATE TABLE broken AS SELECT * FROM read_parquet('{bad}/*.parquet')")
+    assert failure.value.index == 1
+    assert lake.current_snapshot_id() == good
+    assert {f.uri for f in lake.storage.list_files(lake.data_path)} == files_before
