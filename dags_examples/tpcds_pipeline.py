@@ -23,16 +23,8 @@ import pendulum
 from airflow.sdk import Param, dag, task, task_group
 
 from airflow_provider_lakehouse.operators.ducklake import DucklakeOperator
-from airflow_provider_lakehouse.tpcds.pipeline import (
-    AGGREGATES_PUBLISHED,
-    aggregate_sql,
-    denormalize_sql,
-    ingest_sql,
-    preamble,
-    query_result_sql,
-    validation_sql,
-)
-from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES, SOURCE_TABLES
+from airflow_provider_lakehouse.tpcds.pipeline import AGGREGATES_PUBLISHED, pipeline_tasks, preamble
+from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES
 
 # The lake and data table are fixed when the DAG is parsed (the graph's assets name them); the landing area,
 # scale factor and Spark connection are run parameters.
@@ -65,29 +57,26 @@ def _query_texts() -> dict[int, str]:
     },
 )
 def tpcds_pipeline() -> None:
-    use_lake = preamble(LAKE)
+    tasks = pipeline_tasks("{{ params.landing }}", _query_texts())  # the same SQL the benchmark runs
+
+    def sql_tasks(stage: str) -> list[DucklakeOperator]:
+        return [DucklakeOperator(task_id=t.name, ducklake=LAKE, sql=preamble(LAKE, t.schema) + t.sql)
+                for t in tasks if t.stage == stage]
 
     @task_group
     def ingest() -> None:
-        for table in SOURCE_TABLES:
-            DucklakeOperator(task_id=table, ducklake=LAKE,
-                             sql=use_lake + ingest_sql(table, "{{ params.landing }}"))
+        sql_tasks("ingest")
 
     @task_group
     def validate() -> None:
-        for name, sql in validation_sql().items():
-            DucklakeOperator(task_id=name, ducklake=LAKE, sql=use_lake + sql)
+        sql_tasks("validate")
 
     @task_group
     def denormalize() -> None:
-        for name, sql in denormalize_sql().items():
-            DucklakeOperator(task_id=name, ducklake=LAKE, sql=use_lake + sql)
+        sql_tasks("denormalize")
 
     @task_group
     def aggregate() -> None:
-        aggregates = [DucklakeOperator(task_id=name, ducklake=LAKE, sql=use_lake + sql)
-                      for name, sql in aggregate_sql().items()]
-
         @task
         def publish_to_datatable() -> dict[str, int]:
             """Copy the small aggregates into the Data Table for operational use (dashboards, APIs)."""
@@ -95,13 +84,11 @@ def tpcds_pipeline() -> None:
 
             return publish(LAKE, DATATABLE, AGGREGATES_PUBLISHED)
 
-        aggregates >> publish_to_datatable()
+        sql_tasks("aggregate") >> publish_to_datatable()
 
     @task_group
     def query() -> None:
-        for number, text in _query_texts().items():
-            DucklakeOperator(task_id=f"q{number:02d}", ducklake=LAKE,
-                             sql=preamble(LAKE, "tpcds") + query_result_sql(number, text))
+        sql_tasks("query")
 
     ingest() >> validate() >> denormalize() >> aggregate() >> query()
 

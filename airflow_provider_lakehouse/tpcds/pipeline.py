@@ -8,7 +8,29 @@ benchmark queries' results land in the lake). Tables: ``tpcds.*`` (sources), ``w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from airflow_provider_lakehouse.tpcds.tables import SOURCE_TABLES
+
+STAGES = ("ingest", "validate", "denormalize", "aggregate", "query")
+
+
+@dataclass(frozen=True)
+class PipelineTask:
+    """One SQL task of the pipeline: its stage, its name, the schema it runs in (``USE``) and its SQL.
+
+    :param stage: one of :data:`STAGES`.
+    :param name: the task's id inside its stage's task group.
+    :param sql: DuckDB SQL without the ``ATTACH``/``USE`` preamble.
+    :param schema: the schema the statements' unqualified names resolve in (``None``: the lake's default).
+    """
+
+    stage: str
+    name: str
+    sql: str
+    schema: str | None = None
+
 
 def preamble(lake: str, schema: str | None = None) -> str:
     """``ATTACH`` the lake and ``USE`` it (or one of its schemas: the TPC-DS queries name tables unqualified).
@@ -188,3 +210,19 @@ def query_result_sql(number: int, query: str) -> str:
     """A benchmark query's result, stored in the lake as ``results.qNN``."""
     body = query.strip().rstrip(";")
     return f"CREATE SCHEMA IF NOT EXISTS results;\nCREATE OR REPLACE TABLE results.q{number:02d} AS\n{body};"
+
+
+def pipeline_tasks(landing: str, queries: Mapping[int, str]) -> list[PipelineTask]:
+    """Every SQL task of the pipeline in stage order: what the DAG runs and what the benchmark runs.
+
+    :param landing: the landing area (a directory, ``s3://`` prefix or a template such as
+        ``{{ params.landing }}``).
+    :param queries: benchmark query text by number, as the generator ships it.
+    """
+    tasks = [PipelineTask("ingest", table, ingest_sql(table, landing)) for table in SOURCE_TABLES]
+    tasks += [PipelineTask("validate", name, sql) for name, sql in validation_sql().items()]
+    tasks += [PipelineTask("denormalize", name, sql) for name, sql in denormalize_sql().items()]
+    tasks += [PipelineTask("aggregate", name, sql) for name, sql in aggregate_sql().items()]
+    tasks += [PipelineTask("query", f"q{number:02d}", query_result_sql(number, text), schema="tpcds")
+              for number, text in queries.items()]
+    return tasks

@@ -1,6 +1,7 @@
-"""The 52-task TPC-DS pipeline with ``airflow dags test`` at SF 0.01 on local Spark: every query result in the
-lake equals DuckDB's answer on the generated files and the generator's reference answer for SF 0.01; the Data
-Table holds the published aggregates; the graph declares the lake tables as assets between the stages."""
+"""The 52-task TPC-DS pipeline with ``airflow dags test``, at SF 0.01 on Spark in the task's process and at SF 1
+over Spark Connect: every query result in the lake equals DuckDB's answer on the generated files and the
+generator's reference answer for that scale factor; the Data Table holds the published aggregates; the graph
+declares the lake tables as assets between the stages."""
 
 from __future__ import annotations
 
@@ -49,14 +50,14 @@ def test_the_graph_has_52_tasks_in_5_stages_with_assets_between_them(monkeypatch
         f"ducklake://main/results.q{n:02d}" for n in BENCHMARK_QUERIES}
 
 
-@pytest.mark.integration
-@pytest.mark.slow
-def test_pipeline_answers_match_duckdb(stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path) -> None:
-    landing = str(tmp_path / "landing")
-    generate(0.01, landing, extension_dir=referee.extension_dir())
-    env, setup = lake_env(stack_env, None)
+def run_pipeline_and_check_answers(stack: Any, stack_env: dict[str, str], landing: str, scale_factor: str,
+                                   spark_conn_id: str | None) -> None:
+    """``airflow dags test`` of the pipeline on ``landing``; then every ``results.qNN`` must equal DuckDB's answer on
+    the landing files and the generator's reference answer, and the Data Table must hold the published aggregates."""
+    env, setup = lake_env(stack_env, spark_conn_id)
     env.update(TPCDS_LANDING=landing, LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir())
-    result = run_airflow(env, "dags", "test", "tpcds_pipeline", timeout=1500)
+    result = run_airflow(env, "dags", "test", "tpcds_pipeline", "-c", json.dumps({"scale_factor": float(scale_factor)}),
+                         timeout=1500)
     assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
 
     con = referee.connect()
@@ -68,8 +69,9 @@ def test_pipeline_answers_match_duckdb(stack: Any, stack_env: dict[str, str], ai
         query = Path(landing, "queries", f"q{number:02d}.sql").read_text()
         ours = con.execute(f"SELECT * FROM lake.results.q{number:02d}").fetchall()
         assert rounded_set(ours) == rounded_set(con.execute(query).fetchall()), f"query {number}"
-        _header, reference = reference_answer(number, "0.01", answers)  # the generator's own answer file
-        assert matches_reference(ours, reference) is None, f"query {number}: {matches_reference(ours, reference)}"
+        _header, reference = reference_answer(number, scale_factor, answers)  # the generator's own answer file
+        difference = matches_reference(ours, reference)
+        assert difference is None, f"query {number} at SF {scale_factor}: {difference}"
 
     conn = json.loads(env["AIRFLOW_CONN_DATATABLE_MAIN"])
     conninfo = (f"host={conn['host']} port={conn['port']} user={conn['login']} dbname={conn['schema']} "
@@ -78,3 +80,23 @@ def test_pipeline_answers_match_duckdb(stack: Any, stack_env: dict[str, str], ai
     for table in AGGREGATES_PUBLISHED:
         lake_rows = con.execute(f"SELECT count(*) FROM lake.agg.{table}").fetchone()[0]
         assert con.execute(f"SELECT count(*) FROM dt.tpcds.{table}").fetchone()[0] == lake_rows > 0
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_pipeline_answers_match_duckdb(stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path) -> None:
+    """SF 0.01 on Spark in the task's process."""
+    landing = str(tmp_path / "landing")
+    generate(0.01, landing, extension_dir=referee.extension_dir())
+    run_pipeline_and_check_answers(stack, stack_env, landing, "0.01", None)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_scale_factor_1_answers_match_the_reference_over_spark_connect(
+        stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path) -> None:
+    """SF 1 (about 300 MB of Parquet, 19.6 M rows) over Spark Connect: the ten results are the reference answers."""
+    landing = str(tmp_path / "landing")
+    generate(1, landing, extension_dir=referee.extension_dir())
+    stack.start_spark_connect(log=lambda _m: None)
+    run_pipeline_and_check_answers(stack, dict(stack_env, **stack.env()), landing, "1", "spark_connect_local")

@@ -1,0 +1,450 @@
+"""TPC-DS pipeline benchmark: the pipeline's SQL on each engine over one lake, answers checked, costs measured.
+
+    python -m tests.benchmarks.bench_tpcds [--sf 0.1] [--engines connect,submit,duckdb] [--storage s3|fs]
+
+Runs the 51 SQL tasks of ``dags_examples/tpcds_pipeline.py`` (the same :func:`pipeline_tasks`; the Data Table
+publish step is left out: it is the same small copy whatever the engine) one after another, stage by stage, on
+
+- ``connect``: ``DucklakeHook`` over Spark Connect (the stack's Connect server, ``local[2]``);
+- ``submit``: ``DucklakeHook`` through spark-submit per task (``local[2]``, a JVM per task);
+- ``duckdb``: the same DuckDB SQL in DuckDB 1.5 with its ``ducklake`` extension attached to the same lake.
+
+Each engine runs in its own Python process (PySpark allows one kind of session per process) over the same lake
+(Postgres catalog; data on SeaweedFS S3 or a local directory), replacing the previous engine's tables. After
+each engine the ten query results are read back by DuckDB and compared with the generator's reference answers
+(SF 0.01 and 1) and with DuckDB's own answers on the landing files.
+
+Measured per stage: wall time; vCPU-seconds (busy CPU time of the whole machine, from ``/proc/stat``: the
+catalog Postgres and the S3 server are part of the work; run it on an otherwise idle machine) per GB of input
+(the landing area's Parquet bytes); peak memory (sum of the resident set sizes of the engine's processes:
+the runner and its children, and for ``connect`` the Connect server's JVM and Python workers, sampled every
+0.1 s). Writes ``report.md``, ``chart.png`` and ``results.json`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from airflow_provider_lakehouse.tpcds.pipeline import STAGES, PipelineTask, pipeline_tasks, preamble
+from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES
+
+ENGINES = {
+    "connect": "DucklakeOperator over Spark Connect",
+    "submit": "DucklakeOperator via spark-submit per task",
+    "duckdb": "DuckDB 1.5 + ducklake extension, same SQL",
+}
+GOAL_SECONDS = 120.0  # SF 1 end to end on 2 vCPUs through Spark Connect
+
+
+def say(text: str = "") -> None:
+    """Print to the real stdout (Airflow's logging setup replaces ``sys.stdout`` once a hook is imported)."""
+    sys.__stdout__.write(text + "\n")
+    sys.__stdout__.flush()
+
+
+@dataclass
+class StageCost:
+    """What one stage cost on one engine."""
+
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    peak_rss_mb: float = 0.0
+    tasks: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class EngineRun:
+    """One engine's pass over the pipeline."""
+
+    engine: str
+    stages: dict[str, StageCost] = field(default_factory=dict)
+    error: str | None = None
+    answers: dict[str, str | None] = field(default_factory=dict)  # query -> None (equal) or the difference
+
+    @property
+    def wall_s(self) -> float:
+        return sum(s.wall_s for s in self.stages.values())
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(s.cpu_s for s in self.stages.values())
+
+    @property
+    def peak_rss_mb(self) -> float:
+        return max((s.peak_rss_mb for s in self.stages.values()), default=0.0)
+
+
+def _busy_cpu_seconds() -> float:
+    """Busy CPU time of the whole machine so far (all CPUs; idle and I/O wait excluded)."""
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
+class MemorySampler:
+    """Peak summed RSS of a changing set of processes, sampled on a background thread.
+
+    :param pids: returns the PIDs to sum at each sample (processes come and go: a JVM per spark-submit).
+    :param interval_s: sampling period.
+    """
+
+    def __init__(self, pids: Any, interval_s: float = 0.1) -> None:
+        self._pids, self._interval = pids, interval_s
+        self.peak_bytes = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _sample(self) -> None:
+        total = 0
+        for pid in self._pids():
+            try:
+                total += psutil.Process(pid).memory_info().rss
+            except psutil.Error:
+                pass  # exited between listing and reading
+        self.peak_bytes = max(self.peak_bytes, total)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._sample()
+
+    def __enter__(self) -> MemorySampler:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+
+def _tree(pid: int) -> list[int]:
+    try:
+        return [pid] + [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+# ---------------------------------------------------------------------------------------------- engine side
+
+
+def _spark_runner(lake: str) -> Any:
+    from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+
+    hook = DucklakeHook(ducklake=lake)
+    return lambda task: hook.run(preamble(lake, task.schema) + task.sql)
+
+
+def _duckdb_runner(setup: Any) -> Any:
+    from tests import referee
+
+    con = referee.connect()
+    setup.attach(con, alias="dl")
+
+    def run(task: PipelineTask) -> None:
+        con.execute(f"USE dl{'.' + task.schema if task.schema else ''}")
+        con.execute(task.sql).fetchall()
+
+    return run
+
+
+def run_engine(engine: str, tasks: list[PipelineTask], setup: Any, connect_pid: int | None) -> EngineRun:
+    """Run every task in order on ``engine``, measuring each stage; stop at the first failure."""
+    run = _duckdb_runner(setup) if engine == "duckdb" else _spark_runner("main")
+    me = os.getpid()
+
+    def pids() -> list[int]:
+        return _tree(me) + (_tree(connect_pid) if connect_pid else [])
+
+    result = EngineRun(engine)
+    for stage in STAGES:
+        cost = result.stages.setdefault(stage, StageCost())
+        cpu_before, start = _busy_cpu_seconds(), time.perf_counter()
+        with MemorySampler(pids) as memory:
+            for task in (t for t in tasks if t.stage == stage):
+                task_start = time.perf_counter()
+                try:
+                    run(task)
+                except Exception as exc:  # the report says which task failed and why
+                    result.error = f"{stage}.{task.name}: {type(exc).__name__}: {str(exc)[:600]}"
+                cost.tasks[task.name] = round(time.perf_counter() - task_start, 3)
+                if result.error:
+                    break
+        cost.wall_s = time.perf_counter() - start
+        cost.cpu_s = _busy_cpu_seconds() - cpu_before
+        cost.peak_rss_mb = memory.peak_bytes / 2**20
+        if result.error:
+            break
+    return result
+
+
+def _engine_main(args: argparse.Namespace) -> None:
+    """Child process: run one engine, write its :class:`EngineRun` as JSON."""
+    spec = json.loads(Path(args.run_engine).read_text())
+    tasks = [PipelineTask(**t) for t in spec["tasks"]]
+    result = run_engine(spec["engine"], tasks, _lake_setup(spec["lake"]), spec.get("connect_pid"))
+    Path(spec["output"]).write_text(json.dumps(asdict(result)))
+
+
+# ---------------------------------------------------------------------------------------------- lake setup
+
+
+def _lake(stack_env: dict[str, str], storage: str, root: Path) -> dict[str, Any]:
+    """A fresh lake: its own metadata schema in the stack's catalog database, data on S3 or in ``root``."""
+    name = f"tpcds_bench_{uuid.uuid4().hex[:8]}"
+    conn = json.loads(stack_env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
+    data_path = f"s3://lakehouse/{name}/" if storage == "s3" else str(root / name) + "/"
+    extra = {**conn.get("extra", {}), "metadata_schema": name, "data_path": data_path}
+    if storage != "s3":
+        extra.pop("aws_conn_id", None)
+    return {"conn": dict(conn, extra=extra), "aws": json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"])}
+
+
+def _lake_setup(lake: dict[str, Any]) -> Any:
+    from airflow_provider_lakehouse.connections.lake import S3Spec
+    from airflow_provider_lakehouse.connections.specs import PostgresSpec
+    from airflow_provider_lakehouse.ducklake.store import PostgresStore
+    from tests.referee import LakeSetup
+
+    conn, aws = lake["conn"], lake["aws"]
+    s3 = None
+    if conn["extra"]["data_path"].startswith("s3://"):
+        s3 = S3Spec(access_key=aws["login"], secret_key=aws["password"], endpoint_url=aws["extra"]["endpoint_url"])
+    spec = PostgresSpec(host=conn["host"], port=int(conn["port"]), user=conn["login"], dbname=conn["schema"],
+                        password=conn["password"])
+    return LakeSetup(PostgresStore(spec, metadata_schema=conn["extra"]["metadata_schema"]),
+                     conn["extra"]["data_path"], s3=s3)
+
+
+def _engine_conn(lake: dict[str, Any], engine: str, spark_conf: dict[str, str]) -> str:
+    conn = json.loads(json.dumps(lake["conn"]))
+    if engine == "connect":
+        conn["extra"]["spark_conn_id"] = "spark_connect_local"
+        conn["extra"]["spark_conf"] = dict(spark_conf)  # spark.sql.* settings reach the Connect session
+    elif engine == "submit":
+        conn["extra"]["spark_conn_id"] = "spark_local"
+        conn["extra"]["spark_conf"] = {"spark.driver.memory": "3g", **spark_conf}
+    return json.dumps(conn)
+
+
+def spawn_engine(engine: str, tasks: list[PipelineTask], lake: dict[str, Any], env: dict[str, str],
+                 connect_pid: int | None, workdir: Path, spark_conf: dict[str, str]) -> EngineRun:
+    """Run one engine in a fresh Python process and read back its measurements."""
+    spec_file, output = workdir / f"{engine}.json", workdir / f"{engine}.result.json"
+    spec_file.write_text(json.dumps({"engine": engine, "tasks": [asdict(t) for t in tasks], "lake": lake,
+                                     "connect_pid": connect_pid, "output": str(output)}))
+    spec_file.chmod(0o600)  # holds the catalog credentials
+    child_env = dict(env, AIRFLOW_CONN_DUCKLAKE_MAIN=_engine_conn(lake, engine, spark_conf), PYSPARK_PYTHON=sys.executable)
+    log = workdir / f"{engine}.log"
+    with log.open("w") as out:
+        proc = subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_tpcds", "--run-engine", str(spec_file)],
+                              env=child_env, stdout=out, stderr=subprocess.STDOUT)
+    if proc.returncode != 0 or not output.exists():
+        return EngineRun(engine, error=f"runner exited {proc.returncode}; log {log}:\n{log.read_text()[-1500:]}")
+    data = json.loads(output.read_text())
+    stages = {name: StageCost(**cost) for name, cost in data.pop("stages").items()}
+    return EngineRun(stages=stages, **{k: v for k, v in data.items() if k in ("engine", "error", "answers")})
+
+
+# ---------------------------------------------------------------------------------------------- answers
+
+
+def check_answers(setup: Any, landing: Path, scale_factor: float) -> dict[str, str | None]:
+    """Each ``results.qNN`` in the lake against the generator's reference answer (SF 0.01 and 1) and DuckDB's
+    answer on the landing files; ``None`` means equal."""
+    from airflow_provider_lakehouse.tpcds.answers import matches_reference, reference_answer
+    from airflow_provider_lakehouse.tpcds.tables import SOURCE_TABLES
+    from tests import referee
+    from tests.dags.test_tpcds_pipeline import rounded_set
+
+    con = referee.connect()
+    setup.attach(con, alias="lake", READ_ONLY="true")
+    for table in SOURCE_TABLES:
+        con.execute(f"CREATE OR REPLACE VIEW memory.main.{table} AS "
+                    f"SELECT * FROM read_parquet('{landing}/{table}.parquet')")
+    con.execute("USE memory.main")
+    reference_sf = {0.01: "0.01", 1.0: "1"}.get(scale_factor)
+    cache = str(Path(referee.extension_dir()).parent / "tpcds_answers")
+    verdicts: dict[str, str | None] = {}
+    for number in BENCHMARK_QUERIES:
+        name = f"q{number:02d}"
+        try:
+            ours = con.execute(f"SELECT * FROM lake.results.{name}").fetchall()
+        except Exception as exc:
+            verdicts[name] = f"not readable: {exc}"
+            continue
+        duckdb_rows = con.execute(Path(landing, "queries", f"{name}.sql").read_text()).fetchall()
+        verdict = None if rounded_set(ours) == rounded_set(duckdb_rows) else "differs from DuckDB on the landing files"
+        if verdict is None and reference_sf:
+            difference = matches_reference(ours, reference_answer(number, reference_sf, cache)[1])
+            verdict = f"differs from the SF {reference_sf} reference: {difference}" if difference else None
+        verdicts[name] = verdict
+    con.close()
+    return verdicts
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+def machine() -> dict[str, str]:
+    """What the numbers were measured on."""
+    import duckdb
+    import pyspark
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
+    return {
+        "cpu": f"{cpu}, {len(os.sched_getaffinity(0))} vCPUs",
+        "memory": f"{psutil.virtual_memory().total / 2**30:.1f} GiB",
+        "os": f"{platform.system()} {platform.release()}",
+        "software": f"Python {platform.python_version()}, {java[0] if java else 'java ?'}, "
+                    f"Spark {pyspark.__version__}, DuckDB {duckdb.__version__}",
+    }
+
+
+def markdown(runs: list[EngineRun], scale_factor: float, input_gb: float, storage: str,
+             about: dict[str, str]) -> str:
+    lines = [f"## TPC-DS pipeline, SF {scale_factor:g} ({input_gb * 1024:.1f} MB Parquet input, lake data on "
+             f"{'SeaweedFS S3' if storage == 's3' else 'a local directory'}, Postgres catalog)", ""]
+    lines += [f"- {key}: {value}" for key, value in about.items()]
+    lines += ["", "| engine | " + " | ".join(STAGES) + " | total s | vCPU-s / GB input | peak memory MB | answers |",
+              "|---|" + "---:|" * (len(STAGES) + 3) + "---|"]
+    for run in runs:
+        stages = [f"{run.stages[s].wall_s:.1f}" if s in run.stages else "-" for s in STAGES]
+        wrong = [q for q, v in run.answers.items() if v]
+        answers = "failed" if run.error else (f"{len(run.answers) - len(wrong)}/{len(run.answers)} equal"
+                                              if run.answers else "-")
+        lines.append(f"| {ENGINES[run.engine]} | " + " | ".join(stages) + f" | {run.wall_s:.1f} | "
+                     f"{run.cpu_s / input_gb:.0f} | {run.peak_rss_mb:.0f} | {answers} |")
+    lines.append("")
+    connect = next((r for r in runs if r.engine == "connect" and not r.error), None)
+    if connect and scale_factor == 1:
+        verdict = "met" if connect.wall_s <= GOAL_SECONDS else "missed"
+        lines.append(f"Goal SF 1 within {GOAL_SECONDS:.0f} s through Spark Connect: {verdict} ({connect.wall_s:.1f} s).")
+    for run in runs:
+        if run.error:
+            lines.append(f"- {run.engine} failed: {run.error}")
+        for query, verdict in run.answers.items():
+            if verdict:
+                lines.append(f"- {run.engine} {query}: {verdict}")
+    return "\n".join(lines) + "\n"
+
+
+def chart(runs: list[EngineRun], path: Path, title: str) -> None:
+    """Stacked horizontal bars: wall time per stage, one bar per engine."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.8 * len(runs)))
+    labels = [ENGINES[r.engine] for r in runs]
+    left = [0.0] * len(runs)
+    for stage in STAGES:
+        widths = [r.stages[stage].wall_s if stage in r.stages else 0.0 for r in runs]
+        ax.barh(labels, widths, left=left, label=stage)
+        left = [a + b for a, b in zip(left, widths)]
+    for y, total in enumerate(left):
+        ax.text(total, y, f" {total:.0f} s", va="center")
+    ax.set_xlabel("wall time, seconds (stages run one after another)")
+    ax.set_title(title)
+    ax.invert_yaxis()
+    ax.legend(ncol=len(STAGES), loc="upper center", bbox_to_anchor=(0.5, -0.35), frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sf", type=float, default=0.1, help="scale factor (SF 1: about 300 MB of Parquet)")
+    parser.add_argument("--engines", default="connect,submit,duckdb")
+    parser.add_argument("--storage", choices=("s3", "fs"), default="s3", help="where the lake keeps its data files")
+    parser.add_argument("--landing", help="generated data (default: under the stack's state dir, per SF)")
+    parser.add_argument("--out", help="report directory (default: .lakehouse/benchmarks/tpcds-sf<SF>)")
+    parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark property for both Spark engines (repeatable; over Connect only spark.sql.*)")
+    parser.add_argument("--run-engine", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.run_engine:
+        _engine_main(args)
+        return
+
+    from airflow_provider_lakehouse.devstack.stack import Stack
+    from airflow_provider_lakehouse.tpcds.generate import generate
+    from tests import referee
+
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    spark_conf = dict(item.split("=", 1) for item in args.spark_conf)
+    unknown = set(engines) - set(ENGINES)
+    if unknown:
+        parser.error(f"unknown engines {sorted(unknown)}; choose from {sorted(ENGINES)}")
+    stack = Stack()
+    started = stack.up(log=lambda _m: None)
+    connect_started = False
+    try:
+        env = dict(os.environ, **stack.env())
+        landing = Path(args.landing or stack.state_dir / "tpcds" / f"sf{args.sf:g}")
+        if not (landing / "queries").is_dir():
+            say(f"generating SF {args.sf:g} into {landing} ...")
+            generate(args.sf, str(landing), extension_dir=referee.extension_dir())
+        input_gb = sum(f.stat().st_size for f in landing.glob("*.parquet")) / 1e9
+        queries = {n: (landing / "queries" / f"q{n:02d}.sql").read_text() for n in BENCHMARK_QUERIES}
+        tasks = pipeline_tasks(str(landing), queries)
+        out = Path(args.out or stack.state_dir / "benchmarks" / f"tpcds-sf{args.sf:g}")
+        out.mkdir(parents=True, exist_ok=True)
+        lake = _lake(env, args.storage, stack.state_dir / "benchmarks" / "lakes")
+        os.environ.update(env)
+        setup = _lake_setup(lake)
+        connect_pid = None
+        if "connect" in engines:
+            connect_started = not stack.spark_connect_server().running()
+            stack.start_spark_connect(log=lambda _m: None)
+            env = dict(os.environ, **stack.env())
+            connect_pid = stack.spark_connect_server().pid()
+        runs = []
+        with tempfile.TemporaryDirectory() as workdir:
+            for engine in engines:
+                say(f"{ENGINES[engine]}: {len(tasks)} tasks ...")
+                run = spawn_engine(engine, tasks, lake, env, connect_pid if engine == "connect" else None,
+                                   Path(workdir), spark_conf)
+                if not run.error:
+                    run.answers = check_answers(setup, landing, args.sf)
+                say(f"  {run.wall_s:.1f} s" + (f", failed: {run.error}" if run.error else ""))
+                runs.append(run)
+        about = machine()
+        report = markdown(runs, args.sf, input_gb, args.storage, about)
+        (out / "report.md").write_text(report)
+        (out / "results.json").write_text(json.dumps(
+            {"scale_factor": args.sf, "storage": args.storage, "input_gb": input_gb, "machine": about,
+             "runs": [dict(asdict(r), wall_s=r.wall_s, cpu_s=r.cpu_s, peak_rss_mb=r.peak_rss_mb) for r in runs]},
+            indent=2))
+        chart(runs, out / "chart.png", f"TPC-DS pipeline, SF {args.sf:g}, {about['cpu'].rsplit(', ', 1)[-1]}")
+        say(report)
+        say(f"written: {out / 'report.md'}, {out / 'chart.png'}, {out / 'results.json'}")
+    finally:
+        if connect_started:
+            stack.stop_spark_connect(log=lambda _m: None)
+        if started:
+            stack.down(log=lambda _m: None)
+
+
+if __name__ == "__main__":
+    main()
