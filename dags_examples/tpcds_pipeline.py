@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import Any
 
 import pendulum
 from airflow.sdk import Param, dag, task, task_group
@@ -26,8 +27,8 @@ from airflow_provider_lakehouse.operators.ducklake import DucklakeOperator
 from airflow_provider_lakehouse.tpcds.pipeline import AGGREGATES_PUBLISHED, pipeline_tasks, preamble
 from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES
 
-# The lake and data table are fixed when the DAG is parsed (the graph's assets name them); the landing area,
-# scale factor and Spark connection are run parameters.
+# The lake is fixed when the DAG is parsed (the graph's assets name its tables); the landing area, scale factor,
+# Data Table and Spark connection are run parameters (TPCDS_DATATABLE is the Data Table's default).
 LAKE = os.environ.get("TPCDS_LAKE", "main")
 DATATABLE = os.environ.get("TPCDS_DATATABLE", "main:tpcds")
 EXTENSIONS = os.environ.get("LAKEHOUSE_DUCKDB_EXTENSIONS", os.path.join(tempfile.gettempdir(), "lakehouse-duckdb"))
@@ -54,13 +55,19 @@ def _query_texts() -> dict[int, str]:
         "landing": Param(os.environ.get("TPCDS_LANDING", "/tmp/tpcds/landing"), type="string",
                          description="Where the generated Parquet files are (a directory or s3://bucket/prefix)."),
         "scale_factor": Param(0.1, type="number", description="The scale factor the data was generated at."),
+        "datatable": Param(DATATABLE, type="string",
+                           description="The Data Table (NAME:SCHEMA) the small aggregates are published to."),
+        "spark_conn_id": Param("", type="string",
+                               description="A Spark connection (spark-submit or Spark Connect) to run on instead of "
+                                           "the lake's own spark_conn_id; empty: the lake's."),
     },
 )
 def tpcds_pipeline() -> None:
     tasks = pipeline_tasks("{{ params.landing }}", _query_texts())  # the same SQL the benchmark runs
 
     def sql_tasks(stage: str) -> list[DucklakeOperator]:
-        return [DucklakeOperator(task_id=t.name, ducklake=LAKE, sql=preamble(LAKE, t.schema) + t.sql)
+        return [DucklakeOperator(task_id=t.name, ducklake=LAKE, sql=preamble(LAKE, t.schema) + t.sql,
+                                 spark_conn_id="{{ params.spark_conn_id }}")
                 for t in tasks if t.stage == stage]
 
     @task_group
@@ -78,11 +85,13 @@ def tpcds_pipeline() -> None:
     @task_group
     def aggregate() -> None:
         @task
-        def publish_to_datatable() -> dict[str, int]:
+        def publish_to_datatable(params: dict[str, Any] | None = None) -> dict[str, int]:
             """Copy the small aggregates into the Data Table for operational use (dashboards, APIs)."""
             from airflow_provider_lakehouse.tpcds.publish import publish
 
-            return publish(LAKE, DATATABLE, AGGREGATES_PUBLISHED)
+            params = params or {}
+            return publish(LAKE, params.get("datatable") or DATATABLE, AGGREGATES_PUBLISHED,
+                           spark_conn_id=params.get("spark_conn_id") or None)
 
         sql_tasks("aggregate") >> publish_to_datatable()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import pickle
 import shutil
@@ -42,6 +44,7 @@ class DucklakeHook(BaseHook):
     Spark runs in this process (``local[*]``, one JVM reused by every task of the process).
 
     :param ducklake: the lake's name (default ``main``).
+    :param spark_conn_id: a Spark connection to use instead of the lake's ``spark_conn_id`` (None: the lake's).
     """
 
     conn_name_attr = "ducklake_conn_id"
@@ -49,10 +52,11 @@ class DucklakeHook(BaseHook):
     conn_type = "ducklake"
     hook_name = "Ducklake (DuckLake lakehouse)"
 
-    def __init__(self, ducklake: str = "main", **kwargs: Any) -> None:
+    def __init__(self, ducklake: str = "main", spark_conn_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.name = parse_datatable_name(ducklake).name  # same naming rules as data tables
         self.ducklake_conn_id = ducklake_conn_id(self.name)
+        self.spark_conn_id = spark_conn_id or None
 
     def __repr__(self) -> str:
         return f"DucklakeHook(ducklake={self.name!r})"
@@ -71,6 +75,8 @@ class DucklakeHook(BaseHook):
             ref = str(extra["aws_conn_id"])
             s3 = s3_spec_from_aws_connection(get_connection(ref, kind="aws connection", name=ref))
         spec = ducklake_spec_from_connection(self.name, conn, catalog_conn=catalog_conn, s3=s3)
+        if self.spark_conn_id:
+            spec = dataclasses.replace(spec, spark_conn_id=self.spark_conn_id)
         for secret in spec.secrets:
             mask(secret)
         return spec

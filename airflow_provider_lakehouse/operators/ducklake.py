@@ -30,6 +30,8 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         Spark as typed literals, never pasted into the SQL.
     :param dialect: ``duckdb`` (default, the lake's native SQL, translated to Spark) or ``spark``.
     :param max_rows: rows of each SELECT kept in the response (the row count is always exact).
+    :param spark_conn_id: run on this Spark connection instead of the lake's ``spark_conn_id`` (templated;
+        empty: the lake's).
 
     Lineage: tables and files the SQL reads and writes become the task's inlets and outlets
     (``ducklake://NAME/schema.table``, ``s3://bucket/key``) when the SQL is known at parse time, else they
@@ -38,7 +40,7 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     files/bytes/rows written and the lake's catalog.
     """
 
-    template_fields: Sequence[str] = ("sql", "ducklake", "parameters")
+    template_fields: Sequence[str] = ("sql", "ducklake", "parameters", "spark_conn_id")
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers = {"sql": "sql", "parameters": "json"}
     ui_color = "#fff3b0"
@@ -51,9 +53,11 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         parameters: list[Any] | dict[str, Any] | None = None,
         dialect: str = "duckdb",
         max_rows: int = 1000,
+        spark_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.spark_conn_id = spark_conn_id
         self.sql = sql
         self.ducklake = ducklake
         self.parameters = parameters
@@ -67,7 +71,7 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         from airflow_provider_lakehouse.spark.plan import plan_script
 
         plan = plan_script(self.sql, dialect=self.dialect, lake=self.ducklake or None, parameters=self.parameters)
-        self._hook = DucklakeHook(ducklake=plan.lake)
+        self._hook = DucklakeHook(ducklake=plan.lake, spark_conn_id=self.spark_conn_id)
         lineage = self._lineage_before_run()
         ti = context.get("ti")
         author = f"{ti.dag_id}.{ti.task_id}" if ti is not None else None

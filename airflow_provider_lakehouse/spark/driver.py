@@ -25,7 +25,7 @@ from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
 from airflow_provider_lakehouse.ducklake.transaction import Transaction
 from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
-from airflow_provider_lakehouse.spark.copy import plain_parquet_copy
+from airflow_provider_lakehouse.spark.parquet_copy import plain_parquet_copy
 from airflow_provider_lakehouse.spark.plan import CatalogRef, FileRef, Plan, Step, TableRef, spark_value
 from airflow_provider_lakehouse.spark.tasks import (
     META_COLUMN,
@@ -313,7 +313,7 @@ class PlanRunner:
         if rows is None:
             rows = self._write(tx, step.target or "", frame)
         else:
-            result.data["write"] = "parquet-copy"  # executors copied the files' row groups (see .copy)
+            result.data["write"] = "parquet-copy"  # executors copied the files' row groups (see .parquet_copy)
         result.data.update(status="executed", affected_rows=rows, target=step.target)
 
     def _step_insert(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
@@ -395,9 +395,15 @@ class PlanRunner:
             lambda batches: write_batches(task, batches), f"{META_COLUMN} binary").toArrow())
 
     def _copy(self, tx: Transaction, target: str, files: FileRef, spark_schema: pa.Schema) -> int | None:
-        """Executors copy the Parquet ``files`` into ``target`` with pyarrow (see :mod:`.copy`); None when the
-        files' types differ from what Spark's reader would produce (the caller then runs the query)."""
-        from airflow_provider_lakehouse.spark.copy import CopyTask, copy_pieces, file_schema, same_as_spark, work_items
+        """Executors copy the Parquet ``files`` into ``target`` with pyarrow (see :mod:`.parquet_copy`); None when
+        the files' types differ from what Spark's reader would produce (the caller then runs the query)."""
+        from airflow_provider_lakehouse.spark.parquet_copy import (
+            CopyTask,
+            copy_pieces,
+            file_schema,
+            same_as_spark,
+            work_items,
+        )
         from airflow_provider_lakehouse.spark.files import expand
 
         paths = expand(files.paths, self.spec.s3)

@@ -96,8 +96,12 @@ def read_files(spark: Any, ref: FileRef, s3: S3Spec | None) -> Any:
     paths = expand(ref.paths, s3)
     if ref.format == "parquet" and not any(p.startswith(("s3://", "s3a://")) for p in paths):
         return spark.read.parquet(*paths)
-    first = read_file(FileTask(tuple(paths), ref.format, ref.options, s3), paths[0])
-    task = FileTask(tuple(paths), ref.format, ref.options, s3, spark_arrow_schema(first.schema))
+    if ref.format == "parquet":  # the footer holds the schema: no need to read the rows on the driver
+        with storage_for(paths[0], s3).open_input(paths[0]) as handle:
+            schema = pq.read_schema(handle)
+    else:
+        schema = read_file(FileTask(tuple(paths), ref.format, ref.options, s3), paths[0]).schema
+    task = FileTask(tuple(paths), ref.format, ref.options, s3, spark_arrow_schema(schema))
     return _register(spark, task)
 
 

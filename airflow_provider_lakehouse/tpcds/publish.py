@@ -34,19 +34,21 @@ def _is_iso_date(value: Any) -> bool:
     return len(value) == 10
 
 
-def publish(lake: str, datatable: str, tables: Iterable[str], *, max_rows: int = 1_000_000) -> dict[str, int]:
+def publish(lake: str, datatable: str, tables: Iterable[str], *, max_rows: int = 1_000_000,
+            spark_conn_id: str | None = None) -> dict[str, int]:
     """Copy ``agg.<table>`` of ``lake`` into schema ``agg`` of ``datatable``; returns rows per table.
 
     :param lake: the lake's name.
     :param datatable: the Data Table (``NAME`` or ``NAME:SCHEMA``; the tables go to its schema).
     :param tables: aggregate table names.
     :param max_rows: refuse tables larger than this (a Data Table is for small, operational results).
+    :param spark_conn_id: the Spark connection reading the lake (None: the lake's own).
     """
     from airflow_provider_lakehouse.hooks.datatable import DataTableHook
     from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
     from airflow_provider_lakehouse.spark.driver import RunOptions
 
-    lake_hook, table_hook = DucklakeHook(ducklake=lake), DataTableHook(datatable=datatable)
+    lake_hook, table_hook = DucklakeHook(ducklake=lake, spark_conn_id=spark_conn_id), DataTableHook(datatable=datatable)
     published = {}
     for table in tables:
         response = lake_hook.run(f"ATTACH 'ducklake://{lake}' AS dl; USE dl; SELECT * FROM agg.{table}",

@@ -42,10 +42,10 @@ import psutil
 from airflow_provider_lakehouse.tpcds.pipeline import STAGES, PipelineTask, pipeline_tasks, preamble
 from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES
 
-ENGINES = {
-    "connect": "DucklakeOperator over Spark Connect",
-    "submit": "DucklakeOperator via spark-submit per task",
-    "duckdb": "DuckDB 1.5 + ducklake extension, same SQL",
+ENGINES = {  # the operator's engine (DucklakeHook, what DucklakeOperator.execute runs), without Airflow around it
+    "connect": "Spark Connect (DucklakeHook)",
+    "submit": "spark-submit per task (DucklakeHook)",
+    "duckdb": "DuckDB 1.5 + ducklake, same SQL",
 }
 GOAL_SECONDS = 120.0  # SF 1 end to end on 2 vCPUs through Spark Connect
 
@@ -344,6 +344,21 @@ def markdown(runs: list[EngineRun], scale_factor: float, input_gb: float, storag
     return "\n".join(lines) + "\n"
 
 
+def render(results: Path) -> None:
+    """``report.md`` and ``chart.png`` next to a ``results.json``, printed too."""
+    data = json.loads(results.read_text())
+    runs = []
+    for run in data["runs"]:
+        stages = {name: StageCost(**cost) for name, cost in run["stages"].items()}
+        runs.append(EngineRun(run["engine"], stages, run.get("error"), run.get("answers") or {}))
+    report = markdown(runs, data["scale_factor"], data["input_gb"], data["storage"], data["machine"])
+    (results.parent / "report.md").write_text(report)
+    where = "SeaweedFS S3" if data["storage"] == "s3" else "a local directory"
+    chart(runs, results.parent / "chart.png", f"TPC-DS pipeline, SF {data['scale_factor']:g}, "
+          f"{data['machine']['cpu'].rsplit(', ', 1)[-1]}, lake data on {where}")
+    say(report)
+
+
 def chart(runs: list[EngineRun], path: Path, title: str) -> None:
     """Stacked horizontal bars: wall time per stage, one bar per engine."""
     import matplotlib
@@ -360,6 +375,7 @@ def chart(runs: list[EngineRun], path: Path, title: str) -> None:
         left = [a + b for a, b in zip(left, widths)]
     for y, total in enumerate(left):
         ax.text(total, y, f" {total:.0f} s", va="center")
+    ax.set_xlim(0, max(left, default=1.0) * 1.12)  # room for the totals
     ax.set_xlabel("wall time, seconds (stages run one after another)")
     ax.set_title(title)
     ax.invert_yaxis()
@@ -381,10 +397,15 @@ def main() -> None:
     parser.add_argument("--out", help="report directory (default: .lakehouse/benchmarks/tpcds-sf<SF>)")
     parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark property for both Spark engines (repeatable; over Connect only spark.sql.*)")
+    parser.add_argument("--from-results", metavar="RESULTS_JSON",
+                        help="only render report.md and chart.png again from a results.json")
     parser.add_argument("--run-engine", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run_engine:
         _engine_main(args)
+        return
+    if args.from_results:
+        render(Path(args.from_results))
         return
 
     from airflow_provider_lakehouse.devstack.stack import Stack
@@ -429,15 +450,11 @@ def main() -> None:
                     run.answers = check_answers(setup, landing, args.sf)
                 say(f"  {run.wall_s:.1f} s" + (f", failed: {run.error}" if run.error else ""))
                 runs.append(run)
-        about = machine()
-        report = markdown(runs, args.sf, input_gb, args.storage, about)
-        (out / "report.md").write_text(report)
         (out / "results.json").write_text(json.dumps(
-            {"scale_factor": args.sf, "storage": args.storage, "input_gb": input_gb, "machine": about,
+            {"scale_factor": args.sf, "storage": args.storage, "input_gb": input_gb, "machine": machine(),
              "runs": [dict(asdict(r), wall_s=r.wall_s, cpu_s=r.cpu_s, peak_rss_mb=r.peak_rss_mb) for r in runs]},
             indent=2))
-        chart(runs, out / "chart.png", f"TPC-DS pipeline, SF {args.sf:g}, {about['cpu'].rsplit(', ', 1)[-1]}")
-        say(report)
+        render(out / "results.json")
         say(f"written: {out / 'report.md'}, {out / 'chart.png'}, {out / 'results.json'}")
     finally:
         if connect_started:

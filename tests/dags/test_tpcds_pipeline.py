@@ -8,13 +8,16 @@ from __future__ import annotations
 import decimal
 import json
 import runpy
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from airflow_provider_lakehouse.connections.lake import S3Spec
+from airflow_provider_lakehouse.devstack.commands import read_xcoms
 from airflow_provider_lakehouse.tpcds.answers import matches_reference, reference_answer
-from airflow_provider_lakehouse.tpcds.generate import generate
+from airflow_provider_lakehouse.tpcds.generate import generate, query_text, tpcds_connection
 from airflow_provider_lakehouse.tpcds.pipeline import AGGREGATES_PUBLISHED
 from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES, SOURCE_TABLES
 from tests import referee
@@ -51,22 +54,27 @@ def test_the_graph_has_52_tasks_in_5_stages_with_assets_between_them(monkeypatch
 
 
 def run_pipeline_and_check_answers(stack: Any, stack_env: dict[str, str], landing: str, scale_factor: str,
-                                   spark_conn_id: str | None) -> None:
-    """``airflow dags test`` of the pipeline on ``landing``; then every ``results.qNN`` must equal DuckDB's answer on
-    the landing files and the generator's reference answer, and the Data Table must hold the published aggregates."""
-    env, setup = lake_env(stack_env, spark_conn_id)
+                                   spark_conn_id: str = "") -> None:
+    """``airflow dags test`` of the pipeline on ``landing`` (on the lake's own engine, or the run parameter
+    ``spark_conn_id``); then every ``results.qNN`` must equal DuckDB's answer on the landing files and the
+    generator's reference answer, and the Data Table must hold the published aggregates."""
+    env, setup = lake_env(stack_env, None)
     env.update(TPCDS_LANDING=landing, LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir())
-    result = run_airflow(env, "dags", "test", "tpcds_pipeline", "-c", json.dumps({"scale_factor": float(scale_factor)}),
-                         timeout=1500)
+    conf = {"scale_factor": float(scale_factor), "spark_conn_id": spark_conn_id}
+    result = run_airflow(env, "dags", "test", "tpcds_pipeline", "-c", json.dumps(conf), timeout=1500)
     assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+    xcoms = read_xcoms("tpcds_pipeline", env)
+    engines = {xcom["engine"] for xcom in xcoms.values() if isinstance(xcom, dict) and "engine" in xcom}
+    assert engines == {"spark_connect" if spark_conn_id else "local"}
 
     con = referee.connect()
     setup.attach(con)
     for table in SOURCE_TABLES:
         con.execute(f"CREATE VIEW main.{table} AS SELECT * FROM read_parquet('{landing}/{table}.parquet')")
     answers = str(Path(referee.extension_dir()).parent / "tpcds_answers")
+    generator = tpcds_connection(referee.extension_dir())
     for number in BENCHMARK_QUERIES:
-        query = Path(landing, "queries", f"q{number:02d}.sql").read_text()
+        query = query_text(generator, number)
         ours = con.execute(f"SELECT * FROM lake.results.q{number:02d}").fetchall()
         assert rounded_set(ours) == rounded_set(con.execute(query).fetchall()), f"query {number}"
         _header, reference = reference_answer(number, scale_factor, answers)  # the generator's own answer file
@@ -85,17 +93,20 @@ def run_pipeline_and_check_answers(stack: Any, stack_env: dict[str, str], landin
 @pytest.mark.integration
 @pytest.mark.slow
 def test_pipeline_answers_match_duckdb(stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path) -> None:
-    """SF 0.01 on Spark in the task's process."""
-    landing = str(tmp_path / "landing")
-    generate(0.01, landing, extension_dir=referee.extension_dir())
-    run_pipeline_and_check_answers(stack, stack_env, landing, "0.01", None)
+    """SF 0.01 on Spark in the task's process, the landing area on S3."""
+    aws = json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"])
+    s3 = S3Spec(access_key=aws["login"], secret_key=aws["password"], endpoint_url=aws["extra"]["endpoint_url"])
+    landing = f"s3://landing/tests/{uuid.uuid4().hex[:8]}"
+    generate(0.01, landing, extension_dir=referee.extension_dir(), s3=s3)
+    run_pipeline_and_check_answers(stack, stack_env, landing, "0.01")
 
 
 @pytest.mark.integration
 @pytest.mark.slow
 def test_scale_factor_1_answers_match_the_reference_over_spark_connect(
         stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path) -> None:
-    """SF 1 (about 300 MB of Parquet, 19.6 M rows) over Spark Connect: the ten results are the reference answers."""
+    """SF 1 (about 340 MB of Parquet, 19.6 M rows) over Spark Connect, chosen by the run parameter
+    ``spark_conn_id``: the ten results are the generator's SF 1 reference answers."""
     landing = str(tmp_path / "landing")
     generate(1, landing, extension_dir=referee.extension_dir())
     stack.start_spark_connect(log=lambda _m: None)

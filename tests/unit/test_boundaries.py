@@ -50,3 +50,14 @@ def test_core_module_imports_no_airflow_or_pyspark(module: str) -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "", f"{module} imports {result.stdout.strip()} at import time"
+
+
+def test_no_spark_module_hides_a_standard_library_module() -> None:
+    """spark-submit runs ``spark/job.py`` as a script, which puts ``spark/`` first on ``sys.path``: a module there
+    named like a standard library one (``copy.py``) would replace it for PySpark and everything else."""
+    from pathlib import Path
+
+    import airflow_provider_lakehouse.spark as spark_package
+
+    names = {path.stem for path in Path(spark_package.__file__).parent.glob("*.py")}
+    assert names & set(sys.stdlib_module_names) == set()

@@ -6,6 +6,9 @@ query makes Spark decode the Parquet pages into rows and convert them to Arrow f
 and some of its row groups); each executor task reads its row groups with pyarrow and writes them as lake files
 with the same writer as every other write. The driver takes this path only when the files' Arrow types are
 exactly the ones Spark's reader would hand over, so the table and its files are the same either way.
+
+(Not named ``copy``: spark-submit runs ``job.py`` with this folder first on ``sys.path``, where a ``copy.py``
+would hide the standard library's.)
 """
 
 from __future__ import annotations
