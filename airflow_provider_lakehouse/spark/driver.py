@@ -411,7 +411,7 @@ class PlanRunner:
         if not same_as_spark(schema, spark_schema):
             return None
         items = work_items(paths, self.spec.s3)
-        copy = CopyTask(self._write_task(tx, target), self.spec.s3, schema)
+        copy = CopyTask(self._write_task(tx, target), schema)
         work = self._frame(items).repartition(items.num_rows)  # one work item per Spark task
         return self._run_write(tx, target, copy.write, lambda: work.mapInArrow(
             lambda batches: copy_pieces(copy, batches), f"{META_COLUMN} binary").toArrow())

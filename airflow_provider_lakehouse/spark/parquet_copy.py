@@ -31,10 +31,10 @@ PIECE_BYTES = 16 * 1024 * 1024
 
 @dataclass(frozen=True)
 class CopyTask:
-    """What every executor task needs: the lake write and the schema each file must have."""
+    """What every executor task needs: the lake write (its S3 credentials also read the source files) and the
+    schema each file must have."""
 
     write: WriteTask
-    s3: S3Spec | None
     schema: pa.Schema
 
 
@@ -85,7 +85,7 @@ def copy_pieces(task: CopyTask, items: Iterable[pa.RecordBatch]) -> Iterator[pa.
     """Executor side: read each work item's row groups and write them as lake files (one metadata row each)."""
     for batch in items:
         for path, row_groups in zip(batch.column("path").to_pylist(), batch.column("row_groups").to_pylist()):
-            with storage_for(path, task.s3).open_input(path) as handle:
+            with storage_for(path, task.write.s3).open_input(path) as handle:
                 parquet = pq.ParquetFile(handle)
                 if parquet.schema_arrow.names != task.schema.names or not parquet.schema_arrow.equals(
                         task.schema, check_metadata=False):

@@ -12,6 +12,7 @@ import decimal
 import subprocess
 import sys
 import tarfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,13 @@ def reference_answer(number: int, scale_factor: str, cache_dir: str, version: st
     return lines[0].split("|"), [line.split("|") for line in lines[1:] if line]
 
 
-def matches_reference(rows: list[Row], reference: list[list[str]], tolerance: float = 0.011) -> str | None:
+def matches_reference(rows: Sequence[Sequence[Any]], reference: Sequence[Sequence[Any]],
+                      tolerance: float = 0.011) -> str | None:
     """``None`` if ``rows`` (any order) equal the reference rows; numbers within ``tolerance`` (the reference
-    rounds to two places, or prints 16-20 digits); otherwise a description of the first difference."""
+    rounds to two places, or prints 16-20 digits); otherwise a description of the first difference.
+
+    :param reference: rows as the answer files hold them (text, ``NULL``), or values (another engine's rows).
+    """
     if len(rows) != len(reference):
         return f"{len(rows)} rows, reference has {len(reference)}"
     ours = sorted((_normal(r) for r in rows), key=repr)
