@@ -55,6 +55,9 @@ def _query_texts() -> dict[int, str]:
         "landing": Param(os.environ.get("TPCDS_LANDING", "/tmp/tpcds/landing"), type="string",
                          description="Where the generated Parquet files are (a directory or s3://bucket/prefix)."),
         "scale_factor": Param(0.1, type="number", description="The scale factor the data was generated at."),
+        # Shown in the trigger form, but only this value is valid: the graph's assets name this lake's tables.
+        "lake": Param(LAKE, type="string", enum=[LAKE],
+                      description="The lake, fixed when the DAG is parsed ($TPCDS_LAKE): the assets name its tables."),
         "datatable": Param(DATATABLE, type="string",
                            description="The Data Table (NAME:SCHEMA) the small aggregates are published to."),
         "spark_conn_id": Param("", type="string",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from airflow.sdk.definitions.param import ParamValidationError
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.devstack.commands import read_xcoms
@@ -51,6 +52,10 @@ def test_the_graph_has_52_tasks_in_5_stages_with_assets_between_them(monkeypatch
     assert {a.uri for t in stages["aggregate"] for a in t.inlets} <= wide | written
     assert {a.uri for t in stages["query"] for a in t.outlets} == {
         f"ducklake://main/results.q{n:02d}" for n in BENCHMARK_QUERIES}
+    assert set(dag.params) == {"landing", "scale_factor", "lake", "datatable", "spark_conn_id"}
+    assert dag.params.get_param("lake").resolve("main") == "main"
+    with pytest.raises(ParamValidationError):  # the assets name lake main's tables: no other lake per run
+        dag.params.get_param("lake").resolve("other")
 
 
 def run_pipeline_and_check_answers(stack: Any, stack_env: dict[str, str], landing: str, scale_factor: str,
