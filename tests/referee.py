@@ -88,15 +88,23 @@ def sqlite_lake(tmp_path: Path) -> LakeSetup:
     return LakeSetup(SqliteStore(str(tmp_path / "catalog.sqlite")), str(tmp_path / "data") + "/")
 
 
+def postgres_spec(conn: dict[str, Any]) -> PostgresSpec:
+    """The Postgres fields of a connection in the stack's ``AIRFLOW_CONN_*`` JSON form."""
+    return PostgresSpec(host=conn["host"], port=int(conn["port"]), user=conn["login"], dbname=conn["schema"],
+                        password=conn["password"])
+
+
+def s3_spec(aws: dict[str, Any]) -> S3Spec:
+    """The S3 spec of the stack's ``aws`` connection (``AIRFLOW_CONN_LAKEHOUSE_S3`` JSON)."""
+    return S3Spec(access_key=aws["login"], secret_key=aws["password"], endpoint_url=aws["extra"]["endpoint_url"])
+
+
 def postgres_lake(stack: Any) -> LakeSetup:
     """A fresh lake in the stack's Postgres (own metadata schema) with data on SeaweedFS S3."""
     import json
 
-    conn = json.loads(os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"])
-    aws = json.loads(os.environ["AIRFLOW_CONN_LAKEHOUSE_S3"])
-    spec = PostgresSpec(host=conn["host"], port=int(conn["port"]), user=conn["login"], dbname=conn["schema"],
-                        password=conn["password"])
-    s3 = S3Spec(access_key=aws["login"], secret_key=aws["password"], endpoint_url=aws["extra"]["endpoint_url"])
+    spec = postgres_spec(json.loads(os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"]))
+    s3 = s3_spec(json.loads(os.environ["AIRFLOW_CONN_LAKEHOUSE_S3"]))
     name = f"t_{uuid.uuid4().hex[:10]}"
     return LakeSetup(PostgresStore(spec, metadata_schema=name), f"s3://lakehouse/tests/{name}/", s3=s3, pg=spec)
 

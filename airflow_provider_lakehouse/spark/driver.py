@@ -397,20 +397,12 @@ class PlanRunner:
     def _copy(self, tx: Transaction, target: str, files: FileRef, spark_schema: pa.Schema) -> int | None:
         """Executors copy the Parquet ``files`` into ``target`` with pyarrow (see :mod:`.parquet_copy`); None when
         the files' types differ from what Spark's reader would produce (the caller then runs the query)."""
-        from airflow_provider_lakehouse.spark.parquet_copy import (
-            CopyTask,
-            copy_pieces,
-            file_schema,
-            same_as_spark,
-            work_items,
-        )
         from airflow_provider_lakehouse.spark.files import expand
+        from airflow_provider_lakehouse.spark.parquet_copy import CopyTask, copy_pieces, same_as_spark, work_items
 
-        paths = expand(files.paths, self.spec.s3)
-        schema = file_schema(paths[0], self.spec.s3)
+        schema, items = work_items(expand(files.paths, self.spec.s3), self.spec.s3)
         if not same_as_spark(schema, spark_schema):
             return None
-        items = work_items(paths, self.spec.s3)
         copy = CopyTask(self._write_task(tx, target), schema)
         work = self._frame(items).repartition(items.num_rows)  # one work item per Spark task
         return self._run_write(tx, target, copy.write, lambda: work.mapInArrow(

@@ -48,24 +48,22 @@ def plain_parquet_copy(step: Step) -> FileRef | None:
     return ref if step.query == f"SELECT * FROM {ref.view} AS {ref.view}" else None
 
 
-def file_schema(path: str, s3: S3Spec | None) -> pa.Schema:
-    """The Arrow schema in a Parquet file's footer."""
-    with storage_for(path, s3).open_input(path) as handle:
-        return pq.read_schema(handle)
-
-
 def same_as_spark(schema: pa.Schema, spark_schema: pa.Schema) -> bool:
     """True if Spark's reader would hand over exactly these columns and types (no conversion to reproduce)."""
     return schema.names == spark_schema.names and all(
         spark_arrow_type(f.type) == f.type == s.type for f, s in zip(schema, spark_schema))
 
 
-def work_items(paths: Sequence[str], s3: S3Spec | None) -> pa.Table:
-    """One row per work item: a file and a run of its row groups of about :data:`PIECE_BYTES`."""
+def work_items(paths: Sequence[str], s3: S3Spec | None) -> tuple[pa.Schema, pa.Table]:
+    """The first file's Arrow schema, and one row per work item: a file and a run of its row groups of about
+    :data:`PIECE_BYTES` (every footer is read once, here)."""
     files, groups = [], []
+    schema = None
     for path in paths:
         with storage_for(path, s3).open_input(path) as handle:
-            meta = pq.ParquetFile(handle).metadata
+            parquet = pq.ParquetFile(handle)
+            meta = parquet.metadata
+            schema = schema or parquet.schema_arrow
         piece: list[int] = []
         size = 0
         for index in range(meta.num_row_groups):
@@ -78,7 +76,10 @@ def work_items(paths: Sequence[str], s3: S3Spec | None) -> pa.Table:
         if piece or not files or files[-1] != path:
             files.append(path)
             groups.append(piece)
-    return pa.table({"path": pa.array(files, pa.string()), "row_groups": pa.array(groups, pa.list_(pa.int32()))})
+    if schema is None:
+        raise LakehouseError("No Parquet file to copy.")
+    return schema, pa.table({"path": pa.array(files, pa.string()),
+                             "row_groups": pa.array(groups, pa.list_(pa.int32()))})
 
 
 def copy_pieces(task: CopyTask, items: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -75,6 +75,12 @@ class EngineRun:
     error: str | None = None
     answers: dict[str, str | None] = field(default_factory=dict)  # query -> None (equal) or the difference
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EngineRun:
+        """The inverse of ``asdict`` (extra keys such as the totals in ``results.json`` are ignored)."""
+        stages = {name: StageCost(**cost) for name, cost in data["stages"].items()}
+        return cls(data["engine"], stages, data.get("error"), data.get("answers") or {})
+
     @property
     def wall_s(self) -> float:
         return sum(s.wall_s for s in self.stages.values())
@@ -214,19 +220,13 @@ def _lake(stack_env: dict[str, str], storage: str, root: Path) -> dict[str, Any]
 
 
 def _lake_setup(lake: dict[str, Any]) -> Any:
-    from airflow_provider_lakehouse.connections.lake import S3Spec
-    from airflow_provider_lakehouse.connections.specs import PostgresSpec
     from airflow_provider_lakehouse.ducklake.store import PostgresStore
-    from tests.referee import LakeSetup
+    from tests import referee
 
-    conn, aws = lake["conn"], lake["aws"]
-    s3 = None
-    if conn["extra"]["data_path"].startswith("s3://"):
-        s3 = S3Spec(access_key=aws["login"], secret_key=aws["password"], endpoint_url=aws["extra"]["endpoint_url"])
-    spec = PostgresSpec(host=conn["host"], port=int(conn["port"]), user=conn["login"], dbname=conn["schema"],
-                        password=conn["password"])
-    return LakeSetup(PostgresStore(spec, metadata_schema=conn["extra"]["metadata_schema"]),
-                     conn["extra"]["data_path"], s3=s3)
+    conn = lake["conn"]
+    s3 = referee.s3_spec(lake["aws"]) if conn["extra"]["data_path"].startswith("s3://") else None
+    return referee.LakeSetup(PostgresStore(referee.postgres_spec(conn), metadata_schema=conn["extra"]["metadata_schema"]),
+                             conn["extra"]["data_path"], s3=s3)
 
 
 def _engine_conn(lake: dict[str, Any], engine: str, spark_conf: dict[str, str]) -> str:
@@ -254,9 +254,7 @@ def spawn_engine(engine: str, tasks: list[PipelineTask], lake: dict[str, Any], e
                               env=child_env, stdout=out, stderr=subprocess.STDOUT)
     if proc.returncode != 0 or not output.exists():
         return EngineRun(engine, error=f"runner exited {proc.returncode}; log {log}:\n{log.read_text()[-1500:]}")
-    data = json.loads(output.read_text())
-    stages = {name: StageCost(**cost) for name, cost in data.pop("stages").items()}
-    return EngineRun(stages=stages, **{k: v for k, v in data.items() if k in ("engine", "error", "answers")})
+    return EngineRun.from_json(json.loads(output.read_text()))
 
 
 # ---------------------------------------------------------------------------------------------- answers
@@ -347,10 +345,7 @@ def markdown(runs: list[EngineRun], scale_factor: float, input_gb: float, storag
 def render(results: Path) -> None:
     """``report.md`` and ``chart.png`` next to a ``results.json``, printed too."""
     data = json.loads(results.read_text())
-    runs = []
-    for run in data["runs"]:
-        stages = {name: StageCost(**cost) for name, cost in run["stages"].items()}
-        runs.append(EngineRun(run["engine"], stages, run.get("error"), run.get("answers") or {}))
+    runs = [EngineRun.from_json(run) for run in data["runs"]]
     report = markdown(runs, data["scale_factor"], data["input_gb"], data["storage"], data["machine"])
     (results.parent / "report.md").write_text(report)
     where = "SeaweedFS S3" if data["storage"] == "s3" else "a local directory"

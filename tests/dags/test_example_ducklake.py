@@ -9,8 +9,6 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_lakehouse.connections.lake import S3Spec
-from airflow_provider_lakehouse.connections.specs import PostgresSpec
 from airflow_provider_lakehouse.devstack.commands import read_xcoms
 from airflow_provider_lakehouse.ducklake.store import PostgresStore
 from tests import referee
@@ -28,12 +26,8 @@ def lake_env(stack_env: dict[str, str], spark_conn_id: str | None) -> tuple[dict
     if spark_conn_id:
         conn["extra"]["spark_conn_id"] = spark_conn_id
     aws = json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"])
-    setup = LakeSetup(
-        PostgresStore(PostgresSpec(host=conn["host"], port=int(conn["port"]), user=conn["login"], dbname=conn["schema"],
-                                   password=conn["password"]), metadata_schema=name),
-        conn["extra"]["data_path"],
-        s3=S3Spec(access_key=aws["login"], secret_key=aws["password"], endpoint_url=aws["extra"]["endpoint_url"]),
-    )
+    setup = LakeSetup(PostgresStore(referee.postgres_spec(conn), metadata_schema=name), conn["extra"]["data_path"],
+                      s3=referee.s3_spec(aws))
     return dict(stack_env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn)), setup
 
 

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from airflow.sdk.definitions.param import ParamValidationError
 
-from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.devstack.commands import read_xcoms
 from airflow_provider_lakehouse.tpcds.answers import matches_reference, reference_answer
 from airflow_provider_lakehouse.tpcds.generate import generate, query_text, tpcds_connection
@@ -99,8 +98,7 @@ def run_pipeline_and_check_answers(stack: Any, stack_env: dict[str, str], landin
 @pytest.mark.slow
 def test_pipeline_answers_match_duckdb(stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path) -> None:
     """SF 0.01 on Spark in the task's process, the landing area on S3."""
-    aws = json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"])
-    s3 = S3Spec(access_key=aws["login"], secret_key=aws["password"], endpoint_url=aws["extra"]["endpoint_url"])
+    s3 = referee.s3_spec(json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"]))
     landing = f"s3://landing/tests/{uuid.uuid4().hex[:8]}"
     generate(0.01, landing, extension_dir=referee.extension_dir(), s3=s3)
     run_pipeline_and_check_answers(stack, stack_env, landing, "0.01")

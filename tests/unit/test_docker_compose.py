@@ -12,7 +12,6 @@ Airflow and the provider and has the local stack's JSON shape; and that no secre
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib.util
 import json
 import os
@@ -43,6 +42,7 @@ from airflow_provider_lakehouse.devstack.spark import (
     server_env,
     worker_argv,
 )
+from tests.support.vendored import actual_sha256, listed_sha256
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
@@ -171,16 +171,10 @@ def _connections(compose: dict[str, Any], service: str = "airflow-scheduler") ->
 
 
 # -- the schema, and docker compose itself where it is installed ---------------------------------------------
-def _listed_sha256() -> dict[str, str]:
-    text = (SPEC_DIR / "README.md").read_text(encoding="utf-8")
-    return {name: digest for digest, name in re.findall(r"^([0-9a-f]{64})  (\S+)$", text, flags=re.MULTILINE)}
-
-
 def test_vendored_schema_matches_readme_sha256() -> None:
-    listed = _listed_sha256()
-    present = {p.name for p in SPEC_DIR.iterdir() if p.is_file() and p.name != "README.md"}
-    assert present == set(listed) == {"compose-spec.json", "LICENSE"}
-    assert {name: hashlib.sha256((SPEC_DIR / name).read_bytes()).hexdigest() for name in present} == listed
+    listed = listed_sha256(SPEC_DIR)
+    assert set(listed) == {"compose-spec.json", "LICENSE"}
+    assert actual_sha256(SPEC_DIR) == listed
 
 
 def _validator() -> jsonschema.Draft7Validator:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -27,23 +25,17 @@ from openlineage.client.facet_v2 import (
 from openlineage.client.serde import Serde
 
 from tests.support.openlineage_schemas import SPEC_DIR, validate_event
+from tests.support.vendored import actual_sha256, listed_sha256
 
 RUN_ID = "01912a3f-6a3b-7c2d-9e4f-0123456789ab"
 
 
-def _listed_sha256() -> dict[str, str]:
-    """``file name -> sha256`` from the README's ``sha256sum``-style block."""
-    text = (SPEC_DIR / "README.md").read_text(encoding="utf-8")
-    return {name: digest for digest, name in re.findall(r"^([0-9a-f]{64})  (\S+)$", text, flags=re.MULTILINE)}
-
-
 def test_vendored_files_match_readme_sha256() -> None:
-    listed = _listed_sha256()
-    present = {path.name for path in SPEC_DIR.iterdir() if path.is_file() and path.name != "README.md"}
+    listed = listed_sha256(SPEC_DIR)
+    actual = actual_sha256(SPEC_DIR)
     assert "OpenLineage.json" in listed and "LICENSE" in listed
     # Every vendored file is listed and every listed file is there: nothing added or lost silently.
-    assert present == set(listed)
-    actual = {name: hashlib.sha256((SPEC_DIR / name).read_bytes()).hexdigest() for name in sorted(present)}
+    assert set(actual) == set(listed)
     assert actual == listed
 
 
