@@ -166,14 +166,14 @@ class DuckLake:
                 kept = prune_files(files, table, metadata.file_column_stats(conn, table.table_id), filters)
             inlined = read_inlined_rows(
                 conn, table, wanted, snap.snapshot_id, virtual=virtual,
-                schema_at_version=self._inlined_schemas(conn, table),
+                schema_at_version=self.inlined_schemas(conn, table),
             )
         return ScanPlan(table=table, snapshot_id=snap.snapshot_id, columns=tuple(wanted), files=tuple(kept),
                         inlined=inlined, virtual=tuple(virtual), pruned_files=len(files) - len(kept))
 
     def read_plan(self, plan: ScanPlan) -> pa.Table:
         """Execute a :class:`ScanPlan` in this process."""
-        name_maps = self._name_maps(plan)
+        name_maps = self.name_maps(plan)
         pieces = [
             read_data_file(self.storage, f, plan.columns, plan.snapshot_id, virtual=plan.virtual,
                            all_columns=plan.table.columns, name_map=name_maps.get(f.mapping_id))
@@ -209,7 +209,7 @@ class DuckLake:
         except KeyError as exc:
             raise NoSuchTableError(f"Table {table.qualified_name} has no column {exc.args[0]!r}.") from None
 
-    def _inlined_schemas(self, conn: CatalogConnection, table: TableInfo) -> dict[int, Sequence[Column]]:
+    def inlined_schemas(self, conn: CatalogConnection, table: TableInfo) -> dict[int, Sequence[Column]]:
         """The table's columns at each schema version that has an inlined-data table (to map old names by id)."""
         result: dict[int, Sequence[Column]] = {}
         if not table.inlined_tables:
@@ -224,7 +224,8 @@ class DuckLake:
             result[version] = found[0].columns if found else table.columns
         return result
 
-    def _name_maps(self, plan: ScanPlan) -> dict[int | None, Any]:
+    def name_maps(self, plan: ScanPlan) -> dict[int | None, Any]:
+        """The ``map_by_name`` mappings of ``plan``'s files (files registered from outside DuckLake), by id."""
         ids = {f.mapping_id for f in plan.files if f.mapping_id is not None}
         if not ids:
             return {}

@@ -88,7 +88,7 @@ def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats
             files = metadata.data_files_at(conn, table, lake.table_dir(table), snap)
             deletes = [f.delete_file for f in files if f.delete_file]
             inlined = read_inlined_rows(conn, table, table.columns[:1], snap,
-                                        schema_at_version=lake._inlined_schemas(conn, table)).num_rows
+                                        schema_at_version=lake.inlined_schemas(conn, table)).num_rows
             live = sum(f.record_count for f in files) - sum(d.delete_count for d in deletes)  # type: ignore[union-attr]
             live -= sum(1 for f in files for _p, s in f.inlined_deletes if s <= snap)
             result.append(TableStats(

@@ -15,8 +15,9 @@ import pyarrow as pa
 
 from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.reader import ROWID, ROW_SNAPSHOT, read_data_file
+from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
-from airflow_provider_lakehouse.ducklake.writer import write_data_file
+from airflow_provider_lakehouse.ducklake.writer import write_data_file, write_delete_file
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.ducklake.catalog import DuckLake
@@ -213,12 +214,16 @@ def delete_orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = No
 
 
 def merge_adjacent_files(lake: DuckLake, table: str, *, max_file_size: int = 64 * 1024 * 1024,
-                         min_files: int = 2) -> MaintenanceReport:
+                         min_files: int = 2, author: str | None = None,
+                         message: str | None = None) -> MaintenanceReport:
     """Merge a table's small files (no deletes, same partition) into one *partial* file that keeps every row's
-    row id and snapshot id, so time travel still works; the sources are scheduled for deletion."""
+    row id and snapshot id, so time travel still works; the sources are scheduled for deletion.
+
+    :param author: the snapshot's author (e.g. the task that ran the merge); ``message`` its commit message.
+    """
     report = MaintenanceReport(dry_run=False)
-    with lake.transaction(message="merge adjacent files") as tx:
-        state = tx._state(table)
+    with lake.transaction(author=author, message=message or "merge adjacent files") as tx:
+        state = tx.table_state(table)
         candidates = [f for f in state.files.values()
                       if f.delete_file is None and not f.inlined_deletes and f.file_size_bytes < max_file_size
                       and f.mapping_id is None]
@@ -232,37 +237,36 @@ def merge_adjacent_files(lake: DuckLake, table: str, *, max_file_size: int = 64 
             data = pa.concat_tables(pieces)
             written = write_data_file(lake.storage, state.table_dir, state.columns, data.select([c.name for c in state.columns]),
                                       row_ids=data.column(ROWID).to_numpy(), row_snapshots=data.column(ROW_SNAPSHOT).to_numpy())
-            tx._written.append(written.path)
-            from airflow_provider_lakehouse.ducklake.transaction import _Op
-
-            tx._ops.append(_Op("merge", state, {"file": written, "sources": group}))
+            tx.stage_merge(table, written, group)
             report.files_merged += len(group)
             report.files_written.append(written.path)
     report.snapshot_id = tx.snapshot.snapshot_id if tx.snapshot else None
     return report
 
 
-def flush_inlined_data(lake: DuckLake, table: str) -> MaintenanceReport:
+def flush_inlined_data(lake: DuckLake, table: str, *, author: str | None = None,
+                       message: str | None = None) -> MaintenanceReport:
     """Write a table's inlined rows (kept in the catalog database) to a Parquet file, preserving row ids
-    and the snapshots that inserted and deleted them, then remove them from the catalog."""
-    from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
-    from airflow_provider_lakehouse.ducklake.transaction import _Op
+    and the snapshots that inserted and deleted them, then remove them from the catalog.
 
+    :param author: the snapshot's author; ``message`` its commit message.
+    """
     report = MaintenanceReport(dry_run=False)
-    with lake.transaction(message="flush inlined data") as tx:
-        state = tx._state(table)
+    with lake.transaction(author=author, message=message or "flush inlined data") as tx:
+        state = tx.table_state(table)
         info = state.info
         if info is None or not info.inlined_tables:
             return report
-        schemas = lake._inlined_schemas(tx._conn, info)
+        conn = tx.connection
+        schemas = lake.inlined_schemas(conn, info)
         rows: list[tuple[int, int, int | None, dict[str, Any]]] = []
         flushed_tables = []
         for name, version in info.inlined_tables:
-            if not tx._conn.table_exists(name):
+            if not conn.table_exists(name):
                 continue
             old = list(schemas.get(version) or info.columns)
             select = ", ".join(quote_ident(c.name) for c in old)
-            found = tx._conn.query(f"SELECT row_id, begin_snapshot, end_snapshot, {select} FROM {{M}}{quote_ident(name)}")
+            found = conn.query(f"SELECT row_id, begin_snapshot, end_snapshot, {select} FROM {{M}}{quote_ident(name)}")
             if found:
                 flushed_tables.append(name)
             by_id = {c.column_id: (i, c) for i, c in enumerate(old)}
@@ -278,9 +282,12 @@ def flush_inlined_data(lake: DuckLake, table: str) -> MaintenanceReport:
         data = pa.Table.from_pylist([r[3] for r in rows], schema=pa.schema([pa.field(c.name, c.arrow_type) for c in state.columns]))
         written = write_data_file(lake.storage, state.table_dir, state.columns, data,
                                   row_ids=np.array([r[0] for r in rows]), row_snapshots=np.array([r[1] for r in rows]))
-        tx._written.append(written.path)
         ended = [(i, r[2]) for i, r in enumerate(rows) if r[2] is not None]
-        tx._ops.append(_Op("flush", state, {"file": written, "ended": ended, "tables": flushed_tables}))
+        # rows already deleted keep the snapshot that deleted them, in a delete file written now (while staging)
+        delete = write_delete_file(lake.storage, state.table_dir, -1, written.path,
+                                   np.array([p for p, _ in ended], dtype=np.int64),
+                                   snapshots=np.array([s for _, s in ended], dtype=np.int64)) if ended else None
+        tx.stage_flush(table, written, delete, flushed_tables)
         report.rows_flushed = len(rows)
         report.files_written.append(written.path)
     report.snapshot_id = tx.snapshot.snapshot_id if tx.snapshot else None

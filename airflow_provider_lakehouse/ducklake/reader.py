@@ -134,8 +134,10 @@ def read_data_file(
     if ROWID in virtual:
         if ROW_ID_FIELD_ID in by_id:
             out[ROWID] = by_index[by_id[ROW_ID_FIELD_ID]]
+        elif file.row_id_start is None:
+            out[ROWID] = pa.nulls(num_rows, pa.int64())  # a file staged in a transaction: numbered at commit
         else:
-            out[ROWID] = pa.array(positions + (file.row_id_start or 0), pa.int64())
+            out[ROWID] = pa.array(positions + file.row_id_start, pa.int64())
     if FILE_ID in virtual:
         out[FILE_ID] = pa.array(np.full(num_rows, file.data_file_id, dtype=np.int64))
     if FILE_POS in virtual:

@@ -47,6 +47,11 @@ class CatalogConnection(ABC):
     @abstractmethod
     def executemany(self, text: str, rows: Sequence[Sequence[Any]]) -> None: ...
 
+    def execute_batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Run several statements, in order, for their effect (a commit's catalog writes)."""
+        for text, params in statements:
+            self.execute(text, params)
+
     @abstractmethod
     def begin(self) -> None:
         """Start a write transaction (SQLite takes the write lock at once)."""
@@ -80,6 +85,14 @@ class CatalogConnection(ABC):
             self.rollback()
             raise
         self.commit()
+
+
+def is_connection_lost(exc: BaseException, conn: CatalogConnection) -> bool:
+    """True when ``exc`` means the catalog connection broke (not that a statement failed on a live one)."""
+    raw = getattr(conn, "raw", None)
+    if bool(getattr(raw, "closed", False)):
+        return True
+    return type(exc).__name__ in ("OperationalError", "InterfaceError") and "closed" in str(exc).lower()
 
 
 class MetadataStore(ABC):
@@ -142,6 +155,13 @@ class _PostgresConnection(CatalogConnection):
         if rows:
             with self.raw.cursor() as cur:
                 cur.executemany(self._adapt(text), [tuple(r) for r in rows])
+
+    def execute_batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        # Pipeline mode sends every statement before reading any result: one network round trip for a
+        # commit's dozens of catalog writes instead of one each.
+        with self.raw.pipeline(), self.raw.cursor() as cur:
+            for text, params in statements:
+                cur.execute(self._adapt(text), tuple(params) or None)
 
     def begin(self) -> None:
         self.raw.execute("BEGIN")

@@ -1,35 +1,69 @@
 """Stage changes, then commit them as one DuckLake snapshot with DuckDB's protocol (spec section 5).
 
-Data and delete files are written while staging; the catalog is touched only by :meth:`Transaction.commit`,
-inside one catalog-database transaction that inserts the new snapshot row first (its primary key is
-the serialization point between writers). On a collision the commit re-reads what changed since its
-base snapshot, fails on a logical conflict (DuckDB's rules) or rebuilds its catalog writes on top with
-fresh ids, with backoff and jitter. Files of a commit that certainly failed are deleted; if the
-outcome is unknown they are kept.
+Data and delete files are written while staging (see :mod:`.staging`); the catalog is touched only by
+:meth:`Transaction.commit`, inside one catalog-database transaction that inserts the new snapshot row first (its
+primary key is the serialization point between writers). On a collision the commit re-reads what changed since
+its base snapshot, fails on a logical conflict (DuckDB's rules) or rebuilds its catalog writes on top with fresh
+ids, with backoff and jitter. Files of a commit that certainly failed are deleted; if the outcome is unknown
+they are kept.
+
+Reads through the transaction (:meth:`Transaction.scan`, :meth:`Transaction.read`) see the base snapshot plus
+everything staged so far, as a DuckDB transaction sees its own changes.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import logging
 import random
 import re
 import time
 import uuid as uuidlib
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.ducklake import changes as changelog
 from airflow_provider_lakehouse.ducklake import metadata
+from airflow_provider_lakehouse.ducklake.catalog import split_name
+from airflow_provider_lakehouse.ducklake.commit_builder import CommitBuilder, CommitRecord
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, Snapshot, TableInfo, WrittenDeleteFile, WrittenFile
-from airflow_provider_lakehouse.ducklake.reader import deleted_positions
-from airflow_provider_lakehouse.ducklake.stats import merge_bound
-from airflow_provider_lakehouse.ducklake.storage import join_path, relative_to, uuid7
-from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
-from airflow_provider_lakehouse.ducklake.types import Column, columns_from_arrow, renumber
+from airflow_provider_lakehouse.ducklake.operations import (
+    AddColumn,
+    CreateSchema,
+    CreateTable,
+    DropColumn,
+    DropSchema,
+    DropTable,
+    FlushInlined,
+    MergeFiles,
+    Operation,
+    RenameColumn,
+    RenameTable,
+    TableData,
+    table_of,
+    written_paths,
+)
+from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_expression, prune_files
+from airflow_provider_lakehouse.ducklake.reader import (
+    FILE_ID,
+    FILE_POS,
+    ROWID,
+    ScanPlan,
+    default_array,
+    deleted_positions,
+    output_schema,
+    read_inlined_rows,
+)
+from airflow_provider_lakehouse.ducklake.staging import BaseFileDeletes, StagedFile, TableChanges, TableState
+from airflow_provider_lakehouse.ducklake.storage import join_path
+from airflow_provider_lakehouse.ducklake.store import CatalogConnection, is_connection_lost
+from airflow_provider_lakehouse.ducklake.types import Column, TableSchema, columns_from_arrow, renumber
 from airflow_provider_lakehouse.ducklake.writer import write_data_files, write_delete_file
 from airflow_provider_lakehouse.exceptions import (
     CommitConflictError,
@@ -44,6 +78,7 @@ from airflow_provider_lakehouse.exceptions import (
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 
+log = logging.getLogger(__name__)
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 COMMIT_ID_KEY = "lakehouse_commit_id"
 
@@ -53,28 +88,12 @@ def path_for(name: str) -> str:
     return f"{name}/" if _PLAIN_NAME.match(name) else f"{uuidlib.uuid4()}/"
 
 
-@dataclass
-class _TableState:
-    """The transaction's view of one table (existing at the base snapshot, or created here)."""
+@dataclass(frozen=True)
+class Savepoint:
+    """What :meth:`Transaction.rollback_to` restores (an explicit ``BEGIN`` inside a script's transaction)."""
 
-    schema_name: str
-    name: str
-    columns: tuple[Column, ...]
-    table_dir: str
-    table_id: int | None = None  # None until the commit allocates it (created in this transaction)
-    schema_id: int | None = None
-    info: TableInfo | None = None
-    files: dict[int, DataFileInfo] = field(default_factory=dict)
-    max_column_id: int = 0
-    pending: int | None = None  # index of the CreateTable op
-    dropped: bool = False
-
-
-@dataclass
-class _Op:
-    kind: str
-    table: _TableState | None = None
-    args: dict[str, Any] = field(default_factory=dict)
+    state: Any
+    written: int
 
 
 class Transaction:
@@ -82,8 +101,8 @@ class Transaction:
 
     :param author: stored in ``ducklake_snapshot_changes.author``.
     :param message: the commit message.
-    :param extra_info: free text for ``commit_extra_info`` (default: a JSON object with this commit's id,
-        which lets a retry after a lost connection tell whether the commit landed).
+    :param extra_info: free text for ``commit_extra_info``; default: a JSON object with this commit's id (which
+        lets a retry after a lost connection tell whether the commit landed) and whatever :meth:`annotate` adds.
     """
 
     def __init__(self, lake: DuckLake, *, author: str | None = None, message: str | None = None,
@@ -92,16 +111,22 @@ class Transaction:
         self.author = author
         self.message = message
         self.commit_id = str(uuidlib.uuid4())
-        self.extra_info = extra_info if extra_info is not None else json.dumps({COMMIT_ID_KEY: self.commit_id})
+        self._free_text_info = extra_info
+        self._info: dict[str, Any] = {COMMIT_ID_KEY: self.commit_id}
         self._conn = lake.store.connect()
-        self.base = metadata.latest_snapshot(self._conn)
-        self._schemas = {s.name: s for s in metadata.schemas_at(self._conn, self.base.snapshot_id)}
+        try:
+            self.base = metadata.latest_snapshot(self._conn)
+            self._schemas = {s.name: s for s in metadata.schemas_at(self._conn, self.base.snapshot_id)}
+        except BaseException:
+            self._conn.close()
+            raise
         self._new_schemas: dict[str, str] = {}  # name -> path
-        self._tables: dict[tuple[str, str], _TableState] = {}
-        self._ops: list[_Op] = []
-        self._written: list[str] = []
-        self._inlined_touched: set[int] = set()
+        self._tables: dict[tuple[str, str], TableState] = {}
+        self._ops: list[Operation] = []
+        self._written: list[str] = []  # every file this transaction wrote (superseded ones included)
+        self._next_temp_id = -1
         self.snapshot: Snapshot | None = None
+        self.attempts = 0
         self.closed = False
 
     # -- context manager ---------------------------------------------------------------------
@@ -114,24 +139,48 @@ class Transaction:
         else:
             self.abort()
 
+    @property
+    def extra_info(self) -> str:
+        """What the commit stores in ``commit_extra_info``."""
+        if self._free_text_info is not None:
+            return self._free_text_info
+        return json.dumps(self._info, sort_keys=True, default=str)
+
+    def annotate(self, **fields: Any) -> None:
+        """Add JSON fields to the commit's ``commit_extra_info`` (e.g. the task that committed, its outcome)."""
+        self._info.update(fields)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self._ops)
+
+    @property
+    def connection(self) -> CatalogConnection:
+        """The transaction's catalog connection (reads at the base snapshot; do not commit on it)."""
+        return self._conn
+
     # -- name resolution ---------------------------------------------------------------------
     def _schema_exists(self, name: str) -> bool:
         return name in self._new_schemas or (name in self._schemas and not self._schema_dropped(name))
 
     def _schema_dropped(self, name: str) -> bool:
-        return any(op.kind == "drop_schema" and op.args["name"] == name for op in self._ops)
+        return any(isinstance(op, DropSchema) and op.name == name for op in self._ops)
 
     def _schema_dir(self, name: str) -> str:
         if name in self._new_schemas:
             return join_path(self.lake.data_path, self._new_schemas[name])
         return metadata.schema_path(self.lake.data_path, self._schemas[name])
 
-    def _state(self, name: str) -> _TableState:
-        from airflow_provider_lakehouse.ducklake.catalog import split_name
+    def table_state(self, name: str) -> TableState:
+        """The transaction's view of ``schema.table``.
 
+        :raises NoSuchTableError: the table does not exist at the base snapshot, or was dropped here.
+        """
         schema, table = split_name(name)
-        key = (schema, table)
-        state = self._tables.get(key)
+        state = self._tables.get((schema, table))
+        if state is None:
+            state = next((s for (sch, tab), s in self._tables.items()
+                          if sch.lower() == schema.lower() and tab.lower() == table.lower()), None)
         if state is not None:
             if state.dropped:
                 raise NoSuchTableError(f"Table {schema}.{table} was dropped in this transaction.")
@@ -143,21 +192,30 @@ class Transaction:
         table_dir = self.lake.table_dir(info)
         files = {f.data_file_id: f for f in metadata.data_files_at(self._conn, info, table_dir, self.base.snapshot_id)}
         max_id = self._conn.one("SELECT max(column_id) FROM {M}ducklake_column WHERE table_id = ?", (info.table_id,))
-        state = _TableState(info.schema_name, info.name, info.columns, table_dir, info.table_id, info.schema_id, info,
-                            files, int(max_id[0] or 0) if max_id else 0)
+        state = TableState(info.schema_name, info.name, info.columns, table_dir, info.table_id, info.schema_id, info,
+                           files, int(max_id[0] or 0) if max_id else 0)
         self._tables[(info.schema_name, info.name)] = state
         return state
 
     def table_columns(self, name: str) -> tuple[Column, ...]:
         """Columns of ``name`` as this transaction sees them (after its own ALTERs)."""
-        return self._state(name).columns
+        return self.table_state(name).columns
 
     def table_dir(self, name: str) -> str:
-        return self._state(name).table_dir
+        return self.table_state(name).table_dir
 
     def data_files(self, name: str) -> list[DataFileInfo]:
-        """Visible data files of ``name`` at the base snapshot (for engines computing delete positions)."""
-        return list(self._state(name).files.values())
+        """Data files of ``name`` as this transaction sees them (base files with staged deletes, staged files)."""
+        state = self.table_state(name)
+        return self._visible_files(state)
+
+    def touched(self, name: str) -> bool:
+        """True when this transaction changed ``name`` (created, altered, wrote or deleted rows)."""
+        try:
+            state = self.table_state(name)
+        except NoSuchTableError:
+            return False
+        return state.pending or any(table_of(op) is state for op in self._ops)
 
     # -- DDL ---------------------------------------------------------------------------------
     def create_schema(self, name: str, *, if_not_exists: bool = False) -> None:
@@ -166,7 +224,7 @@ class Transaction:
                 return
             raise SchemaAlreadyExistsError(f"Schema {name!r} already exists.")
         self._new_schemas[name] = path_for(name)
-        self._ops.append(_Op("create_schema", args={"name": name, "path": self._new_schemas[name]}))
+        self._ops.append(CreateSchema(name, self._new_schemas[name]))
 
     def drop_schema(self, name: str, *, if_exists: bool = False) -> None:
         if not self._schema_exists(name):
@@ -176,26 +234,23 @@ class Transaction:
         dropped = {s.table_id for s in self._tables.values() if s.dropped}
         live = [t for t in metadata.tables_at(self._conn, self.base.snapshot_id)
                 if t.schema_name == name and t.table_id not in dropped]
-        live += [s for s in self._tables.values() if s.schema_name == name and s.pending is not None and not s.dropped]
+        live += [s for s in self._tables.values() if s.schema_name == name and s.pending and not s.dropped]
         if live:
             raise LakehouseError(f"Schema {name!r} is not empty; drop its tables first.")
         if name in self._new_schemas:
             del self._new_schemas[name]
-            self._ops = [op for op in self._ops if not (op.kind == "create_schema" and op.args["name"] == name)]
+            self._ops = [op for op in self._ops if not (isinstance(op, CreateSchema) and op.name == name)]
             return
-        self._ops.append(_Op("drop_schema", args={"name": name, "schema_id": self._schemas[name].schema_id}))
+        self._ops.append(DropSchema(name, self._schemas[name].schema_id))
 
     def create_table(self, name: str, schema: pa.Schema | Sequence[Column], *, if_not_exists: bool = False,
                      or_replace: bool = False) -> bool:
         """Create ``schema.table`` with the given Arrow schema (or column tree). Returns False if it existed
         and ``if_not_exists`` was set."""
-        from airflow_provider_lakehouse.ducklake.catalog import split_name
-
         schema_name, table_name = split_name(name)
         if not self._schema_exists(schema_name):
             raise NoSuchSchemaError(f"Schema {schema_name!r} does not exist; create it first.")
-        exists = self._exists(schema_name, table_name)
-        if exists:
+        if self._exists(schema_name, table_name):
             if if_not_exists:
                 return False
             if not or_replace:
@@ -208,162 +263,200 @@ class Transaction:
         if len(set(names)) != len(names):
             raise ValueError(f"Table {schema_name}.{table_name} has duplicate column names.")
         path = path_for(table_name)
-        state = _TableState(schema_name, table_name, columns, join_path(self._schema_dir(schema_name), path),
-                            max_column_id=max(c.column_id for top in columns for c in top.walk()),
-                            pending=len(self._ops))
+        state = TableState(schema_name, table_name, columns, join_path(self._schema_dir(schema_name), path),
+                           max_column_id=max(c.column_id for top in columns for c in top.walk()), pending=True)
         self._tables[(schema_name, table_name)] = state
-        self._ops.append(_Op("create_table", state, {"path": path}))
+        self._ops.append(CreateTable(state, path))
         return True
 
     def _exists(self, schema_name: str, table_name: str) -> bool:
-        state = self._tables.get((schema_name, table_name))
-        if state is not None:
-            return not state.dropped
         try:
-            self._state(f"{schema_name}.{table_name}")
+            self.table_state(f"{schema_name}.{table_name}")
         except (NoSuchTableError, NoSuchSchemaError):
             return False
         return True
 
     def drop_table(self, name: str, *, if_exists: bool = False) -> bool:
         try:
-            state = self._state(name)
+            state = self.table_state(name)
         except NoSuchTableError:
             if if_exists:
                 return False
             raise
         state.dropped = True
-        if state.pending is not None:
+        # staged rows of a dropped table are garbage; its files are removed when the transaction ends
+        self._ops = [op for op in self._ops if not (table_of(op) is state and isinstance(op, TableData))]
+        state.changes = None
+        if state.pending:
             # created and dropped in one transaction: forget both
-            self._ops = [op for op in self._ops if op.table is not state]
+            self._ops = [op for op in self._ops if table_of(op) is not state]
         else:
-            self._ops.append(_Op("drop_table", state))
+            self._ops.append(DropTable(state))
         return True
 
     def rename_table(self, name: str, new_name: str) -> None:
-        state = self._state(name)
+        state = self.table_state(name)
         if self._exists(state.schema_name, new_name):
             raise TableAlreadyExistsError(f"Table {state.schema_name}.{new_name} already exists.")
         del self._tables[(state.schema_name, state.name)]
         old = state.name
         state.name = new_name
         self._tables[(state.schema_name, new_name)] = state
-        if state.pending is None:
-            self._ops.append(_Op("rename_table", state, {"old": old}))
+        if not state.pending:
+            self._ops.append(RenameTable(state, old))
 
     def add_column(self, table: str, name: str, dtype: pa.DataType, *, default: Any = None,
                    if_not_exists: bool = False) -> None:
         """ALTER TABLE ADD COLUMN; ``default`` (a literal) is what existing rows read."""
-        state = self._state(table)
+        state = self.table_state(table)
         if any(c.name.lower() == name.lower() for c in state.columns):
             if if_not_exists:
                 return
-            raise LakehouseError(f"Column {name!r} already exists in {state.schema_name}.{state.name}.")
+            raise LakehouseError(f"Column {name!r} already exists in {state.qualified_name}.")
         (template,) = columns_from_arrow(pa.schema([(name, dtype)]))
         column = renumber(template, iter(range(state.max_column_id + 1, 1 << 62)))
         literal = None if default is None else _literal(default)
         column = replace(column, initial_default=literal, default_value=literal)
         state.max_column_id = max(c.column_id for c in column.walk())
         state.columns = (*state.columns, column)
-        self._alter(state, "add_column", column=column)
+        if not state.pending:  # a CREATE in this transaction writes the final column list
+            self._ops.append(AddColumn(state, column))
 
     def drop_column(self, table: str, name: str, *, if_exists: bool = False) -> None:
-        state = self._state(table)
+        state = self.table_state(table)
         match = [c for c in state.columns if c.name.lower() == name.lower()]
         if not match:
             if if_exists:
                 return
-            raise LakehouseError(f"Column {name!r} does not exist in {state.schema_name}.{state.name}.")
+            raise LakehouseError(f"Column {name!r} does not exist in {state.qualified_name}.")
         if len(state.columns) == 1:
-            raise LakehouseError(f"Cannot drop the only column of {state.schema_name}.{state.name}.")
+            raise LakehouseError(f"Cannot drop the only column of {state.qualified_name}.")
         state.columns = tuple(c for c in state.columns if c is not match[0])
-        self._alter(state, "drop_column", column=match[0])
+        if not state.pending:
+            self._ops.append(DropColumn(state, match[0]))
 
     def rename_column(self, table: str, old: str, new: str) -> None:
-        state = self._state(table)
+        state = self.table_state(table)
         match = [c for c in state.columns if c.name.lower() == old.lower()]
         if not match:
-            raise LakehouseError(f"Column {old!r} does not exist in {state.schema_name}.{state.name}.")
+            raise LakehouseError(f"Column {old!r} does not exist in {state.qualified_name}.")
         if any(c.name.lower() == new.lower() for c in state.columns):
-            raise LakehouseError(f"Column {new!r} already exists in {state.schema_name}.{state.name}.")
+            raise LakehouseError(f"Column {new!r} already exists in {state.qualified_name}.")
         renamed = replace(match[0], name=new)
         state.columns = tuple(renamed if c is match[0] else c for c in state.columns)
-        self._alter(state, "rename_column", old=match[0], column=renamed)
-
-    def _alter(self, state: _TableState, what: str, **args: Any) -> None:
-        if state.pending is not None:
-            create = self._ops[state.pending]
-            create.table = state  # the CREATE writes the final column list
-            return
-        self._ops.append(_Op(what, state, args))
+        if not state.pending:
+            self._ops.append(RenameColumn(state, match[0], renamed))
 
     # -- DML ---------------------------------------------------------------------------------
+    def _changes(self, state: TableState) -> TableChanges:
+        if state.changes is None:
+            state.changes = TableChanges()
+            self._ops.append(TableData(state))
+        return state.changes
+
+    def wrote(self, path: str) -> None:
+        """Record a file written for this transaction: it is deleted if the transaction fails, or after the
+        commit if nothing references it any more."""
+        if path not in self._written:
+            self._written.append(path)
+
     def append(self, table: str, data: pa.Table | pa.RecordBatch, *, row_ids: np.ndarray | None = None) -> int:
         """Write ``data`` (columns by name; missing nullable columns get their default) as new data files."""
-        state = self._state(table)
+        state = self.table_state(table)
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
         data = _complete(state, data)
         files = write_data_files(self.lake.storage, state.table_dir, state.columns, data, row_ids=row_ids)
-        self._written += [f.path for f in files]
         self.add_files(table, files)
         return data.num_rows
 
     def add_files(self, table: str, files: Sequence[WrittenFile]) -> None:
         """Register data files already written (e.g. by Spark executors) under the table's directory."""
-        state = self._state(table)
+        state = self.table_state(table)
+        for f in files:
+            self.wrote(f.path)
         files = [f for f in files if f.record_count > 0]
-        if files:
-            self._written += [f.path for f in files if f.path not in self._written]
-            self._ops.append(_Op("append", state, {"files": list(files)}))
+        if not files:
+            return
+        changes = self._changes(state)
+        for f in files:
+            changes.appended.append(StagedFile(self._next_temp_id, f))
+            self._next_temp_id -= 1
 
-    def delete_rows(self, table: str, positions: dict[int, np.ndarray] | None = None,
+    def delete_rows(self, table: str, positions: Mapping[int, np.ndarray] | None = None,
                     inlined_row_ids: Sequence[int] = ()) -> int:
         """Delete rows by (data file id -> row positions) and by row id for rows inlined in the catalog.
 
-        Returns how many rows were newly deleted.
+        File ids are those a scan through this transaction reports: catalog ids for files of the base snapshot,
+        negative ids for files appended by this transaction. Returns how many rows were newly deleted.
         """
-        state = self._state(table)
-        deletes: list[tuple[WrittenDeleteFile, int | None]] = []
-        dropped_files: list[int] = []
+        state = self.table_state(table)
         count = 0
         for file_id, wanted in (positions or {}).items():
-            if file_id not in state.files:
-                raise LakehouseError(f"Data file {file_id} is not visible in {state.schema_name}.{state.name}.")
-            info = state.files[file_id]
-            already = set(deleted_positions(self.lake.storage, info, self.base.snapshot_id).tolist())
-            inlined = {p for p, _s in info.inlined_deletes}
-            new = {int(p) for p in np.asarray(wanted).tolist()} - already
-            if not new:
-                continue
+            requested = {int(p) for p in np.asarray(wanted).tolist()}
+            if file_id < 0:
+                count += self._delete_from_staged(state, file_id, requested)
+            else:
+                count += self._delete_from_base(state, file_id, requested)
+        inlined = {int(r) for r in inlined_row_ids}
+        if inlined:
+            changes = self._changes(state)
+            new = inlined - changes.inlined_deleted
+            changes.inlined_deleted |= new
             count += len(new)
-            in_file = (already | new) - inlined  # inlined deletions stay where they are (COUNT(*) subtracts both)
-            if len(already | new) >= info.record_count:
-                dropped_files.append(file_id)
-                continue
-            written = write_delete_file(self.lake.storage, state.table_dir, file_id, info.path,
-                                        np.fromiter(sorted(in_file), dtype=np.int64))
-            self._written.append(written.path)
-            deletes.append((written, info.delete_file.delete_file_id if info.delete_file else None))
-        inlined_ids = sorted({int(r) for r in inlined_row_ids})
-        count += len(inlined_ids)
-        if deletes or dropped_files or inlined_ids:
-            self._ops.append(_Op("delete", state, {"deletes": deletes, "dropped_files": dropped_files,
-                                                   "inlined": inlined_ids}))
         return count
 
-    def delete_where(self, table: str, predicate: Any) -> int:
-        """Delete the rows for which ``predicate`` (a pyarrow compute expression) is true."""
-        from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
+    def _delete_from_staged(self, state: TableState, temp_id: int, requested: set[int]) -> int:
+        changes = self._changes(state)
+        staged = changes.staged(temp_id)
+        if staged is None:
+            raise LakehouseError(f"Data file {temp_id} is not visible in {state.qualified_name}.")
+        new = requested - staged.deleted
+        if not new:
+            return 0
+        deleted = staged.deleted | new
+        if len(deleted) >= staged.file.record_count:
+            changes.appended.remove(staged)  # every row gone: the file is never registered
+            return len(new)
+        written = write_delete_file(self.lake.storage, state.table_dir, temp_id, staged.file.path,
+                                    np.fromiter(sorted(deleted), dtype=np.int64))
+        self.wrote(written.path)
+        staged.deleted = frozenset(deleted)
+        staged.delete_file = written
+        return len(new)
 
-        rows = self.lake.read(table, version=self.base.snapshot_id, virtual=(ROWID, FILE_ID, FILE_POS))
-        rows = rows.filter(predicate)
+    def _delete_from_base(self, state: TableState, file_id: int, requested: set[int]) -> int:
+        info = state.files.get(file_id)
+        changes = self._changes(state)
+        if info is None or file_id in changes.dropped_files:
+            raise LakehouseError(f"Data file {file_id} is not visible in {state.qualified_name}.")
+        deletes = changes.base_deletes.get(file_id)
+        if deletes is None:
+            before = frozenset(deleted_positions(self.lake.storage, info, self.base.snapshot_id).tolist())
+            deletes = changes.base_deletes[file_id] = BaseFileDeletes(before)
+        new = requested - deletes.before - deletes.new
+        if not new:
+            return 0
+        deletes.new = deletes.new | new
+        gone = deletes.before | deletes.new
+        if len(gone) >= info.record_count:
+            changes.dropped_files.add(file_id)
+            deletes.delete_file = None
+            return len(new)
+        inlined = {p for p, _s in info.inlined_deletes}  # they stay where they are (COUNT(*) subtracts both)
+        deletes.delete_file = write_delete_file(self.lake.storage, state.table_dir, file_id, info.path,
+                                                np.fromiter(sorted(gone - inlined), dtype=np.int64))
+        self.wrote(deletes.delete_file.path)
+        return len(new)
+
+    def delete_where(self, table: str, predicate: Any) -> int:
+        """Delete the rows (as this transaction sees them) for which ``predicate`` (a pyarrow compute
+        expression) is true."""
+        rows = self.read(table, virtual=(ROWID, FILE_ID, FILE_POS)).filter(predicate)
         return self.delete_selected(table, rows)
 
     def delete_selected(self, table: str, rows: pa.Table) -> int:
         """Delete the rows of ``rows``, identified by their virtual ``rowid`` / file id / file position columns."""
-        from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
-
         positions: dict[int, list[int]] = {}
         inlined: list[int] = []
         for file_id, pos, rowid in zip(rows.column(FILE_ID).to_pylist(), rows.column(FILE_POS).to_pylist(),
@@ -377,17 +470,15 @@ class Transaction:
     def update_where(self, table: str, predicate: Any, assignments: dict[str, Any]) -> int:
         """UPDATE: rows matching ``predicate`` get ``assignments`` (column -> value, or a callable taking the
         matched rows as an Arrow table and returning an array). Rows keep their row ids."""
-        from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
-
-        state = self._state(table)
-        rows = self.lake.read(table, version=self.base.snapshot_id, virtual=(ROWID, FILE_ID, FILE_POS)).filter(predicate)
+        state = self.table_state(table)
+        rows = self.read(table, virtual=(ROWID, FILE_ID, FILE_POS)).filter(predicate)
         if rows.num_rows == 0:
             return 0
         new = rows
         for name, value in assignments.items():
             column = next((c for c in state.columns if c.name.lower() == name.lower()), None)
             if column is None:
-                raise LakehouseError(f"Column {name!r} does not exist in {state.schema_name}.{state.name}.")
+                raise LakehouseError(f"Column {name!r} does not exist in {state.qualified_name}.")
             array = value(rows) if callable(value) else pa.array([value] * rows.num_rows)
             new = new.set_column(new.schema.get_field_index(column.name), column.name,
                                  pa.array(array).cast(column.arrow_type))
@@ -395,20 +486,124 @@ class Transaction:
         return rows.num_rows
 
     def replace_rows(self, table: str, old_rows: pa.Table, new_rows: pa.Table) -> None:
-        """Delete ``old_rows`` (which carry the virtual ``rowid``/file/position columns) and insert
-        ``new_rows`` in their place, keeping the row ids (DuckDB's UPDATE layout)."""
-        from airflow_provider_lakehouse.ducklake.reader import ROWID
-
+        """Delete ``old_rows`` (which carry the virtual ``rowid``/file/position columns) and insert ``new_rows`` in
+        their place. Rows of the base snapshot keep their row ids (DuckDB's UPDATE layout); rows appended by this
+        transaction have none yet and get fresh ones at commit, as DuckDB's transaction-local rows do."""
         self.delete_selected(table, old_rows)
-        self.append(table, new_rows, row_ids=old_rows.column(ROWID).to_numpy())
+        row_ids = old_rows.column(ROWID).combine_chunks()
+        if row_ids.null_count == 0:
+            self.append(table, new_rows, row_ids=row_ids.to_numpy())
+            return
+        known = row_ids.is_valid()
+        if row_ids.null_count < len(row_ids):
+            self.append(table, new_rows.filter(known), row_ids=row_ids.filter(known).to_numpy())
+        self.append(table, new_rows.filter(pc.invert(known)))
+
+    # -- reads through the transaction -----------------------------------------------------------
+    def _visible_files(self, state: TableState) -> list[DataFileInfo]:
+        if state.changes is None:
+            return list(state.files.values())
+        return state.changes.visible_files(state.files, self.base.snapshot_id, self._table_id(state))
+
+    def _table_id(self, state: TableState) -> int:
+        return state.table_id if state.table_id is not None else -1
+
+    def table_info(self, name: str) -> TableInfo:
+        """``name`` as this transaction sees it (columns after its ALTERs; a stand-in for a table created here)."""
+        state = self.table_state(name)
+        if state.info is not None:
+            return replace(state.info, name=state.name, schema=TableSchema(state.columns))
+        return TableInfo(table_id=-1, schema_id=-1, schema_name=state.schema_name, name=state.name, path="",
+                         path_is_relative=True, uuid="", schema=TableSchema(state.columns),
+                         begin_snapshot=self.base.snapshot_id)
+
+    def scan(self, name: str, *, columns: Sequence[str] | None = None, filters: Sequence[Predicate] = (),
+             virtual: Sequence[str] = ()) -> ScanPlan:
+        """Plan a read of ``name`` as this transaction sees it: the base snapshot plus its staged changes.
+
+        Files appended here carry negative ids; their rows have a NULL ``rowid`` until the commit numbers them.
+        """
+        state = self.table_state(name)
+        info = self.table_info(name)
+        try:
+            wanted = [info.schema.by_name(n) for n in columns] if columns is not None else list(info.columns)
+        except KeyError as exc:
+            raise NoSuchTableError(f"Table {info.qualified_name} has no column {exc.args[0]!r}.") from None
+        files = self._visible_files(state)
+        kept = files
+        if filters:
+            stats = metadata.file_column_stats(self._conn, state.table_id) if state.table_id is not None else {}
+            for staged in (state.changes.appended if state.changes else ()):
+                stats[staged.temp_id] = {s.column_id: (s.value_count, s.null_count, s.min_value, s.max_value,
+                                                       s.contains_nan) for s in staged.file.column_stats}
+            kept = prune_files(files, info, stats, filters)
+        inlined = self._inlined_rows(state, info, wanted, virtual)
+        return ScanPlan(table=info, snapshot_id=self.base.snapshot_id, columns=tuple(wanted), files=tuple(kept),
+                        inlined=inlined, virtual=tuple(virtual), pruned_files=len(files) - len(kept))
+
+    def _inlined_rows(self, state: TableState, info: TableInfo, wanted: list[Column], virtual: Sequence[str]) -> pa.Table:
+        if state.info is None or not state.info.inlined_tables:
+            return output_schema(wanted, virtual).empty_table()
+        gone = state.changes.inlined_deleted if state.changes else set()
+        with_ids = tuple(virtual) if (not gone or ROWID in virtual) else (*virtual, ROWID)
+        rows = read_inlined_rows(self._conn, replace(state.info, schema=info.schema), wanted, self.base.snapshot_id,
+                                 virtual=with_ids, schema_at_version=self.lake.inlined_schemas(self._conn, state.info))
+        if gone:
+            keep = pc.invert(pc.is_in(rows.column(ROWID), value_set=pa.array(sorted(gone), pa.int64())))
+            rows = rows.filter(keep)
+            if ROWID not in virtual:
+                rows = rows.drop_columns([ROWID])
+        return rows
+
+    def read(self, name: str, *, columns: Sequence[str] | None = None, filters: Sequence[Predicate] = (),
+             virtual: Sequence[str] = ()) -> pa.Table:
+        """Read ``name`` as this transaction sees it (filters prune files, then rows)."""
+        result = self.lake.read_plan(self.scan(name, columns=columns, filters=filters, virtual=virtual))
+        return result.filter(filter_expression(filters)) if filters else result
+
+    # -- maintenance staging -------------------------------------------------------------------
+    def stage_merge(self, table: str, file: WrittenFile, sources: Sequence[DataFileInfo]) -> None:
+        """Replace ``sources`` (base files of ``table``) by ``file``, a partial file keeping their row ids."""
+        self.wrote(file.path)
+        self._ops.append(MergeFiles(self.table_state(table), file, tuple(sources)))
+
+    def stage_flush(self, table: str, file: WrittenFile, delete: WrittenDeleteFile | None,
+                    inlined_tables: Sequence[str]) -> None:
+        """Replace the inlined rows of ``inlined_tables`` by ``file`` (and ``delete`` for rows already deleted)."""
+        self.wrote(file.path)
+        if delete is not None:
+            self.wrote(delete.path)
+        self._ops.append(FlushInlined(self.table_state(table), file, delete, tuple(inlined_tables)))
+
+    # -- savepoints ----------------------------------------------------------------------------
+    def savepoint(self) -> Savepoint:
+        """Remember the staged state (what ``BEGIN`` inside a script's transaction does)."""
+        state = copy.deepcopy((self._new_schemas, self._tables, self._ops, self._next_temp_id))
+        return Savepoint(state, len(self._written))
+
+    def rollback_to(self, savepoint: Savepoint) -> None:
+        """Forget everything staged since ``savepoint`` and delete the files written for it."""
+        restored = copy.deepcopy(savepoint.state)
+        self._new_schemas, self._tables, self._ops, self._next_temp_id = restored
+        for path in self._written[savepoint.written:]:
+            self._delete_file(path)
+        del self._written[savepoint.written:]
 
     # -- commit ------------------------------------------------------------------------------
     def abort(self) -> None:
         """Discard everything staged and delete the files written for it."""
         if self.closed:
             return
-        self._cleanup_files()
+        for path in self._written:
+            self._delete_file(path)
+        self._written.clear()
         self._close()
+
+    def _delete_file(self, path: str) -> None:
+        try:
+            self.lake.storage.delete(path)
+        except OSError:
+            pass
 
     def _close(self) -> None:
         self.closed = True
@@ -417,12 +612,17 @@ class Transaction:
         except Exception:  # closing a broken connection must not hide the real error
             pass
 
-    def _cleanup_files(self) -> None:
+    def referenced_paths(self) -> set[str]:
+        """Files the commit registers in the catalog."""
+        return {path for op in self._ops for path in written_paths(op)}
+
+    def _drop_superseded(self) -> None:
+        """After a commit: delete what this transaction wrote but no longer references (delete files replaced
+        by later deletes of the same data file, files of rows deleted again, staged rows of dropped tables)."""
+        kept = self.referenced_paths()
         for path in self._written:
-            try:
-                self.lake.storage.delete(path)
-            except OSError:
-                pass
+            if path not in kept:
+                self._delete_file(path)
         self._written.clear()
 
     def commit(self) -> Snapshot | None:
@@ -434,25 +634,24 @@ class Transaction:
         if self.closed:
             raise LakehouseError("This transaction is already closed.")
         if not self._ops:
+            self._drop_superseded()
             self._close()
             return None
         policy = self.lake.retry
-        attempt = 0
         try:
             while True:
+                self.attempts += 1
                 try:
                     self.snapshot = self._commit_once()
-                    self._written.clear()
-                    return self.snapshot
+                    break
                 except CommitConflictError:
                     raise
                 except Exception as exc:
-                    if _connection_lost(exc, self._conn):
+                    if is_connection_lost(exc, self._conn):
                         reachable, landed = self._find_landed()
                         if landed is not None:
                             self.snapshot = landed
-                            self._written.clear()
-                            return landed
+                            break
                         if not reachable:
                             raise CommitStateUnknownError(
                                 "Lost the catalog connection while committing; the commit may or may not have "
@@ -460,21 +659,32 @@ class Transaction:
                             ) from None
                     elif not self.lake.store.is_retryable(exc):
                         raise
-                    attempt += 1
-                    if attempt > policy.max_retries:
+                    retry = self.attempts
+                    if retry > policy.max_retries:
                         raise CommitConflictError(
                             f"Gave up committing after {policy.max_retries} retries: other writers kept winning "
                             f"the race for the next snapshot id ({type(exc).__name__})."
                         ) from None
-                    wait = policy.wait_ms / 1000 * random.uniform(0.5, 1.0) * policy.backoff ** (attempt - 1)
+                    wait = policy.wait_ms / 1000 * random.uniform(0.5, 1.0) * policy.backoff ** (retry - 1)
+                    log.info("commit %s: attempt %d lost the race for the next snapshot (latest is now %s, based on "
+                             "%d): retry %d of %d in %.3f s", self.commit_id, retry, self._latest_id(),
+                             self.base.snapshot_id, retry, policy.max_retries, wait)
                     time.sleep(wait)
         except CommitStateUnknownError:
+            self._close()
             raise  # the commit may have landed: its files must stay
         except BaseException:
-            self._cleanup_files()
+            self.abort()
             raise
-        finally:
-            self._close()
+        self._drop_superseded()
+        self._close()
+        return self.snapshot
+
+    def _latest_id(self) -> int | str:
+        try:
+            return metadata.latest_snapshot(self._conn).snapshot_id
+        except Exception:
+            return "unknown"
 
     def _find_landed(self) -> tuple[bool, Snapshot | None]:
         """After a lost connection: reconnect and look for this commit's id among the latest snapshots.
@@ -498,7 +708,8 @@ class Transaction:
             mine = self._changeset()
             if latest.snapshot_id != self.base.snapshot_id:
                 self._check_conflicts(conn, latest, mine)
-            snapshot = _Builder(self, conn, latest, mine).run()
+            record = CommitRecord(self.author, self.message, self.extra_info)
+            snapshot = CommitBuilder(conn, self.lake.store, self.lake.data_path, latest, mine, record).run(self._ops)
             conn.commit()
         except BaseException:
             try:
@@ -511,31 +722,28 @@ class Transaction:
     def _changeset(self) -> changelog.ChangeSet:
         c = changelog.ChangeSet()
         for op in self._ops:
-            t = op.table
-            tid = t.table_id if t else None
-            if op.kind == "create_schema":
-                c.created_schemas.add(op.args["name"])
-            elif op.kind == "drop_schema":
-                c.dropped_schemas.add(op.args["schema_id"])
-            elif op.kind == "create_table":
-                assert t is not None
-                c.created_tables.add((t.schema_name, t.name))
-            elif op.kind == "rename_table":
-                assert t is not None
-                c.created_tables.add((t.schema_name, t.name))
-            elif op.kind == "drop_table":
-                c.dropped_tables.add(tid)  # type: ignore[arg-type]
-            elif op.kind in ("add_column", "drop_column", "rename_column"):
-                c.altered.add(tid)  # type: ignore[arg-type]
-            elif op.kind == "append" and tid is not None:
-                c.inserted.add(tid)
-            elif op.kind == "delete" and tid is not None:
-                if op.args["deletes"] or op.args["dropped_files"]:
+            if isinstance(op, CreateSchema):
+                c.created_schemas.add(op.name)
+            elif isinstance(op, DropSchema):
+                c.dropped_schemas.add(op.schema_id)
+            elif isinstance(op, (CreateTable, RenameTable)):
+                c.created_tables.add((op.table.schema_name, op.table.name))
+            elif isinstance(op, DropTable) and op.table.table_id is not None:
+                c.dropped_tables.add(op.table.table_id)
+            elif isinstance(op, (AddColumn, DropColumn, RenameColumn)) and op.table.table_id is not None:
+                c.altered.add(op.table.table_id)
+            elif isinstance(op, TableData) and op.table.table_id is not None and op.table.changes is not None:
+                changes, tid = op.table.changes, op.table.table_id
+                if changes.inserts:
+                    c.inserted.add(tid)
+                if changes.deletes_files:
                     c.deleted.add(tid)
-                if op.args["inlined"]:
+                if changes.inlined_deleted:
                     c.inlined_delete.add(tid)
-            elif op.kind in ("flush", "merge"):
-                (c.flushed if op.kind == "flush" else c.compacted).add(tid)  # type: ignore[arg-type]
+            elif isinstance(op, FlushInlined) and op.table.table_id is not None:
+                c.flushed.add(op.table.table_id)
+            elif isinstance(op, MergeFiles) and op.table.table_id is not None:
+                c.compacted.add(op.table.table_id)
         return c
 
     def _check_conflicts(self, conn: CatalogConnection, latest: Snapshot, mine: changelog.ChangeSet) -> None:
@@ -543,8 +751,8 @@ class Transaction:
         theirs = changelog.parse(
             r[0] for r in conn.query("SELECT changes_made FROM {M}ducklake_snapshot_changes WHERE snapshot_id > ?", (base,))
         )
-        my_files = {d.data_file_id for op in self._ops if op.kind == "delete" for d, _ in op.args["deletes"]}
-        my_files |= {f for op in self._ops if op.kind == "delete" for f in op.args["dropped_files"]}
+        my_files = {fid for op in self._ops if isinstance(op, TableData) and op.table.changes is not None
+                    for fid in op.table.changes.deleted_base_files()}
         their_files = {int(r[0]) for r in conn.query(
             "SELECT data_file_id FROM {M}ducklake_delete_file WHERE begin_snapshot > ? "
             "UNION ALL SELECT data_file_id FROM {M}ducklake_data_file WHERE end_snapshot > ?", (base, base))}
@@ -557,13 +765,6 @@ class Transaction:
             )
 
 
-def _connection_lost(exc: BaseException, conn: CatalogConnection) -> bool:
-    raw = getattr(conn, "raw", None)
-    closed = getattr(raw, "closed", False)
-    name = type(exc).__name__
-    return bool(closed) or name in ("OperationalError", "InterfaceError") and "closed" in str(exc).lower()
-
-
 def _literal(value: Any) -> str:
     """A default value as the literal text DuckDB stores (strings single-quoted)."""
     if isinstance(value, bool):
@@ -573,14 +774,12 @@ def _literal(value: Any) -> str:
     return str(value)
 
 
-def _complete(state: _TableState, data: pa.Table) -> pa.Table:
+def _complete(state: TableState, data: pa.Table) -> pa.Table:
     """Match ``data``'s columns to the table's (case-insensitively); fill missing ones with their default."""
-    from airflow_provider_lakehouse.ducklake.reader import default_array
-
     by_lower = {n.lower(): n for n in data.column_names}
     unknown = [n for n in data.column_names if n.lower() not in {c.name.lower() for c in state.columns}]
     if unknown:
-        raise LakehouseError(f"Table {state.schema_name}.{state.name} has no column(s) {', '.join(unknown)}.")
+        raise LakehouseError(f"Table {state.qualified_name} has no column(s) {', '.join(unknown)}.")
     arrays, names = [], []
     for column in state.columns:
         source = by_lower.get(column.name.lower())
@@ -592,333 +791,3 @@ def _complete(state: _TableState, data: pa.Table) -> pa.Table:
             arrays.append(data.column(source))
         names.append(column.name)
     return pa.Table.from_arrays(arrays, names=names)
-
-
-class _Builder:
-    """Turns the staged operations into catalog writes on top of ``latest`` (rebuilt on every retry)."""
-
-    def __init__(self, tx: Transaction, conn: CatalogConnection, latest: Snapshot, mine: changelog.ChangeSet) -> None:
-        self.tx = tx
-        self.conn = conn
-        self.latest = latest
-        # this commit's changes; ids of tables created here are added as the handlers allocate them
-        self.changes = changelog.parse([mine.text()])
-        self.sid = latest.snapshot_id + 1
-        self.next_catalog_id = latest.next_catalog_id
-        self.next_file_id = latest.next_file_id
-        self.schema_version = latest.schema_version
-        self.statements: list[tuple[str, Sequence[Any]]] = []
-        self.schema_ids: dict[str, int] = {}
-        self.table_ids: dict[int, int] = {}  # id(state) -> table id
-        self.altered_tables: set[int] = set()
-        self.created_tables: set[int] = set()
-        # table stats as this commit leaves them: tid -> (record_count, next_row_id, file_size_bytes)
-        self._table_stats: dict[int, tuple[int, int, int]] = {}
-        self._column_stats: dict[int, dict[int, list[Any]]] = {}
-        self._stats_existed: dict[int, bool] = {}
-
-    def sql(self, text: str, params: Sequence[Any] = ()) -> None:
-        self.statements.append((text, params))
-
-    def run(self) -> Snapshot:
-        schema_change = False
-        for op in self.tx._ops:
-            handler = getattr(self, f"_{op.kind}")
-            schema_change |= bool(handler(op))
-        if schema_change:
-            self.schema_version += 1
-        for tid in sorted(self._table_stats):
-            self._stats_statements(tid)
-        for tid in sorted(self.created_tables | self.altered_tables):
-            self.sql("INSERT INTO {M}ducklake_schema_versions VALUES (?, ?, ?)", (self.sid, self.schema_version, tid))
-        for tid in sorted(self.created_tables | self.altered_tables):
-            self._new_inlined_table(tid)
-        changes = self.changes.text()
-        conn = self.conn
-        now = conn.now()
-        conn.execute("INSERT INTO {M}ducklake_snapshot VALUES (?, ?, ?, ?, ?)",
-                     (self.sid, now, self.schema_version, self.next_catalog_id, self.next_file_id))
-        for text, params in self.statements:
-            conn.execute(text, params)
-        conn.execute("INSERT INTO {M}ducklake_snapshot_changes VALUES (?, ?, ?, ?, ?)",
-                     (self.sid, changes, self.tx.author, self.tx.message, self.tx.extra_info))
-        return Snapshot(self.sid, metadata.parse_time(now), self.schema_version, self.next_catalog_id,
-                        self.next_file_id, changes, self.tx.author, self.tx.message, self.tx.extra_info)
-
-    def _tid(self, state: _TableState) -> int:
-        if state.table_id is not None:
-            return state.table_id
-        return self.table_ids[id(state)]
-
-    def _schema_id(self, name: str) -> int:
-        if name in self.schema_ids:
-            return self.schema_ids[name]
-        row = self.conn.one(
-            f"SELECT schema_id FROM {{M}}ducklake_schema WHERE schema_name = ? AND {metadata.visible()}",
-            (name, self.latest.snapshot_id, self.latest.snapshot_id),
-        )
-        if row is None:
-            raise CommitConflictError(f"Schema {name!r} no longer exists. Nothing was committed.")
-        return int(row[0])
-
-    # -- handlers (return True when the op changes the schema) ---------------------------------
-    def _create_schema(self, op: _Op) -> bool:
-        sid = self.next_catalog_id
-        self.next_catalog_id += 1
-        self.schema_ids[op.args["name"]] = sid
-        self.sql("INSERT INTO {M}ducklake_schema VALUES (?, ?, ?, NULL, ?, ?, ?)",
-                 (sid, str(uuidlib.uuid4()), self.sid, op.args["name"], op.args["path"], True))
-        return True
-
-    def _drop_schema(self, op: _Op) -> bool:
-        self.sql("UPDATE {M}ducklake_schema SET end_snapshot = ? WHERE schema_id = ? AND end_snapshot IS NULL",
-                 (self.sid, op.args["schema_id"]))
-        return True
-
-    def _create_table(self, op: _Op) -> bool:
-        state = op.table
-        assert state is not None
-        tid = self.next_catalog_id
-        self.next_catalog_id += 1
-        self.table_ids[id(state)] = tid
-        self.created_tables.add(tid)
-        self.sql("INSERT INTO {M}ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
-                 (tid, uuid7(), self.sid, self._schema_id(state.schema_name), state.name, op.args["path"], True))
-        self._insert_columns(tid, state.columns)
-        return True
-
-    def _insert_columns(self, tid: int, columns: Sequence[Column], parent: int | None = None) -> None:
-        for column in columns:
-            nested = column.type in ("struct", "list", "map")
-            self.sql(
-                "INSERT INTO {M}ducklake_column VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'duckdb')",
-                (column.column_id, self.sid, tid, column.column_id, column.name, column.type, column.initial_default,
-                 column.default_value if column.default_value is not None else "NULL", column.nullable, parent,
-                 "" if nested else "literal"),
-            )
-            self._insert_columns(tid, column.children, column.column_id)
-
-    def _drop_table(self, op: _Op) -> bool:
-        tid = self._tid(op.table)  # type: ignore[arg-type]
-        for table in ("ducklake_table", "ducklake_partition_info", "ducklake_column", "ducklake_column_tag",
-                      "ducklake_data_file", "ducklake_delete_file", "ducklake_sort_info"):
-            self.sql(f"UPDATE {{M}}{table} SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL", (self.sid, tid))
-        self.sql("UPDATE {M}ducklake_tag SET end_snapshot = ? WHERE object_id = ? AND end_snapshot IS NULL", (self.sid, tid))
-        return True
-
-    def _rename_table(self, op: _Op) -> bool:
-        state = op.table
-        assert state is not None and state.info is not None
-        info = state.info
-        self.sql("UPDATE {M}ducklake_table SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL",
-                 (self.sid, info.table_id))
-        self.sql("INSERT INTO {M}ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
-                 (info.table_id, info.uuid, self.sid, info.schema_id, state.name, info.path, info.path_is_relative))
-        return True
-
-    def _add_column(self, op: _Op) -> bool:
-        tid = self._tid(op.table)  # type: ignore[arg-type]
-        self._insert_columns(tid, [op.args["column"]])
-        self.altered_tables.add(tid)
-        return True
-
-    def _drop_column(self, op: _Op) -> bool:
-        tid = self._tid(op.table)  # type: ignore[arg-type]
-        for column in op.args["column"].walk():
-            self.sql("UPDATE {M}ducklake_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? "
-                     "AND end_snapshot IS NULL", (self.sid, tid, column.column_id))
-        self.altered_tables.add(tid)
-        return True
-
-    def _rename_column(self, op: _Op) -> bool:
-        tid = self._tid(op.table)  # type: ignore[arg-type]
-        old: Column = op.args["old"]
-        new: Column = op.args["column"]
-        row = self.conn.one(
-            "SELECT parent_column FROM {M}ducklake_column WHERE table_id = ? AND column_id = ? AND end_snapshot IS NULL",
-            (tid, old.column_id),
-        )
-        self.sql("UPDATE {M}ducklake_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? AND end_snapshot IS NULL",
-                 (self.sid, tid, old.column_id))
-        nested = new.type in ("struct", "list", "map")
-        self.sql(
-            "INSERT INTO {M}ducklake_column VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'duckdb')",
-            (new.column_id, self.sid, tid, new.column_id, new.name, new.type, new.initial_default,
-             new.default_value if new.default_value is not None else "NULL", new.nullable,
-             row[0] if row else None, "" if nested else "literal"),
-        )
-        self.altered_tables.add(tid)
-        return True
-
-    def _new_inlined_table(self, tid: int) -> None:
-        """Register an (empty) inlined-data table with the current column list, as DuckDB does on CREATE and on
-        every column change (spec 12.1 item 9). DuckDB's next small insert goes to the newest one, positionally;
-        and a table without one makes DuckDB create it at a schema version it then cannot resolve."""
-        state = next(s for s in self.tx._tables.values() if s.table_id == tid or self.table_ids.get(id(s)) == tid)
-        name = f"ducklake_inlined_data_{tid}_{self.schema_version}"
-        store = self.tx.lake.store
-        columns = ", ".join(f"{quote_ident(c.name)} {store.column_type(c.type)}" for c in state.columns)
-        self.sql(f"CREATE TABLE IF NOT EXISTS {{M}}{quote_ident(name)}(row_id BIGINT, begin_snapshot BIGINT, "
-                 f"end_snapshot BIGINT, {columns})")
-        self.sql("INSERT INTO {M}ducklake_inlined_data_tables VALUES (?, ?, ?)", (tid, name, self.schema_version))
-
-    def _append(self, op: _Op) -> bool:
-        state = op.table
-        assert state is not None
-        tid = self._tid(state)
-        self.changes.inserted.add(tid)
-        files: list[WrittenFile] = op.args["files"]
-        if tid not in self._table_stats:  # re-read on every attempt: another writer may have moved them
-            row = self.conn.one(
-                "SELECT record_count, next_row_id, file_size_bytes FROM {M}ducklake_table_stats WHERE table_id = ?", (tid,))
-            self._stats_existed[tid] = row is not None
-            self._table_stats[tid] = (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
-            self._column_stats[tid] = {
-                int(r[0]): [r[1], r[2], r[3], r[4]]
-                for r in self.conn.query("SELECT column_id, contains_null, contains_nan, min_value, max_value "
-                                         "FROM {M}ducklake_table_column_stats WHERE table_id = ?", (tid,))
-            }
-        record_count, next_row_id, size = self._table_stats[tid]
-        column_stats = self._column_stats[tid]
-        leaves = {c.column_id: c for top in state.columns for c in top.walk()}
-        table_dir = state.table_dir
-        for f in files:
-            fid = self.next_file_id
-            self.next_file_id += 1
-            rel = relative_to(table_dir, f.path)
-            self.sql(
-                "INSERT INTO {M}ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, NULL, NULL, NULL, ?)",
-                (fid, tid, f.begin_snapshot if f.begin_snapshot is not None and f.partial_max is not None else self.sid,
-                 rel if rel is not None else f.path, rel is not None, f.record_count, f.file_size_bytes, f.footer_size,
-                 next_row_id, f.partial_max),
-            )
-            for s in f.column_stats:
-                self.sql("INSERT INTO {M}ducklake_file_column_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                         (fid, tid, s.column_id, s.column_size_bytes, s.value_count, s.null_count, s.min_value,
-                          s.max_value, s.contains_nan))
-            if f.partial_max is None:  # partial files (compaction, flush) re-home rows that are already counted
-                record_count += f.record_count
-                next_row_id += f.record_count
-            size += f.file_size_bytes
-            for s in f.column_stats:
-                column = leaves.get(s.column_id)
-                if column is None:
-                    continue
-                has_null = bool(s.null_count)
-                current = column_stats.get(s.column_id)
-                if current is None:
-                    if not self._stats_existed[tid]:
-                        column_stats[s.column_id] = [has_null, s.contains_nan, s.min_value, s.max_value]
-                    continue
-                current[0] = bool(current[0]) or has_null
-                current[1] = None if current[1] is None and s.contains_nan is None else bool(current[1]) or bool(s.contains_nan)
-                current[2] = merge_bound(current[2], s.min_value, column, take_max=False)
-                current[3] = merge_bound(current[3], s.max_value, column, take_max=True)
-        self._table_stats[tid] = (record_count, next_row_id, size)
-        return False
-
-    def _stats_statements(self, tid: int) -> None:
-        """Write ``ducklake_table_stats`` / ``_table_column_stats`` as this commit leaves them (spec 5.2)."""
-        record_count, next_row_id, size = self._table_stats[tid]
-        if self._stats_existed[tid]:
-            self.sql("UPDATE {M}ducklake_table_stats SET record_count = ?, next_row_id = ?, file_size_bytes = ? "
-                     "WHERE table_id = ?", (record_count, next_row_id, size, tid))
-            for cid, (has_null, has_nan, lo, hi) in sorted(self._column_stats[tid].items()):
-                self.sql("UPDATE {M}ducklake_table_column_stats SET contains_null = ?, contains_nan = ?, min_value = ?, "
-                         "max_value = ? WHERE table_id = ? AND column_id = ?", (has_null, has_nan, lo, hi, tid, cid))
-        else:
-            self.sql("INSERT INTO {M}ducklake_table_stats VALUES (?, ?, ?, ?)", (tid, record_count, next_row_id, size))
-            for cid, (has_null, has_nan, lo, hi) in sorted(self._column_stats[tid].items()):
-                self.sql("INSERT INTO {M}ducklake_table_column_stats VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                         (tid, cid, has_null, has_nan, lo, hi))
-
-    def _merge(self, op: _Op) -> bool:
-        state = op.table
-        assert state is not None
-        sources: list[DataFileInfo] = op.args["sources"]
-        partition = sources[0].partition_id
-        fid = _register_partial_file(self, state, op.args["file"], min(s.row_id_start or 0 for s in sources), partition)
-        tid = self._tid(state)
-        now = self.conn.now()
-        # one partition per merge group: the merged file takes the first source's partition values
-        self.sql("INSERT INTO {M}ducklake_file_partition_value SELECT ?, table_id, partition_key_index, partition_value "
-                 "FROM {M}ducklake_file_partition_value WHERE data_file_id = ?", (fid, sources[0].data_file_id))
-        for src in sources:
-            for t in ("ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_partition_value"):
-                self.sql(f"DELETE FROM {{M}}{t} WHERE data_file_id = ? AND table_id = ?", (src.data_file_id, tid))
-            rel = relative_to(self.tx.lake.data_path, src.path)
-            self.sql("INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
-                     (src.data_file_id, rel if rel is not None else src.path, rel is not None, now))
-        return False
-
-
-    def _flush(self, op: _Op) -> bool:
-        state = op.table
-        assert state is not None
-        written: WrittenFile = op.args["file"]
-        fid = _register_partial_file(self, state, written, 0)
-        ended: list[tuple[int, int]] = op.args["ended"]
-        if ended:
-            delete = write_delete_file(self.tx.lake.storage, state.table_dir, fid, written.path,
-                                       np.array([p for p, _ in ended], dtype=np.int64),
-                                       snapshots=np.array([s for _, s in ended], dtype=np.int64))
-            self.tx._written.append(delete.path)
-            did = self.next_file_id
-            self.next_file_id += 1
-            rel = relative_to(state.table_dir, delete.path)
-            self.sql("INSERT INTO {M}ducklake_delete_file VALUES (?, ?, ?, NULL, ?, ?, ?, 'parquet', ?, ?, ?, NULL, ?)",
-                     (did, self._tid(state), delete.begin_snapshot, fid, rel if rel is not None else delete.path,
-                      rel is not None, delete.delete_count, delete.file_size_bytes, delete.footer_size, delete.partial_max))
-        for name in op.args["tables"]:
-            self.sql(f"DELETE FROM {{M}}{quote_ident(name)}")
-        return False
-
-    def _delete(self, op: _Op) -> bool:
-        state = op.table
-        assert state is not None
-        tid = self._tid(state)
-        for written, old_id in op.args["deletes"]:
-            did = self.next_file_id
-            self.next_file_id += 1
-            if old_id is not None:
-                self.sql("UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE delete_file_id = ? AND end_snapshot IS NULL",
-                         (self.sid, old_id))
-            rel = relative_to(state.table_dir, written.path)
-            self.sql("INSERT INTO {M}ducklake_delete_file VALUES (?, ?, ?, NULL, ?, ?, ?, 'parquet', ?, ?, ?, NULL, ?)",
-                     (did, tid, self.sid, written.data_file_id, rel if rel is not None else written.path, rel is not None,
-                      written.delete_count, written.file_size_bytes, written.footer_size, written.partial_max))
-        for fid in op.args["dropped_files"]:
-            self.sql("UPDATE {M}ducklake_data_file SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL",
-                     (self.sid, fid))
-            self.sql("UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL",
-                     (self.sid, fid))
-        if op.args["inlined"]:
-            info = state.info
-            ids = op.args["inlined"]
-            for name, _version in (info.inlined_tables if info else ()):
-                if not self.conn.table_exists(name):
-                    continue
-                for start in range(0, len(ids), 500):
-                    chunk = ids[start:start + 500]
-                    self.sql(f"UPDATE {{M}}{quote_ident(name)} SET end_snapshot = ? WHERE end_snapshot IS NULL "
-                             f"AND row_id IN ({', '.join('?' * len(chunk))})", (self.sid, *chunk))
-        return False
-
-
-def _register_partial_file(builder: _Builder, state: _TableState, written: WrittenFile, row_id_start: int,
-                           partition_id: int | None = None) -> int:
-    """Insert a data file row for a partial file (embedded row and snapshot ids); returns its id."""
-    tid = builder._tid(state)
-    fid = builder.next_file_id
-    builder.next_file_id += 1
-    rel = relative_to(state.table_dir, written.path)
-    builder.sql(
-        "INSERT INTO {M}ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, ?, NULL, NULL, ?)",
-        (fid, tid, written.begin_snapshot, rel if rel is not None else written.path, rel is not None, written.record_count,
-         written.file_size_bytes, written.footer_size, row_id_start, partition_id, written.partial_max),
-    )
-    for s in written.column_stats:
-        builder.sql("INSERT INTO {M}ducklake_file_column_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                    (fid, tid, s.column_id, s.column_size_bytes, s.value_count, s.null_count, s.min_value, s.max_value,
-                     s.contains_nan))
-    return fid

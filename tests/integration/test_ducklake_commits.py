@@ -164,3 +164,72 @@ def test_unknown_commit_outcome_is_reported_and_files_kept(stack: object, monkey
     monkeypatch.undo()
     assert all(lake.storage.exists(p) for p in written), "files of a commit with unknown outcome must be kept"
     assert lake.read("t").num_rows == 0  # (here it did not land)
+
+
+def _lose_the_first_race(setup: LakeSetup, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make the next commit attempt lose the race for its snapshot id once, as it would to a concurrent writer.
+
+    On PostgreSQL another writer really commits first (the attempt then collides on the snapshot row's primary
+    key); on SQLite the attempt holds the write lock, so the collision is raised as SQLite reports it.
+    """
+    import sqlite3
+
+    from airflow_provider_lakehouse.ducklake.commit_builder import CommitBuilder
+
+    original = CommitBuilder.run
+    calls: list[int] = []
+
+    def run(builder: CommitBuilder, operations):  # type: ignore[no-untyped-def]
+        if builder.record.author == "rival":
+            return original(builder, operations)
+        calls.append(builder.sid)
+        if len(calls) == 1:
+            if setup.pg is None:
+                raise sqlite3.IntegrityError("UNIQUE constraint failed: ducklake_snapshot.snapshot_id")
+            with setup.open().transaction(author="rival") as rival:  # another table: no logical conflict
+                rival.append("other", pa.table({"id": [len(calls)]}))
+        return original(builder, operations)
+
+    monkeypatch.setattr(CommitBuilder, "run", run)
+    return calls
+
+
+def _future():  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    return dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+
+
+def test_a_retried_commit_leaves_no_unreferenced_file(setup: LakeSetup, monkeypatch: pytest.MonkeyPatch,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """Deletes and a flush of inlined rows (which writes a delete file for rows already deleted) commit after a
+    forced retry: every file they wrote is referenced, none is left over, DuckDB reads the result."""
+    import logging
+
+    con = referee.connect()
+    setup.attach(con)
+    con.sql("CREATE TABLE lake.t (id BIGINT, v VARCHAR)")
+    con.sql("CREATE TABLE lake.other (id BIGINT)")
+    con.sql("INSERT INTO lake.t SELECT i, 'file' FROM range(100) r(i)")
+    con.sql("INSERT INTO lake.t VALUES (1000, 'inlined'), (1001, 'inlined'), (1002, 'inlined')")
+    con.sql("DELETE FROM lake.t WHERE id = 1001")
+    con.sql("DETACH lake")
+    lake = setup.open()
+
+    caplog.set_level(logging.INFO, logger="airflow_provider_lakehouse.ducklake.transaction")
+    calls = _lose_the_first_race(setup, monkeypatch)
+    with lake.transaction(author="test") as tx:
+        tx.delete_where("t", pc.field("id") < 10)
+        tx.delete_where("t", pc.field("id") < 20)  # the same data file again: one delete file must remain
+    assert len(calls) == 2 and calls[1] == calls[0] + (1 if setup.pg is not None else 0)
+    assert "lost the race" in caplog.text
+
+    calls = _lose_the_first_race(setup, monkeypatch)
+    report = lake.flush_inlined_data("t")
+    assert len(calls) == 2 and report.rows_flushed == 3
+    assert lake.delete_orphaned_files(older_than=_future()).files_deleted == []
+
+    expected = sorted([i for i in range(20, 100)] + [1000, 1002])
+    assert sorted(lake.read("t").column("id").to_pylist()) == expected
+    setup.attach(con)
+    assert [r[0] for r in con.sql("SELECT id FROM lake.t ORDER BY id").fetchall()] == expected

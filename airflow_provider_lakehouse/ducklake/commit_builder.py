@@ -1,0 +1,400 @@
+"""Turn a transaction's staged operations into catalog writes on top of the latest snapshot (spec section 5).
+
+A :class:`CommitBuilder` is made fresh for every commit attempt: ids (snapshot, catalog objects, files) and
+table statistics are taken from the snapshot the attempt builds on, so a retry after another writer won the
+race rebuilds everything with new ids. It writes no file: every Parquet file was written while staging.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import singledispatchmethod
+from typing import Any
+
+from airflow_provider_lakehouse.ducklake import changes as changelog
+from airflow_provider_lakehouse.ducklake import metadata
+from airflow_provider_lakehouse.ducklake.model import ColumnStats, Snapshot, WrittenDeleteFile, WrittenFile
+from airflow_provider_lakehouse.ducklake.operations import (
+    SCHEMA_CHANGES,
+    AddColumn,
+    CreateSchema,
+    CreateTable,
+    DropColumn,
+    DropSchema,
+    DropTable,
+    FlushInlined,
+    MergeFiles,
+    Operation,
+    RenameColumn,
+    RenameTable,
+    TableData,
+)
+from airflow_provider_lakehouse.ducklake.staging import TableState
+from airflow_provider_lakehouse.ducklake.stats import merge_bound
+from airflow_provider_lakehouse.ducklake.storage import relative_to, uuid7
+from airflow_provider_lakehouse.ducklake.store import CatalogConnection, MetadataStore, quote_ident
+from airflow_provider_lakehouse.ducklake.types import Column
+from airflow_provider_lakehouse.exceptions import CommitConflictError
+
+NESTED_TYPES = ("struct", "list", "map")
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    """What the snapshot row and its ``ducklake_snapshot_changes`` row say about the commit."""
+
+    author: str | None
+    message: str | None
+    extra_info: str | None
+
+
+class CommitBuilder:
+    """Catalog writes for one commit attempt; :meth:`run` executes them on ``conn`` (inside its transaction).
+
+    :param latest: the snapshot this attempt builds on (the new one is ``latest + 1``).
+    :param mine: the change tokens of this commit (ids of tables created here are added as they are allocated).
+    """
+
+    def __init__(self, conn: CatalogConnection, store: MetadataStore, data_path: str, latest: Snapshot,
+                 mine: changelog.ChangeSet, record: CommitRecord) -> None:
+        self.conn = conn
+        self.store = store
+        self.data_path = data_path
+        self.latest = latest
+        self.record = record
+        self.changes = changelog.parse([mine.text()])
+        self.sid = latest.snapshot_id + 1
+        self.next_catalog_id = latest.next_catalog_id
+        self.next_file_id = latest.next_file_id
+        self.schema_version = latest.schema_version
+        self.statements: list[tuple[str, Sequence[Any]]] = []
+        self.schema_ids: dict[str, int] = {}
+        self.table_ids: dict[int, int] = {}  # id(state) -> table id allocated here
+        self.states: dict[int, TableState] = {}  # table id -> state, for the inlined-data tables of changed tables
+        self.altered_tables: set[int] = set()
+        self.created_tables: set[int] = set()
+        # table stats as this commit leaves them: tid -> (record_count, next_row_id, file_size_bytes)
+        self._table_stats: dict[int, tuple[int, int, int]] = {}
+        self._column_stats: dict[int, dict[int, list[Any]]] = {}
+        self._stats_existed: dict[int, bool] = {}
+
+    def sql(self, text: str, params: Sequence[Any] = ()) -> None:
+        self.statements.append((text, params))
+
+    def run(self, operations: Iterable[Operation]) -> Snapshot:
+        schema_change = False
+        for op in operations:
+            self.apply(op)
+            schema_change |= isinstance(op, SCHEMA_CHANGES)
+        if schema_change:
+            self.schema_version += 1
+        for tid in sorted(self._table_stats):
+            self._stats_statements(tid)
+        for tid in sorted(self.created_tables | self.altered_tables):
+            self.sql("INSERT INTO {M}ducklake_schema_versions VALUES (?, ?, ?)", (self.sid, self.schema_version, tid))
+        for tid in sorted(self.created_tables | self.altered_tables):
+            self._new_inlined_table(tid)
+        changes = self.changes.text()
+        conn = self.conn
+        now = conn.now()
+        # the snapshot row first: its primary key is where concurrent writers collide
+        conn.execute("INSERT INTO {M}ducklake_snapshot VALUES (?, ?, ?, ?, ?)",
+                     (self.sid, now, self.schema_version, self.next_catalog_id, self.next_file_id))
+        conn.execute_batch([*self.statements, (
+            "INSERT INTO {M}ducklake_snapshot_changes VALUES (?, ?, ?, ?, ?)",
+            (self.sid, changes, self.record.author, self.record.message, self.record.extra_info))])
+        return Snapshot(self.sid, metadata.parse_time(now), self.schema_version, self.next_catalog_id,
+                        self.next_file_id, changes, self.record.author, self.record.message, self.record.extra_info)
+
+    # -- ids ---------------------------------------------------------------------------------
+    def tid(self, state: TableState) -> int:
+        if state.table_id is not None:
+            return state.table_id
+        return self.table_ids[id(state)]
+
+    def _new_file_id(self) -> int:
+        fid = self.next_file_id
+        self.next_file_id += 1
+        return fid
+
+    def _schema_id(self, name: str) -> int:
+        if name in self.schema_ids:
+            return self.schema_ids[name]
+        row = self.conn.one(
+            f"SELECT schema_id FROM {{M}}ducklake_schema WHERE schema_name = ? AND {metadata.visible()}",
+            (name, self.latest.snapshot_id, self.latest.snapshot_id),
+        )
+        if row is None:
+            raise CommitConflictError(f"Schema {name!r} no longer exists. Nothing was committed.")
+        return int(row[0])
+
+    def _relative(self, state: TableState, path: str) -> tuple[str, bool]:
+        rel = relative_to(state.table_dir, path)
+        return (rel, True) if rel is not None else (path, False)
+
+    # -- operations --------------------------------------------------------------------------
+    @singledispatchmethod
+    def apply(self, op: Operation) -> None:
+        raise TypeError(f"No catalog writes for {type(op).__name__}.")
+
+    @apply.register
+    def _(self, op: CreateSchema) -> None:
+        sid = self.next_catalog_id
+        self.next_catalog_id += 1
+        self.schema_ids[op.name] = sid
+        self.sql("INSERT INTO {M}ducklake_schema VALUES (?, ?, ?, NULL, ?, ?, ?)",
+                 (sid, str(uuidlib.uuid4()), self.sid, op.name, op.path, True))
+
+    @apply.register
+    def _(self, op: DropSchema) -> None:
+        self.sql("UPDATE {M}ducklake_schema SET end_snapshot = ? WHERE schema_id = ? AND end_snapshot IS NULL",
+                 (self.sid, op.schema_id))
+
+    @apply.register
+    def _(self, op: CreateTable) -> None:
+        state = op.table
+        tid = self.next_catalog_id
+        self.next_catalog_id += 1
+        self.table_ids[id(state)] = tid
+        self.states[tid] = state
+        self.created_tables.add(tid)
+        self.sql("INSERT INTO {M}ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
+                 (tid, uuid7(), self.sid, self._schema_id(state.schema_name), state.name, op.path, True))
+        self._insert_columns(tid, state.columns)
+
+    def _insert_columns(self, tid: int, columns: Sequence[Column], parent: int | None = None) -> None:
+        for column in columns:
+            self._insert_column(tid, column, parent)
+            self._insert_columns(tid, column.children, column.column_id)
+
+    def _insert_column(self, tid: int, column: Column, parent: int | None) -> None:
+        nested = column.type in NESTED_TYPES
+        self.sql(
+            "INSERT INTO {M}ducklake_column VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'duckdb')",
+            (column.column_id, self.sid, tid, column.column_id, column.name, column.type, column.initial_default,
+             column.default_value if column.default_value is not None else "NULL", column.nullable, parent,
+             "" if nested else "literal"),
+        )
+
+    @apply.register
+    def _(self, op: DropTable) -> None:
+        tid = self.tid(op.table)
+        for table in ("ducklake_table", "ducklake_partition_info", "ducklake_column", "ducklake_column_tag",
+                      "ducklake_data_file", "ducklake_delete_file", "ducklake_sort_info"):
+            self.sql(f"UPDATE {{M}}{table} SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL", (self.sid, tid))
+        self.sql("UPDATE {M}ducklake_tag SET end_snapshot = ? WHERE object_id = ? AND end_snapshot IS NULL", (self.sid, tid))
+
+    @apply.register
+    def _(self, op: RenameTable) -> None:
+        info = op.table.info
+        assert info is not None  # only tables of the base snapshot record a rename
+        self.sql("UPDATE {M}ducklake_table SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL",
+                 (self.sid, info.table_id))
+        self.sql("INSERT INTO {M}ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
+                 (info.table_id, info.uuid, self.sid, info.schema_id, op.table.name, info.path, info.path_is_relative))
+
+    @apply.register
+    def _(self, op: AddColumn) -> None:
+        tid = self._altered(op.table)
+        self._insert_columns(tid, [op.column])
+
+    @apply.register
+    def _(self, op: DropColumn) -> None:
+        tid = self._altered(op.table)
+        for column in op.column.walk():
+            self.sql("UPDATE {M}ducklake_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? "
+                     "AND end_snapshot IS NULL", (self.sid, tid, column.column_id))
+
+    @apply.register
+    def _(self, op: RenameColumn) -> None:
+        tid = self._altered(op.table)
+        row = self.conn.one(
+            "SELECT parent_column FROM {M}ducklake_column WHERE table_id = ? AND column_id = ? AND end_snapshot IS NULL",
+            (tid, op.old.column_id),
+        )
+        self.sql("UPDATE {M}ducklake_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? "
+                 "AND end_snapshot IS NULL", (self.sid, tid, op.old.column_id))
+        self._insert_column(tid, op.column, row[0] if row else None)
+
+    def _altered(self, state: TableState) -> int:
+        tid = self.tid(state)
+        self.altered_tables.add(tid)
+        self.states[tid] = state
+        return tid
+
+    @apply.register
+    def _(self, op: TableData) -> None:
+        state = op.table
+        changes = state.changes
+        if changes is None:
+            return
+        tid = self.tid(state)
+        if changes.appended:
+            self.changes.inserted.add(tid)
+            for staged in changes.appended:
+                (fid,) = self._register_files(state, [staged.file])
+                if staged.delete_file is not None:
+                    self._insert_delete_file(state, staged.delete_file, fid, begin=self.sid)
+        for fid, deletes in sorted(changes.base_deletes.items()):
+            if fid in changes.dropped_files or deletes.delete_file is None:
+                continue
+            old = state.files[fid].delete_file
+            if old is not None:
+                self.sql("UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE delete_file_id = ? "
+                         "AND end_snapshot IS NULL", (self.sid, old.delete_file_id))
+            self._insert_delete_file(state, deletes.delete_file, fid, begin=self.sid)
+        for fid in sorted(changes.dropped_files):
+            self.sql("UPDATE {M}ducklake_data_file SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL",
+                     (self.sid, fid))
+            self.sql("UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL",
+                     (self.sid, fid))
+        if changes.inlined_deleted:
+            self._end_inlined_rows(state, sorted(changes.inlined_deleted))
+
+    def _end_inlined_rows(self, state: TableState, row_ids: list[int]) -> None:
+        for name, _version in (state.info.inlined_tables if state.info else ()):
+            if not self.conn.table_exists(name):
+                continue
+            for start in range(0, len(row_ids), 500):
+                chunk = row_ids[start:start + 500]
+                self.sql(f"UPDATE {{M}}{quote_ident(name)} SET end_snapshot = ? WHERE end_snapshot IS NULL "
+                         f"AND row_id IN ({', '.join('?' * len(chunk))})", (self.sid, *chunk))
+
+    @apply.register
+    def _(self, op: MergeFiles) -> None:
+        state = op.table
+        sources = op.sources
+        fid = self._register_partial_file(state, op.file, min(s.row_id_start or 0 for s in sources),
+                                          sources[0].partition_id)
+        tid = self.tid(state)
+        self.changes.compacted.add(tid)
+        now = self.conn.now()
+        # one partition per merge group: the merged file takes the first source's partition values
+        self.sql("INSERT INTO {M}ducklake_file_partition_value SELECT ?, table_id, partition_key_index, partition_value "
+                 "FROM {M}ducklake_file_partition_value WHERE data_file_id = ?", (fid, sources[0].data_file_id))
+        for src in sources:
+            for t in ("ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_partition_value"):
+                self.sql(f"DELETE FROM {{M}}{t} WHERE data_file_id = ? AND table_id = ?", (src.data_file_id, tid))
+            rel = relative_to(self.data_path, src.path)
+            self.sql("INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
+                     (src.data_file_id, rel if rel is not None else src.path, rel is not None, now))
+
+    @apply.register
+    def _(self, op: FlushInlined) -> None:
+        state = op.table
+        fid = self._register_partial_file(state, op.file, 0)
+        self.changes.flushed.add(self.tid(state))
+        if op.delete is not None:
+            self._insert_delete_file(state, op.delete, fid, begin=op.delete.begin_snapshot)
+        for name in op.inlined_tables:
+            self.sql(f"DELETE FROM {{M}}{quote_ident(name)}")
+
+    # -- files ---------------------------------------------------------------------------------
+    def _insert_delete_file(self, state: TableState, written: WrittenDeleteFile, data_file_id: int,
+                            begin: int | None) -> None:
+        path, relative = self._relative(state, written.path)
+        self.sql("INSERT INTO {M}ducklake_delete_file VALUES (?, ?, ?, NULL, ?, ?, ?, 'parquet', ?, ?, ?, NULL, ?)",
+                 (self._new_file_id(), self.tid(state), begin, data_file_id, path, relative, written.delete_count,
+                  written.file_size_bytes, written.footer_size, written.partial_max))
+
+    def _insert_file_stats(self, fid: int, tid: int, stats: Iterable[ColumnStats]) -> None:
+        for s in stats:
+            self.sql("INSERT INTO {M}ducklake_file_column_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                     (fid, tid, s.column_id, s.column_size_bytes, s.value_count, s.null_count, s.min_value,
+                      s.max_value, s.contains_nan))
+
+    def _register_partial_file(self, state: TableState, written: WrittenFile, row_id_start: int,
+                               partition_id: int | None = None) -> int:
+        """A data file row for a partial file (embedded row and snapshot ids); returns its id."""
+        tid = self.tid(state)
+        fid = self._new_file_id()
+        path, relative = self._relative(state, written.path)
+        self.sql(
+            "INSERT INTO {M}ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, ?, NULL, NULL, ?)",
+            (fid, tid, written.begin_snapshot, path, relative, written.record_count, written.file_size_bytes,
+             written.footer_size, row_id_start, partition_id, written.partial_max),
+        )
+        self._insert_file_stats(fid, tid, written.column_stats)
+        return fid
+
+    def _register_files(self, state: TableState, files: Sequence[WrittenFile]) -> list[int]:
+        """Data file rows for newly written files, with row ids from the table's ``next_row_id``; the table and
+        column statistics are updated as DuckDB does (spec 5.2)."""
+        tid = self.tid(state)
+        record_count, next_row_id, size = self._stats_for(tid)
+        column_stats = self._column_stats[tid]
+        leaves = {c.column_id: c for top in state.columns for c in top.walk()}
+        ids = []
+        for f in files:
+            fid = self._new_file_id()
+            ids.append(fid)
+            path, relative = self._relative(state, f.path)
+            self.sql(
+                "INSERT INTO {M}ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, NULL, NULL, NULL, ?)",
+                (fid, tid, self.sid, path, relative, f.record_count, f.file_size_bytes, f.footer_size, next_row_id,
+                 f.partial_max),
+            )
+            self._insert_file_stats(fid, tid, f.column_stats)
+            record_count += f.record_count
+            next_row_id += f.record_count
+            size += f.file_size_bytes
+            for s in f.column_stats:
+                column = leaves.get(s.column_id)
+                if column is not None:
+                    self._merge_column_stats(tid, column_stats, column, s)
+        self._table_stats[tid] = (record_count, next_row_id, size)
+        return ids
+
+    def _stats_for(self, tid: int) -> tuple[int, int, int]:
+        if tid not in self._table_stats:  # read on every attempt: another writer may have moved them
+            row = self.conn.one(
+                "SELECT record_count, next_row_id, file_size_bytes FROM {M}ducklake_table_stats WHERE table_id = ?", (tid,))
+            self._stats_existed[tid] = row is not None
+            self._table_stats[tid] = (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
+            self._column_stats[tid] = {
+                int(r[0]): [r[1], r[2], r[3], r[4]]
+                for r in self.conn.query("SELECT column_id, contains_null, contains_nan, min_value, max_value "
+                                         "FROM {M}ducklake_table_column_stats WHERE table_id = ?", (tid,))
+            }
+        return self._table_stats[tid]
+
+    def _merge_column_stats(self, tid: int, column_stats: dict[int, list[Any]], column: Column, s: ColumnStats) -> None:
+        has_null = bool(s.null_count)
+        current = column_stats.get(s.column_id)
+        if current is None:
+            if not self._stats_existed[tid]:
+                column_stats[s.column_id] = [has_null, s.contains_nan, s.min_value, s.max_value]
+            return
+        current[0] = bool(current[0]) or has_null
+        current[1] = None if current[1] is None and s.contains_nan is None else bool(current[1]) or bool(s.contains_nan)
+        current[2] = merge_bound(current[2], s.min_value, column, take_max=False)
+        current[3] = merge_bound(current[3], s.max_value, column, take_max=True)
+
+    def _stats_statements(self, tid: int) -> None:
+        """Write ``ducklake_table_stats`` / ``_table_column_stats`` as this commit leaves them (spec 5.2)."""
+        record_count, next_row_id, size = self._table_stats[tid]
+        if self._stats_existed[tid]:
+            self.sql("UPDATE {M}ducklake_table_stats SET record_count = ?, next_row_id = ?, file_size_bytes = ? "
+                     "WHERE table_id = ?", (record_count, next_row_id, size, tid))
+            for cid, (has_null, has_nan, lo, hi) in sorted(self._column_stats[tid].items()):
+                self.sql("UPDATE {M}ducklake_table_column_stats SET contains_null = ?, contains_nan = ?, min_value = ?, "
+                         "max_value = ? WHERE table_id = ? AND column_id = ?", (has_null, has_nan, lo, hi, tid, cid))
+        else:
+            self.sql("INSERT INTO {M}ducklake_table_stats VALUES (?, ?, ?, ?)", (tid, record_count, next_row_id, size))
+            for cid, (has_null, has_nan, lo, hi) in sorted(self._column_stats[tid].items()):
+                self.sql("INSERT INTO {M}ducklake_table_column_stats VALUES (?, ?, ?, ?, ?, ?, NULL)",
+                         (tid, cid, has_null, has_nan, lo, hi))
+
+    def _new_inlined_table(self, tid: int) -> None:
+        """Register an (empty) inlined-data table with the current column list, as DuckDB does on CREATE and on
+        every column change (spec 12.1 item 9). DuckDB's next small insert goes to the newest one, positionally;
+        and a table without one makes DuckDB create it at a schema version it then cannot resolve."""
+        state = self.states[tid]
+        name = f"ducklake_inlined_data_{tid}_{self.schema_version}"
+        columns = ", ".join(f"{quote_ident(c.name)} {self.store.column_type(c.type)}" for c in state.columns)
+        self.sql(f"CREATE TABLE IF NOT EXISTS {{M}}{quote_ident(name)}(row_id BIGINT, begin_snapshot BIGINT, "
+                 f"end_snapshot BIGINT, {columns})")
+        self.sql("INSERT INTO {M}ducklake_inlined_data_tables VALUES (?, ?, ?)", (tid, name, self.schema_version))
+
