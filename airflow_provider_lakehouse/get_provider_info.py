@@ -87,6 +87,9 @@ DUCKLAKE_CONNECTION: dict[str, Any] = {
         "commit_max_retries": _integer("Commit retries", "How often a conflicting commit is retried.", 10),
         "commit_retry_wait_ms": _integer("Commit retry wait (ms)", "Base wait before a commit retry.", 100),
         "commit_retry_backoff": _number("Commit retry backoff", "Multiplier of the wait per retry.", 1.5, 1.0),
+        "catalog_reconnect_timeout_s": _number(
+            "Catalog reconnect timeout (s)",
+            "How long a catalog that is restarting or unreachable is retried before the task fails.", 60, 0),
         "sslmode": _SSLMODE,
     },
 }

@@ -33,11 +33,14 @@ class S3Spec:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How a conflicting commit is retried (DuckDB's defaults: 10 tries, 100 ms, x1.5)."""
+    """How a conflicting commit is retried (DuckDB's defaults: 10 tries, 100 ms, x1.5), and how long an
+    unavailable catalog is waited for."""
 
     max_retries: int = 10
     wait_ms: int = 100
     backoff: float = 1.5
+    #: how long a catalog that is restarting or unreachable is waited for before the task fails
+    reconnect_timeout_s: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ def ducklake_spec_from_connection(
         retry=RetryPolicy(
             max_retries=int(extra.get("commit_max_retries", 10)), wait_ms=int(extra.get("commit_retry_wait_ms", 100)),
             backoff=float(extra.get("commit_retry_backoff", 1.5)),
+            reconnect_timeout_s=float(extra.get("catalog_reconnect_timeout_s", 60)),
         ),
     )
 

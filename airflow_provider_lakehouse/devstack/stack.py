@@ -111,6 +111,10 @@ class Stack:
             access_key=creds["s3_access_key"], secret_key=creds["s3_secret_key"], buckets=[LAKE_BUCKET, LANDING_BUCKET],
         )
 
+    def postgres_server(self) -> PostgresServer:
+        """The stack's PostgreSQL server (running or not), on its last known port: e.g. to restart it in a test."""
+        return self._postgres(self.postgres_port())
+
     def spark_connect_server(self) -> SparkConnectServer:
         """The Spark Connect server of this stack (running or not), on its last known port."""
         state = self._load_state()

@@ -124,13 +124,10 @@ class DuckLake:
 
     def find_table(self, conn: CatalogConnection, name: str, snapshot_id: int) -> TableInfo:
         schema_name, table_name = split_name(name)
-        tables = metadata.tables_at(conn, snapshot_id)
-        for candidates in (
-            [t for t in tables if t.schema_name == schema_name and t.name == table_name],
-            [t for t in tables if t.schema_name.lower() == schema_name.lower() and t.name.lower() == table_name.lower()],
-        ):
+        named = metadata.tables_named(conn, snapshot_id, schema_name, table_name)
+        for candidates in ([t for t in named if (t[1], t[2]) == (schema_name, table_name)], named):
             if len(candidates) == 1:
-                return candidates[0]
+                return metadata.tables_at(conn, snapshot_id, candidates[0][0])[0]
         if not any(s.name.lower() == schema_name.lower() for s in metadata.schemas_at(conn, snapshot_id)):
             raise NoSuchSchemaError(f"Schema {schema_name!r} does not exist in lake at snapshot {snapshot_id}.")
         raise NoSuchTableError(f"Table {schema_name}.{table_name} does not exist at snapshot {snapshot_id}.")

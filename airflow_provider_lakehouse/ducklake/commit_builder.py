@@ -240,7 +240,7 @@ class CommitBuilder:
         for fid, deletes in sorted(changes.base_deletes.items()):
             if fid in changes.dropped_files or deletes.delete_file is None:
                 continue
-            old = state.files[fid].delete_file
+            old = (state.files or {})[fid].delete_file  # loaded: deleting from a base file read them
             if old is not None:
                 self.sql("UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE delete_file_id = ? "
                          "AND end_snapshot IS NULL", (self.sid, old.delete_file_id))

@@ -224,7 +224,7 @@ def merge_adjacent_files(lake: DuckLake, table: str, *, max_file_size: int = 64 
     report = MaintenanceReport(dry_run=False)
     with lake.transaction(author=author, message=message or "merge adjacent files") as tx:
         state = tx.table_state(table)
-        candidates = [f for f in state.files.values()
+        candidates = [f for f in tx.base_files(state).values()
                       if f.delete_file is None and not f.inlined_deletes and f.file_size_bytes < max_file_size
                       and f.mapping_id is None]
         groups: dict[Any, list[Any]] = {}

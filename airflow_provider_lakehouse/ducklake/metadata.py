@@ -70,8 +70,13 @@ def latest_snapshot(conn: CatalogConnection) -> Snapshot:
     return _snapshot(row)
 
 
+_WITH_CHANGES = (f"SELECT {_SNAPSHOT_COLUMNS}, c.changes_made, c.author, c.commit_message, c.commit_extra_info "
+                 "FROM {M}ducklake_snapshot s LEFT JOIN {M}ducklake_snapshot_changes c USING (snapshot_id)")
+
+
 def snapshot_by_id(conn: CatalogConnection, snapshot_id: int) -> Snapshot:
-    row = conn.one(f"SELECT {_SNAPSHOT_COLUMNS} FROM {{M}}ducklake_snapshot s WHERE s.snapshot_id = ?", (snapshot_id,))
+    """Snapshot ``snapshot_id`` with its changes, author, message and extra info."""
+    row = conn.one(f"{_WITH_CHANGES} WHERE s.snapshot_id = ?", (snapshot_id,))
     if row is None:
         raise SnapshotNotFoundError(f"No snapshot with id {snapshot_id} (it may have been expired).")
     return _snapshot(row)
@@ -93,11 +98,12 @@ def snapshot_at_time(conn: CatalogConnection, when: dt.datetime) -> Snapshot:
 
 
 def list_snapshots(conn: CatalogConnection) -> list[Snapshot]:
-    rows = conn.query(
-        f"SELECT {_SNAPSHOT_COLUMNS}, c.changes_made, c.author, c.commit_message, c.commit_extra_info "
-        "FROM {M}ducklake_snapshot s LEFT JOIN {M}ducklake_snapshot_changes c USING (snapshot_id) "
-        "ORDER BY s.snapshot_id"
-    )
+    return [_snapshot(r) for r in conn.query(f"{_WITH_CHANGES} ORDER BY s.snapshot_id")]
+
+
+def snapshots_with_extra_info_like(conn: CatalogConnection, pattern: str) -> list[Snapshot]:
+    """Snapshots whose ``commit_extra_info`` matches the SQL ``LIKE`` ``pattern``, newest first."""
+    rows = conn.query(f"{_WITH_CHANGES} WHERE c.commit_extra_info LIKE ? ORDER BY s.snapshot_id DESC", (pattern,))
     return [_snapshot(r) for r in rows]
 
 
@@ -108,6 +114,19 @@ def schemas_at(conn: CatalogConnection, snapshot_id: int) -> list[SchemaInfo]:
         (snapshot_id, snapshot_id),
     )
     return [SchemaInfo(int(r[0]), str(r[1]), r[2] or "", bool(r[3]) if r[3] is not None else True, str(r[4] or "")) for r in rows]
+
+
+def tables_named(conn: CatalogConnection, snapshot_id: int, schema_name: str, table_name: str) -> list[tuple[int, str, str]]:
+    """``(table id, schema name, table name)`` of the tables visible at ``snapshot_id`` whose names match
+    case-insensitively (the caller prefers an exact match)."""
+    s = snapshot_id
+    rows = conn.query(
+        f"SELECT t.table_id, sc.schema_name, t.table_name FROM {{M}}ducklake_table t JOIN {{M}}ducklake_schema sc "
+        f"ON t.schema_id = sc.schema_id WHERE {visible('t')} AND {visible('sc')} "
+        "AND lower(sc.schema_name) = lower(?) AND lower(t.table_name) = lower(?)",
+        (s, s, s, s, schema_name, table_name),
+    )
+    return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 
 
 def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = None) -> list[TableInfo]:
@@ -133,14 +152,15 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
     for row in conn.query(
         f"SELECT p.partition_id, p.table_id, c.partition_key_index, c.column_id, c.transform "
         f"FROM {{M}}ducklake_partition_info p JOIN {{M}}ducklake_partition_column c "
-        f"ON p.partition_id = c.partition_id AND p.table_id = c.table_id WHERE {visible('p')} "
-        "ORDER BY p.table_id, p.partition_id, c.partition_key_index",
-        (s, s),
+        f"ON p.partition_id = c.partition_id AND p.table_id = c.table_id WHERE {visible('p')}"
+        f"{filter_sql.replace('table_id', 'p.table_id')} ORDER BY p.table_id, p.partition_id, c.partition_key_index",
+        (s, s, *filter_params),
     ):
         pid, tid = int(row[0]), int(row[1])
         partitions.setdefault(tid, (pid, []))[1].append(PartitionField(int(row[2]), int(row[3]), str(row[4])))
     inlined = defaultdict(list)
-    for row in conn.query("SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables ORDER BY schema_version"):
+    for row in conn.query("SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables "
+                          f"WHERE true{filter_sql} ORDER BY schema_version", filter_params):
         inlined[int(row[0])].append((str(row[1]), int(row[2])))
 
     result = []

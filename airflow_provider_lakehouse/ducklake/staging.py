@@ -133,7 +133,9 @@ class TableState:
     """The transaction's view of one table: as of the base snapshot (or created here), plus what it staged.
 
     :param table_id: None until the commit allocates it (a table created in this transaction).
-    :param files: the table's visible data files at the base snapshot, by id.
+    :param files: the table's visible data files at the base snapshot, by id; None until something needs them
+        (an append does not: committing it must not cost a read of every file row of a large table).
+    :param max_column_id: the highest column id ever used by the table (None until an ALTER needs it).
     :param changes: staged row changes (None until the first append or delete).
     :param pending: True for a table created in this transaction.
     """
@@ -145,8 +147,8 @@ class TableState:
     table_id: int | None = None
     schema_id: int | None = None
     info: TableInfo | None = None
-    files: dict[int, DataFileInfo] = field(default_factory=dict)
-    max_column_id: int = 0
+    files: dict[int, DataFileInfo] | None = None
+    max_column_id: int | None = None
     pending: bool = False
     dropped: bool = False
     changes: TableChanges | None = None

@@ -7,8 +7,12 @@ Catalog SQL in this package is written once, with ``?`` placeholders and ``{M}``
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import os
 import re
 import sqlite3
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +24,7 @@ from airflow_provider_lakehouse.exceptions import ServiceUnavailableError
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.connections.specs import PostgresSpec
 
+log = logging.getLogger(__name__)
 Row = tuple[Any, ...]
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -87,12 +92,32 @@ class CatalogConnection(ABC):
         self.commit()
 
 
+#: messages of a server that is going away (PostgreSQL's admin shutdown, a crash, a dropped socket)
+_LOST = ("closed", "terminating connection", "server closed the connection", "consuming input failed",
+         "connection reset", "connection refused", "shutting down")
+
+
 def is_connection_lost(exc: BaseException, conn: CatalogConnection) -> bool:
     """True when ``exc`` means the catalog connection broke (not that a statement failed on a live one)."""
     raw = getattr(conn, "raw", None)
     if bool(getattr(raw, "closed", False)):
         return True
-    return type(exc).__name__ in ("OperationalError", "InterfaceError") and "closed" in str(exc).lower()
+    sqlstate = str(getattr(getattr(exc, "diag", None), "sqlstate", None) or "")
+    if sqlstate.startswith(("57P", "08")):  # admin/crash shutdown, cannot connect now, connection exceptions
+        return True
+    return type(exc).__name__ in ("OperationalError", "InterfaceError", "AdminShutdown", "CrashShutdown") and any(
+        word in str(exc).lower() for word in _LOST)
+
+
+def _transient_connect_error(exc: BaseException) -> bool:
+    """Connection failures worth waiting for: refused, timed out, server starting up or shutting down."""
+    sqlstate = str(getattr(getattr(exc, "diag", None), "sqlstate", None) or "")
+    text = str(exc).lower()
+    if sqlstate.startswith("28") or sqlstate in ("3D000", "3F000", "42501"):
+        return False  # authentication, missing database or schema, no permission
+    if "password" in text or "does not exist" in text or "no pg_hba.conf entry" in text:
+        return False
+    return True
 
 
 class MetadataStore(ABC):
@@ -134,14 +159,32 @@ class MetadataStore(ABC):
 
 
 class _PostgresConnection(CatalogConnection):
-    def __init__(self, raw: Any, prefix: str) -> None:
+    """A catalog connection that reconnects (through ``store``) when the server went away between reads.
+
+    Only reads outside an explicit transaction are re-run on a new connection: they read fixed snapshot ids, so
+    the answer is the same. Inside ``BEGIN ... COMMIT`` a lost connection is the caller's to resolve (a commit
+    looks for its own commit id).
+    """
+
+    def __init__(self, raw: Any, prefix: str, store: PostgresStore) -> None:
         super().__init__(prefix)
         self.raw = raw
+        self.store = store
+        self.in_transaction = False
 
     def _adapt(self, text: str) -> str:
         return self.sql(text).replace("%", "%%").replace("?", "%s")
 
     def query(self, text: str, params: Sequence[Any] = ()) -> list[Row]:
+        try:
+            return self._query(text, params)
+        except Exception as exc:
+            if self.in_transaction or not is_connection_lost(exc, self):
+                raise
+        self.raw = self.store.connect_raw()  # within the store's reconnect budget
+        return self._query(text, params)
+
+    def _query(self, text: str, params: Sequence[Any]) -> list[Row]:
         with self.raw.cursor() as cur:
             cur.execute(self._adapt(text), tuple(params) or None)
             return list(cur.fetchall()) if cur.description else []
@@ -164,17 +207,22 @@ class _PostgresConnection(CatalogConnection):
                 cur.execute(self._adapt(text), tuple(params) or None)
 
     def begin(self) -> None:
+        if self.raw.closed:  # the server restarted since the last statement: start on a new connection
+            self.raw = self.store.connect_raw()
         self.raw.execute("BEGIN")
+        self.in_transaction = True
 
     def commit(self) -> None:
         self.raw.execute("COMMIT")
+        self.in_transaction = False
 
     def rollback(self) -> None:
+        self.in_transaction = False
         if not self.raw.closed:
             self.raw.execute("ROLLBACK")
 
     def close(self) -> None:
-        self.raw.close()
+        self.store.release(self.raw)
 
     def table_exists(self, name: str) -> bool:
         schema = self.prefix[1:-2].replace('""', '"') if self.prefix else None
@@ -194,26 +242,83 @@ class PostgresStore(MetadataStore):
 
     kind = "postgres"
 
-    def __init__(self, spec: PostgresSpec, metadata_schema: str | None = None) -> None:
+    def __init__(self, spec: PostgresSpec, metadata_schema: str | None = None, *,
+                 reconnect_timeout_s: float = 60.0, idle_connections: int = 2) -> None:
         self.spec = spec
         self.metadata_schema = metadata_schema
+        self.reconnect_timeout_s = reconnect_timeout_s
+        self.idle_connections = idle_connections
         self.redactor = Redactor([spec.password])
+        self._idle: list[Any] = []
+        self._idle_pid = os.getpid()
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.spec!r}, metadata_schema={self.metadata_schema!r})"
 
+    def __getstate__(self) -> dict[str, Any]:  # pickled into spark-submit job files: no sockets, no lock
+        state = dict(self.__dict__)
+        state.update(_idle=[], _lock=None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock(), _idle_pid=os.getpid())
+
     def connect(self) -> CatalogConnection:
+        """A connection, reused from the idle ones this process keeps when possible: a new login costs more
+        than most of a commit (password hashing, several round trips)."""
+        return _PostgresConnection(self._reuse() or self.connect_raw(), self.prefix, self)
+
+    def _reuse(self) -> Any | None:
+        with self._lock:
+            if self._idle_pid != os.getpid():  # a forked child must not share its parent's sockets
+                self._idle, self._idle_pid = [], os.getpid()
+            while self._idle:
+                raw = self._idle.pop()
+                if not raw.closed:
+                    return raw
+        return None
+
+    def release(self, raw: Any) -> None:
+        """Keep an idle, healthy connection for the next :meth:`connect`; close anything else."""
         import psycopg
 
-        try:
-            # autocommit: transactions are explicit (BEGIN/COMMIT), reads need none.
-            raw = psycopg.connect(**self.spec.connect_kwargs(), autocommit=True)
-        except psycopg.Error as exc:
-            raise ServiceUnavailableError(
-                f"Could not connect to the lake catalog at {self.spec.authority}/{self.spec.dbname}: "
-                f"{self.redactor.redact(str(exc)).strip()}"
-            ) from None
-        return _PostgresConnection(raw, self.prefix)
+        idle = not raw.closed and raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        with self._lock:
+            if idle and self._idle_pid == os.getpid() and len(self._idle) < self.idle_connections:
+                self._idle.append(raw)
+                return
+        raw.close()
+
+    def connect_raw(self) -> Any:
+        """A psycopg connection; a catalog that is restarting or briefly unreachable is retried with backoff for
+        up to ``reconnect_timeout_s`` seconds. Refusals that waiting cannot fix (a wrong password, a missing
+        database) fail at once.
+
+        :raises ServiceUnavailableError: naming the catalog (never its password) and how long it was tried.
+        """
+        import psycopg
+
+        started = time.monotonic()
+        wait = 0.1
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                # autocommit: transactions are explicit (BEGIN/COMMIT), reads need none.
+                return psycopg.connect(**self.spec.connect_kwargs(), autocommit=True)
+            except psycopg.Error as exc:
+                elapsed = time.monotonic() - started
+                if not _transient_connect_error(exc) or elapsed + wait > self.reconnect_timeout_s:
+                    tried = f" (tried {attempts} times over {elapsed:.1f} s)" if attempts > 1 else ""
+                    raise ServiceUnavailableError(
+                        f"Could not connect to the lake catalog at {self.spec.authority}/{self.spec.dbname}{tried}: "
+                        f"{self.redactor.redact(str(exc)).strip()}"
+                    ) from None
+                log.info("lake catalog at %s unavailable (%s); retrying in %.1f s", self.spec.authority,
+                         self.redactor.redact(str(exc)).strip().splitlines()[0], wait)
+                time.sleep(wait)
+                wait = min(wait * 2, 2.0)
 
     def column_type(self, ducklake_type: str) -> str:
         return _POSTGRES_INLINE_TYPES.get(ducklake_type) or (

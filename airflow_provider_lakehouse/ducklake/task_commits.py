@@ -17,6 +17,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.model import Snapshot
 
 if TYPE_CHECKING:
@@ -89,11 +90,8 @@ def find_committed_try(lake: DuckLake, task: TaskIdentity) -> CommittedTry | Non
         return None
     pattern = f"%{json.dumps(task.key)}%"  # a prefilter (LIKE wildcards may match more); decided below
     with lake.store.connection() as conn:
-        rows = conn.query(
-            "SELECT s.snapshot_id FROM {M}ducklake_snapshot_changes s WHERE s.commit_extra_info LIKE ? "
-            "ORDER BY s.snapshot_id DESC", (pattern,))
-    for (snapshot_id,) in rows:
-        snapshot = lake.snapshot(int(snapshot_id))
+        candidates = metadata.snapshots_with_extra_info_like(conn, pattern)
+    for snapshot in candidates:
         try:
             info = json.loads(snapshot.commit_extra_info or "")
         except ValueError:

@@ -189,13 +189,26 @@ class Transaction:
             info = self.lake.find_table(self._conn, name, self.base.snapshot_id)
         except NoSuchSchemaError:
             raise NoSuchTableError(f"Table {schema}.{table} does not exist (no schema {schema!r}).") from None
-        table_dir = self.lake.table_dir(info)
-        files = {f.data_file_id: f for f in metadata.data_files_at(self._conn, info, table_dir, self.base.snapshot_id)}
-        max_id = self._conn.one("SELECT max(column_id) FROM {M}ducklake_column WHERE table_id = ?", (info.table_id,))
-        state = TableState(info.schema_name, info.name, info.columns, table_dir, info.table_id, info.schema_id, info,
-                           files, int(max_id[0] or 0) if max_id else 0)
+        state = TableState(info.schema_name, info.name, info.columns, self.lake.table_dir(info), info.table_id,
+                           info.schema_id, info)
         self._tables[(info.schema_name, info.name)] = state
         return state
+
+    def base_files(self, state: TableState) -> dict[int, DataFileInfo]:
+        """The table's visible data files at the base snapshot (read from the catalog on first use)."""
+        if state.files is None:
+            if state.info is None:
+                state.files = {}
+            else:
+                found = metadata.data_files_at(self._conn, state.info, state.table_dir, self.base.snapshot_id)
+                state.files = {f.data_file_id: f for f in found}
+        return state.files
+
+    def _max_column_id(self, state: TableState) -> int:
+        if state.max_column_id is None:
+            row = self._conn.one("SELECT max(column_id) FROM {M}ducklake_column WHERE table_id = ?", (state.table_id,))
+            state.max_column_id = int(row[0] or 0) if row else 0
+        return state.max_column_id
 
     def table_columns(self, name: str) -> tuple[Column, ...]:
         """Columns of ``name`` as this transaction sees them (after its own ALTERs)."""
@@ -314,7 +327,7 @@ class Transaction:
                 return
             raise LakehouseError(f"Column {name!r} already exists in {state.qualified_name}.")
         (template,) = columns_from_arrow(pa.schema([(name, dtype)]))
-        column = renumber(template, iter(range(state.max_column_id + 1, 1 << 62)))
+        column = renumber(template, iter(range(self._max_column_id(state) + 1, 1 << 62)))
         literal = None if default is None else _literal(default)
         column = replace(column, initial_default=literal, default_value=literal)
         state.max_column_id = max(c.column_id for c in column.walk())
@@ -426,7 +439,7 @@ class Transaction:
         return len(new)
 
     def _delete_from_base(self, state: TableState, file_id: int, requested: set[int]) -> int:
-        info = state.files.get(file_id)
+        info = self.base_files(state).get(file_id)
         changes = self._changes(state)
         if info is None or file_id in changes.dropped_files:
             raise LakehouseError(f"Data file {file_id} is not visible in {state.qualified_name}.")
@@ -501,9 +514,10 @@ class Transaction:
 
     # -- reads through the transaction -----------------------------------------------------------
     def _visible_files(self, state: TableState) -> list[DataFileInfo]:
+        files = self.base_files(state)
         if state.changes is None:
-            return list(state.files.values())
-        return state.changes.visible_files(state.files, self.base.snapshot_id, self._table_id(state))
+            return list(files.values())
+        return state.changes.visible_files(files, self.base.snapshot_id, self._table_id(state))
 
     def _table_id(self, state: TableState) -> int:
         return state.table_id if state.table_id is not None else -1

@@ -121,6 +121,7 @@ def ducklake_facts(spec: DuckLakeSpec, target: SqlTarget, lineage: Lineage, resp
     info = (response or {}).get("catalog_info") or {}
     before = info.get("snapshot_before")
     after = info.get("snapshot_after")
+    created = set(info.get("snapshots_created") or ())
     touched = {t["table"]: t for t in info.get("tables_touched") or ()}
     written = lineage.rows_written({c["command_index"]: c.get("affected_rows")
                                     for c in ((response or {}).get("result") or {}).get("commands") or ()})
@@ -141,9 +142,9 @@ def ducklake_facts(spec: DuckLakeSpec, target: SqlTarget, lineage: Lineage, resp
                 facts[d] = DatasetFacts(catalog=catalog, version=str(after) if after is not None else None)
                 continue
             new_files: list[Any] = []
-            if item.is_output and before is not None:
+            if item.is_output and created:  # only this run's snapshots: other tasks may have committed meanwhile
                 new_files = [f for f in metadata.data_files_at(conn, table, lake.table_dir(table), current)
-                             if f.begin_snapshot > before]
+                             if f.begin_snapshot in created]
             version = touched.get(d.name, {}).get("snapshot_id", after if item.is_output else before)
             facts[d] = DatasetFacts(
                 fields=tuple((c.name, c.type) for c in table.columns),

@@ -26,6 +26,7 @@ from airflow_provider_lakehouse.connections.redact import Redactor
 from airflow_provider_lakehouse.exceptions import InvalidConnectionError, LakehouseError, StatementError
 from airflow_provider_lakehouse.hooks._connections import get_connection, mask
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget, report_hook_lineage
+from airflow_provider_lakehouse.hooks._task import task_identity
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.spark.driver import RunOptions
@@ -97,17 +98,21 @@ class DucklakeHook(BaseHook):
             "use a 'spark' (spark-submit) or 'spark_connect' connection.")
 
     def run(self, sql: str, parameters: Parameters = None, *, dialect: str = "duckdb",
-            options: RunOptions | None = None) -> dict[str, Any]:
+            options: RunOptions | None = None, autocommit: bool = False) -> dict[str, Any]:
         """Plan ``sql`` and run it on Spark; returns the response (``status``, ``result``, ``catalog_info``).
+
+        The script is one transaction: its data changes commit as one snapshot, or none does. Inside a task the
+        commit records the task instance, so an Airflow retry of a try that committed does not commit again.
 
         :param parameters: values for ``$name`` (dict) or ``$1..$n`` (list), bound by Spark.
         :param dialect: ``duckdb`` (default) or ``spark``.
+        :param autocommit: commit each data-changing statement (or ``BEGIN ... COMMIT`` group) on its own.
         :raises StatementError: naming the failing statement; its changes did not land.
         :raises UnsupportedStatementError: before anything ran.
         """
         from airflow_provider_lakehouse.spark.plan import plan_script
 
-        plan = plan_script(sql, dialect=dialect, lake=self.name, parameters=parameters)
+        plan = plan_script(sql, dialect=dialect, lake=self.name, parameters=parameters, autocommit=autocommit)
         response = self.run_plan(plan, options)
         report_hook_lineage(self, sql, SqlTarget("ducklake", plan.lake, "main", dialect))
         return response
@@ -117,7 +122,7 @@ class DucklakeHook(BaseHook):
 
         from dataclasses import replace
 
-        options = options or RunOptions()
+        options = options or RunOptions(task=task_identity())
         if self.spec.spark_s3a and not options.s3a:
             options = replace(options, s3a=True)
         redactor = Redactor(self.spec.secrets)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseOperator
 
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget
+from airflow_provider_lakehouse.hooks._task import task_identity
 from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
 from airflow_provider_lakehouse.operators._lineage import SqlLineageMixin
 
@@ -18,10 +19,16 @@ if TYPE_CHECKING:
     from airflow_provider_lakehouse.lineage.openlineage import DatasetFacts, Naming
 
 class DucklakeOperator(SqlLineageMixin, BaseOperator):
-    """Run SQL against a lake on Spark; every data-changing statement commits one DuckLake snapshot.
+    """Run SQL against a lake on Spark. The script is one transaction: all its data changes land as one DuckLake
+    snapshot, or nothing does; each statement sees the changes of the statements before it.
+
+    Retry-safe: the commit records the task instance (dag, task, run, map index, try). When Airflow retries a
+    try that committed and then failed or died before reporting success, the retry does not commit again; it
+    returns the recorded outcome (``"deduplicated"`` in the response). A task cleared by a user runs again.
 
     The response (pushed to XCom) lists each statement's kind, affected or returned row count, columns and
-    rows (capped by ``max_rows``), plus the snapshot before and after and the tables written.
+    rows (capped by ``max_rows``), the snapshot the script read, the snapshots it committed and the tables
+    written.
 
     :param sql: SQL text or a path ending in ``.sql``, one or more statements (templated). It may start
         with ``ATTACH 'ducklake://NAME' AS dl; USE dl;`` (``'ducklake'`` for ``main``).
@@ -32,6 +39,8 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     :param max_rows: rows of each SELECT kept in the response (the row count is always exact).
     :param spark_conn_id: run on this Spark connection instead of the lake's ``spark_conn_id`` (templated;
         empty: the lake's).
+    :param autocommit: commit each data-changing statement (or ``BEGIN ... COMMIT`` group) as its own snapshot,
+        as before 0.3. Not retry-safe: a retry re-runs the whole script, statements that committed included.
 
     Lineage: tables and files the SQL reads and writes become the task's inlets and outlets
     (``ducklake://NAME/schema.table``, ``s3://bucket/key``) when the SQL is known at parse time, else they
@@ -54,10 +63,12 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         dialect: str = "duckdb",
         max_rows: int = 1000,
         spark_conn_id: str | None = None,
+        autocommit: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.spark_conn_id = spark_conn_id
+        self.autocommit = autocommit
         self.sql = sql
         self.ducklake = ducklake
         self.parameters = parameters
@@ -70,19 +81,16 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         from airflow_provider_lakehouse.spark.driver import RunOptions
         from airflow_provider_lakehouse.spark.plan import plan_script
 
-        plan = plan_script(self.sql, dialect=self.dialect, lake=self.ducklake or None, parameters=self.parameters)
+        plan = plan_script(self.sql, dialect=self.dialect, lake=self.ducklake or None, parameters=self.parameters,
+                           autocommit=self.autocommit)
         self._hook = DucklakeHook(ducklake=plan.lake, spark_conn_id=self.spark_conn_id)
         lineage = self._lineage_before_run()
-        ti = context.get("ti")
-        author = f"{ti.dag_id}.{ti.task_id}" if ti is not None else None
-        response = self._hook.run_plan(plan, RunOptions(max_rows=self.max_rows, author=author))
+        response = self._hook.run_plan(plan, RunOptions(max_rows=self.max_rows, task=task_identity(context)))
         for command in response["result"]["commands"]:
             count = command.get("row_count", command.get("affected_rows"))
             self.log.info("statement %d (%s): %s row(s)", command["command_index"], command["kind"],
                           "-" if count is None else count)
-        info = response["catalog_info"]
-        self.log.info("lake %s: snapshot %s -> %s on %s", info["lake"], info["snapshot_before"],
-                      info["snapshot_after"], response["engine"])
+        self.log.info("%s", describe_commit(response))
         self._run_outcome = response
         if lineage is not None:
             self._publish_outputs(context, _asset_extras(lineage, self._sql_target(), response))
@@ -111,6 +119,26 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     def on_kill(self) -> None:
         if self._hook is not None:
             self._hook.kill()
+
+
+def describe_commit(response: dict[str, Any]) -> str:
+    """One log line naming only the snapshots this task committed (other tasks may commit meanwhile).
+
+    >>> describe_commit({"engine": "local", "catalog_info": {"lake": "main", "snapshot_before": 4,
+    ...                  "snapshots_created": [7]}})
+    'lake main: read snapshot 4, committed snapshot 7 (engine local)'
+    """
+    info = response["catalog_info"]
+    created = info.get("snapshots_created") or []
+    done = response.get("deduplicated")
+    if done:
+        what = (f"try {done['committed_by_try']} already committed snapshot {done['snapshot_id']}; "
+                "not committed again")
+    elif created:
+        what = f"committed snapshot{'s' if len(created) > 1 else ''} {', '.join(str(s) for s in created)}"
+    else:
+        what = "committed nothing"
+    return f"lake {info['lake']}: read snapshot {info['snapshot_before']}, {what} (engine {response.get('engine')})"
 
 
 def _asset_extras(lineage: Lineage, target: SqlTarget, response: dict[str, Any]) -> dict[Dataset, dict[str, Any]]:

@@ -22,11 +22,13 @@ from airflow_provider_lakehouse.datatables.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.model import TableInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
-from airflow_provider_lakehouse.ducklake.transaction import Transaction
+from airflow_provider_lakehouse.ducklake.task_commits import OUTCOME_FIELD, CommittedTry, TaskIdentity, find_committed_try
+from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transaction
 from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.spark.parquet_copy import plain_parquet_copy
-from airflow_provider_lakehouse.spark.plan import CatalogRef, FileRef, Plan, Step, TableRef, spark_value
+from airflow_provider_lakehouse.spark.plan import WRITE_KINDS, CatalogRef, FileRef, Plan, Step, TableRef, spark_value
+from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
 from airflow_provider_lakehouse.spark.tasks import (
     META_COLUMN,
     ROW_ID_INPUT,
@@ -42,6 +44,8 @@ from airflow_provider_lakehouse.spark.tasks import (
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_ROWS = 1000
+#: statement kinds whose target is a lake table (schemas and COPY targets are not)
+TABLE_WRITES = frozenset({"create_table", "ctas", "drop_table", "alter", "insert", "delete", "update", "merge"})
 SESSION_CONF = {
     "spark.sql.session.timeZone": "UTC",
     # Spark 4.3 keeps one pushed-down filter set per Python data source relation: when the optimizer scans a
@@ -49,7 +53,9 @@ SESSION_CONF = {
     # filters. Files are pruned by the planner instead (see plan.TableRef.predicates), per view.
     "spark.sql.python.filterPushdown.enabled": "false",
     "spark.sql.parquet.fieldId.read.enabled": "true",
-    "spark.sql.ansi.enabled": "false",  # DuckDB-style SQL (e.g. integer division, lenient casts) reads as written
+    # Casts that cannot convert, overflows and out-of-range values fail, as in DuckDB; where DuckDB succeeds
+    # differently (division by zero, rounding casts, //) the planner writes DuckDB's semantics (.semantics).
+    "spark.sql.ansi.enabled": "true",
 }
 
 
@@ -61,7 +67,10 @@ class RunOptions:
     :param native_reads: read filesystem lakes with Spark's own Parquet reader where it is exact.
     :param s3a: read S3 lakes with Spark's ``s3a://`` reader (needs hadoop-aws and S3A credentials configured on
         the cluster); default: the provider's Python data source over pyarrow.
-    :param author: stored as each snapshot's author.
+    :param author: stored as each snapshot's author (default: the task's ``dag_id.task_id``).
+    :param message: each snapshot's commit message (default: names the task instance and try).
+    :param task: the Airflow task instance the script runs for: recorded in the commit, and a retry of a try
+        that already committed returns that commit's outcome instead of committing again.
     """
 
     max_rows: int = DEFAULT_MAX_ROWS
@@ -69,6 +78,15 @@ class RunOptions:
     s3a: bool = False
     author: str | None = None
     message: str | None = None
+    task: TaskIdentity | None = None
+
+    @property
+    def commit_author(self) -> str | None:
+        return self.author or (self.task.author if self.task else None)
+
+    @property
+    def commit_message(self) -> str | None:
+        return self.message or (self.task.message if self.task else None)
 
 
 def open_lake(spec: DuckLakeSpec) -> DuckLake:
@@ -78,7 +96,8 @@ def open_lake(spec: DuckLakeSpec) -> DuckLake:
     if isinstance(spec.catalog, str):
         store: Any = SqliteStore(spec.catalog)
     else:
-        store = PostgresStore(spec.catalog, metadata_schema=spec.metadata_schema)
+        store = PostgresStore(spec.catalog, metadata_schema=spec.metadata_schema,
+                              reconnect_timeout_s=spec.retry.reconnect_timeout_s)
     return DuckLake.create(store, data_path=spec.data_path, s3=spec.s3, retry=spec.retry)
 
 
@@ -92,6 +111,11 @@ class _StepResult:
 class PlanRunner:
     """Executes one plan against one lake on one SparkSession.
 
+    The script is one transaction unless the plan is ``autocommit``: every statement reads the snapshot the
+    script started from plus the script's own changes, and all data changes commit as one snapshot at the end
+    (or nothing does). Explicit ``BEGIN ... COMMIT`` blocks inside it are savepoints (``ROLLBACK`` undoes the
+    block). With ``autocommit`` each data-changing statement, or ``BEGIN ... COMMIT`` group, commits on its own.
+
     :param spark: a SparkSession (classic or Spark Connect).
     :param spec: the lake (catalog credentials stay in this process).
     :param redact: applied to every error message before it leaves (removes secrets).
@@ -104,9 +128,13 @@ class PlanRunner:
         self.options = options or RunOptions()
         self.redact = redact
         self.lake = open_lake(spec)
-        self._tx: Transaction | None = None
-        self._tx_steps: list[_StepResult] = []
+        self._autocommit = False
+        self._tx: Transaction | None = None  # the script's transaction, or an autocommit BEGIN block's
+        self._savepoint: tuple[Savepoint, int] | None = None  # and how many results were pending at BEGIN
+        self._pending: list[_StepResult] = []  # write results waiting for their transaction's snapshot id
+        self._committed: list[int] = []  # snapshots this run committed, in order
         self._temp_views: set[str] = set()
+        self._view_schemas: dict[str, dict[str, str]] = {}
         self._cached: list[Any] = []
         for key, value in SESSION_CONF.items():
             self._set_conf(key, value)
@@ -121,43 +149,75 @@ class PlanRunner:
     def run(self, plan: Plan) -> dict[str, Any]:
         """Run every step; returns the response (NoETL's shape: ``status``, ``result``, ``catalog_info``).
 
-        :raises StatementError: naming the failing statement; nothing of it (or of its transaction) landed.
+        :raises StatementError: naming the failing statement; nothing of its transaction landed.
         """
         started = time.monotonic()
+        self._autocommit = plan.autocommit
+        task = self.options.task
+        if task is not None and not plan.autocommit:
+            earlier = find_committed_try(self.lake, task)
+            if earlier is not None:
+                log.info("task %s try %d: try %d already committed snapshot %d; not committing again",
+                         task.key, task.try_number, earlier.try_number, earlier.snapshot.snapshot_id)
+                return _recorded_response(plan, earlier, started)
         before = self.lake.current_snapshot_id()
         results: list[_StepResult] = []
-        touched: dict[str, dict[str, Any]] = {}
         try:
             for step in plan.steps:
                 result = _StepResult(step.index, step.kind)
                 try:
                     self._run_step(step, plan.parameters, result)
-                except LakehouseError as exc:
-                    raise self._error(step, exc) from None
                 except Exception as exc:  # Spark, Arrow and catalog errors all name the statement
                     raise self._error(step, exc) from None
                 results.append(result)
-                if step.writes and result.data.get("target") and step.kind not in ("create_schema", "drop_schema"):
-                    entry = touched.setdefault(result.data["target"], {"table": result.data["target"], "rows_written": 0})
-                    entry["rows_written"] += int(result.data.get("affected_rows") or 0)
-                    if result.data.get("snapshot_id") is not None:
-                        entry["snapshot_id"] = result.data["snapshot_id"]
+            if not self._autocommit and self._tx is not None:
+                before = self._tx.base.snapshot_id
+                last = plan.steps[-1] if plan.steps else None
+                try:
+                    self._commit_script(results)
+                except Exception as exc:
+                    raise self._error(last, exc, commit=True) from None
         finally:
             if self._tx is not None:
                 self._tx.abort()
                 self._tx = None
             self._drop_temp_views()
-        after = self.lake.current_snapshot_id()
-        for entry in touched.values():
-            entry.setdefault("snapshot_id", after)
+        return self._response(plan, results, before, started)
+
+    def _commit_script(self, results: list[_StepResult]) -> None:
+        """The script's single commit, recording the task instance and the outcome a retry would return."""
+        tx, self._tx = self._tx, None
+        assert tx is not None
+        if self.options.task is not None:
+            tx.annotate(**self.options.task.commit_fields(), **{OUTCOME_FIELD: _outcome(results)})
+        snapshot = tx.commit()
+        if snapshot is not None:
+            self._landed(snapshot.snapshot_id)
+
+    def _landed(self, snapshot_id: int) -> None:
+        self._committed.append(snapshot_id)
+        for pending in self._pending:
+            pending.data["snapshot_id"] = snapshot_id
+        self._pending = []
+
+    def _response(self, plan: Plan, results: list[_StepResult], before: int, started: float) -> dict[str, Any]:
+        touched: dict[str, dict[str, Any]] = {}
+        for result in results:
+            target = result.data.get("target")
+            if not target or result.kind not in TABLE_WRITES or result.data.get("status") == "rolled_back":
+                continue
+            entry = touched.setdefault(target, {"table": target, "rows_written": 0})
+            entry["rows_written"] += int(result.data.get("affected_rows") or 0)
+            if result.data.get("snapshot_id") is not None:
+                entry["snapshot_id"] = result.data["snapshot_id"]
         return {
             "status": "ok",
             "result": {"command_count": len(results), "commands": [self._command(r) for r in results]},
             "catalog_info": {
                 "lake": plan.lake,
                 "snapshot_before": before,
-                "snapshot_after": after,
-                "snapshots_created": list(range(before + 1, after + 1)),
+                "snapshot_after": self._committed[-1] if self._committed else before,
+                "snapshots_created": list(self._committed),
                 "tables_touched": sorted(touched.values(), key=lambda t: t["table"]),
             },
             "elapsed_s": round(time.monotonic() - started, 3),
@@ -167,14 +227,29 @@ class PlanRunner:
     def _command(result: _StepResult) -> dict[str, Any]:
         return {"command_index": result.index, "kind": result.kind, **{k: v for k, v in result.data.items() if k != "target"}}
 
-    def _error(self, step: Step, exc: BaseException) -> StatementError:
+    def _error(self, step: Step | None, exc: BaseException, *, commit: bool = False) -> StatementError:
+        if isinstance(exc, StatementError):
+            return exc
         if self._tx is not None:
             self._tx.abort()
             self._tx = None
         message = str(exc).strip() or type(exc).__name__
         if "\n\nJVM stacktrace:" in message:
             message = message.split("\n\nJVM stacktrace:")[0]
-        return StatementError(step.index, step.text, self.redact(message[:4000]))
+        if commit:
+            message = f"the script's commit failed, nothing was committed: {message}"
+        return StatementError(step.index if step else 0, step.text if step else "", self.redact(message[:4000]))
+
+    # -- transactions --------------------------------------------------------------------------
+    def _new_transaction(self) -> Transaction:
+        return self.lake.transaction(author=self.options.commit_author, message=self.options.commit_message)
+
+    def _reading_transaction(self) -> Transaction | None:
+        """The transaction reads go through: the script's (started by its first statement that touches the lake)
+        or an autocommit ``BEGIN`` block's; None when reads see the latest snapshot."""
+        if self._tx is None and not self._autocommit:
+            self._tx = self._new_transaction()
+        return self._tx
 
     # -- steps -------------------------------------------------------------------------------
     def _run_step(self, step: Step, parameters: Mapping[str, Any], result: _StepResult) -> None:
@@ -182,49 +257,83 @@ class PlanRunner:
         if step.kind in ("attach", "use"):
             result.data["status"] = "executed"
             return
-        if step.kind == "begin":
-            self._tx = self.lake.transaction(author=self.options.author, message=self.options.message)
-            self._tx_steps = []
+        if step.kind in ("begin", "commit", "rollback"):
             result.data["status"] = "executed"
+            self._block(step.kind, result)
             return
-        if step.kind in ("commit", "rollback"):
-            tx, self._tx = self._tx, None
-            assert tx is not None  # the planner pairs BEGIN with COMMIT/ROLLBACK
-            if step.kind == "commit":
-                snapshot = tx.commit()
-                result.data["snapshot_id"] = snapshot.snapshot_id if snapshot else None
-                for pending in self._tx_steps:
-                    pending.data["snapshot_id"] = result.data["snapshot_id"]
-            else:
-                tx.abort()
-            result.data["status"] = "executed"
+        if step.kind == "call":
+            self._before_call()
+            self._register_reads(step, args, result)
+            self._step_call(step, args, result)
             return
+        self._reading_transaction()
         self._register_reads(step, args, result)
         handler = getattr(self, f"_step_{step.kind}")
-        if step.kind == "call":
-            if self._tx is not None:
-                raise UnsupportedStatementError("Maintenance CALLs commit on their own; run them outside BEGIN ... COMMIT.")
-            handler(step, args, result)
-            return
         if not step.writes:
             handler(step, args, result)
             return
-        own = self._tx is None
-        tx = self._tx or self.lake.transaction(author=self.options.author, message=self.options.message)
+        tx = self._tx or self._new_transaction()
+        own = tx is not self._tx  # an autocommit statement outside BEGIN ... COMMIT
         try:
             handler(step, args, result, tx)
-            if own:
-                snapshot = tx.commit()
-                result.data["snapshot_id"] = snapshot.snapshot_id if snapshot else None
-            else:
-                self._tx_steps.append(result)
         except BaseException:
             if own:
                 tx.abort()
             raise
+        self._pending.append(result)
+        if own:
+            self._finish(tx)
+
+    def _finish(self, tx: Transaction) -> None:
+        """Commit an autocommit statement's or block's transaction; its results get the snapshot id."""
+        snapshot = tx.commit()
+        if snapshot is not None:
+            self._landed(snapshot.snapshot_id)
+        self._pending = []
+
+    def _block(self, kind: str, result: _StepResult) -> None:
+        """``BEGIN`` / ``COMMIT`` / ``ROLLBACK``: savepoints in the script's transaction, or (autocommit) a
+        transaction of their own."""
+        if not self._autocommit:
+            tx = self._reading_transaction()
+            assert tx is not None
+            if kind == "begin":
+                self._savepoint = (tx.savepoint(), len(self._pending))
+            elif kind == "commit":
+                self._pending.append(result)  # the script's snapshot, once it commits
+            elif self._savepoint is not None:
+                savepoint, pending = self._savepoint
+                tx.rollback_to(savepoint)
+                for undone in self._pending[pending:]:
+                    undone.data["status"] = "rolled_back"
+                del self._pending[pending:]
+            if kind != "begin":
+                self._savepoint = None
+            return
+        if kind == "begin":
+            self._tx = self._new_transaction()
+            return
+        tx, self._tx = self._tx, None
+        assert tx is not None  # the planner pairs BEGIN with COMMIT/ROLLBACK
+        if kind == "rollback":
+            tx.abort()
+            for undone in self._pending:
+                undone.data["status"] = "rolled_back"
+            self._pending = []
+            return
+        self._pending.append(result)
+        self._finish(tx)
+
+    def _before_call(self) -> None:
+        """Maintenance commits on its own: a script transaction that only read so far starts afresh after it."""
+        if self._tx is not None and not self._autocommit:
+            if self._tx.has_changes:  # the planner refuses this order; never commit half a script
+                raise UnsupportedStatementError("A maintenance CALL cannot follow a data change in the same transaction.")
+            self._tx.abort()
+            self._tx = None
 
     def _step_select(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
-        frame = self.spark.sql(step.query, args=args or None)
+        frame = self._sql(step.query, args=args or None)
         limit = self.options.max_rows
         rows = frame.limit(limit + 1).toArrow()
         truncated = rows.num_rows > limit
@@ -234,14 +343,14 @@ class PlanRunner:
                            rows=to_json_safe(rows.to_pylist()), truncated=truncated)
 
     def _step_temp_table(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
-        frame = self.spark.sql(step.query, args=args or None)
+        frame = self._sql(step.query, args=args or None)
         # A temp table is a snapshot of its query: materialize it so later statements see fixed rows.
         table = frame.toArrow()
         self._temp_view(step.target or "", self._frame(table))
         result.data.update(affected_rows=table.num_rows, status="executed")
 
     def _step_temp_view(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
-        self._temp_view(step.target or "", self.spark.sql(step.query, args=args or None))
+        self._temp_view(step.target or "", self._sql(step.query, args=args or None))
         result.data["status"] = "executed"
 
     def _step_drop_temp(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
@@ -252,7 +361,7 @@ class PlanRunner:
     def _step_copy(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
         from airflow_provider_lakehouse.spark.files import write_single_file
 
-        frame = self.spark.sql(step.query, args=args or None)
+        frame = self._sql(step.query, args=args or None)
         rows = write_single_file(frame, step.target or "", step.details["format"], step.details.get("options") or {},
                                  self.spec.s3)
         result.data.update(affected_rows=rows, target=step.target, status="executed")
@@ -301,7 +410,7 @@ class PlanRunner:
 
     # -- data changes -------------------------------------------------------------------------
     def _step_ctas(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
-        frame = self.spark.sql(step.query, args=args or None)
+        frame = self._sql(step.query, args=args or None)
         schema = _arrow_schema_of(frame)
         created = tx.create_table(step.target or "", schema, if_not_exists=step.details.get("if_not_exists", False),
                                   or_replace=step.details.get("or_replace", False))
@@ -318,7 +427,7 @@ class PlanRunner:
 
     def _step_insert(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
         target = step.target or ""
-        frame = self.spark.sql(step.query, args=args or None)
+        frame = self._sql(step.query, args=args or None)
         columns = tx.table_columns(target)
         names = step.details.get("columns")
         if step.details.get("by_name"):
@@ -335,7 +444,7 @@ class PlanRunner:
         result.data.update(affected_rows=rows, target=target, status="executed")
 
     def _step_delete(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
-        doomed = self.spark.sql(step.query, args=args or None).toArrow()
+        doomed = self._sql(step.query, args=args or None).toArrow()
         count = self._delete(tx, step.target or "", doomed)
         result.data.update(affected_rows=count, target=step.target, status="executed")
 
@@ -352,7 +461,7 @@ class PlanRunner:
                        else f"`{alias}`.`{c.name}` AS `{c.name}`" for c in columns]
         query = step.query or ""
         select = "SELECT " + ", ".join(projection) + query[query.upper().index(" FROM "):]
-        frame = self.spark.sql(select, args=args or None)
+        frame = self._sql(select, args=args or None)
         count = self._rewrite_rows(tx, target, frame, columns)
         result.data.update(affected_rows=count, target=target, status="executed")
 
@@ -364,9 +473,10 @@ class PlanRunner:
         queries = merge_queries(step, [c.name for c in columns])
         affected = 0
         if queries.matched:
-            frame = self.spark.sql(queries.matched, args=args or None).cache()
+            frame = self._sql(queries.matched, args=args or None).cache()
             self._cached.append(frame)
-            duplicates = frame.groupBy(ROWID).count().where("count > 1").limit(1).count()
+            # rows this script inserted have no row id yet: a row is its file and position, or its inlined row id
+            duplicates = frame.groupBy(FILE_ID, FILE_POS, ROWID).count().where("count > 1").limit(1).count()
             if duplicates:
                 raise LakehouseError("MERGE matched a target row with more than one source row.")
             deleted = frame.where("__lakehouse_action = 'delete'").select(ROWID, FILE_ID, FILE_POS).toArrow()
@@ -374,18 +484,19 @@ class PlanRunner:
             affected += self._delete(tx, target, deleted)
             affected += self._rewrite_rows(tx, target, updated, columns)
         if queries.not_matched:
-            inserted = self.spark.sql(queries.not_matched, args=args or None).drop("__lakehouse_clause")
+            inserted = self._sql(queries.not_matched, args=args or None).drop("__lakehouse_clause")
             affected += self._write(tx, target, inserted)
         result.data.update(affected_rows=affected, target=target, status="executed")
 
     def _step_call(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
         from airflow_provider_lakehouse.spark.maintenance import run_call
 
-        before = self.lake.current_snapshot_id()
         evaluate = lambda sql: self._evaluate(sql, args)  # noqa: E731
-        result.data.update(run_call(self.lake, step, evaluate), status="executed")
-        after = self.lake.current_snapshot_id()
-        result.data["snapshot_id"] = after if after != before else None
+        outcome = run_call(self.lake, step, evaluate, author=self.options.commit_author,
+                           message=self.options.commit_message)
+        created = outcome.pop("snapshot_ids", [])
+        self._committed.extend(created)
+        result.data.update(outcome, status="executed", snapshot_id=created[-1] if created else None)
 
     # -- helpers -------------------------------------------------------------------------------
     def _write(self, tx: Transaction, target: str, frame: Any) -> int:
@@ -448,19 +559,41 @@ class PlanRunner:
         old = frame.select(ROWID, FILE_ID, FILE_POS).toArrow()
         if old.num_rows == 0:
             return 0
-        if len(set(old.column(ROWID).to_pylist())) != old.num_rows:
+        if _row_keys(old) != old.num_rows:
             raise LakehouseError("UPDATE matched a target row more than once (the FROM clause joins it to several rows).")
         self._delete(tx, target, old)
         new = frame.select(*[f"`{c.name}`" for c in columns], frame[ROWID].alias(ROW_ID_INPUT))
         self._write(tx, target, new)
         return old.num_rows
 
+    def _sql(self, query: str | None, args: Mapping[str, Any] | None = None) -> Any:
+        """``spark.sql`` of a planned query, DuckDB's cast and division semantics resolved for its operands'
+        types (see :mod:`.semantics`)."""
+        text = query or ""
+        if has_markers(text):
+            text = resolve(text, self._schemas_of(text))
+        return self.spark.sql(text, args=dict(args) if args else None)
+
+    def _schemas_of(self, query: str) -> dict[str, dict[str, str]]:
+        """Spark types of the columns of every registered view ``query`` reads."""
+        schemas = {}
+        lowered = query.lower()
+        for view in self._temp_views:
+            if view.lower() not in lowered:
+                continue
+            if view not in self._view_schemas:
+                fields = self.spark.table(f"`{view}`").schema.fields
+                self._view_schemas[view] = {f.name: f.dataType.simpleString() for f in fields}
+            schemas[view] = self._view_schemas[view]
+        return schemas
+
     def _evaluate(self, sql: str, args: dict[str, Any]) -> Any:
-        return self.spark.sql(f"SELECT {sql} AS value", args=args or None).collect()[0][0]
+        return self._sql(f"SELECT {sql} AS value", args=args or None).collect()[0][0]
 
     def _temp_view(self, name: str, frame: Any) -> None:
         frame.createOrReplaceTempView(name)
         self._temp_views.add(name)
+        self._view_schemas.pop(name, None)
 
     def _drop_temp_views(self) -> None:
         for name in self._temp_views:
@@ -469,6 +602,7 @@ class PlanRunner:
             except Exception:
                 pass
         self._temp_views.clear()
+        self._view_schemas.clear()
         for frame in self._cached:
             try:
                 frame.unpersist()
@@ -492,9 +626,8 @@ class PlanRunner:
         for catalog_ref in step.catalog:
             self._temp_view(catalog_ref.view, self._catalog_frame(catalog_ref))
 
-    def _snapshot_for(self, ref: TableRef, args: dict[str, Any]) -> int:
-        if self._tx is not None and ref.version is None and ref.timestamp_sql is None:
-            return self._tx.base.snapshot_id
+    def _snapshot_for(self, ref: TableRef, args: dict[str, Any]) -> int | None:
+        """The snapshot ``ref`` reads; None: as the running transaction sees the table (its base plus changes)."""
         if isinstance(ref.version, str):  # a parameter
             return int(args[ref.version.lstrip(":")])
         if ref.version is not None:
@@ -506,27 +639,33 @@ class PlanRunner:
             if isinstance(value, dt.datetime) and value.tzinfo is None:
                 value = value.replace(tzinfo=dt.timezone.utc)  # the session time zone is UTC
             return self.lake.snapshot(timestamp=value).snapshot_id
+        if self._tx is not None:
+            return None
         return self.lake.current_snapshot_id()
 
     def _table_frame(self, ref: TableRef, args: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        """A DataFrame of ``ref`` at its snapshot, and what the scan read (reported per statement)."""
+        """A DataFrame of ``ref`` at its snapshot (or as the running transaction sees it: read-your-writes), and
+        what the scan read (reported per statement)."""
         from airflow_provider_lakehouse.ducklake.reader import output_schema
 
         snapshot_id = self._snapshot_for(ref, args)
-        table = self.lake.table(ref.name, version=snapshot_id)
-        if self._tx is not None and self._touched_in_tx(table):
-            raise UnsupportedStatementError(
-                f"{ref.name} was changed earlier in this transaction; reading it again before COMMIT is not "
-                "supported. Commit first, or read it before changing it.")
+        tx = self._tx if snapshot_id is None else None
+        table = tx.table_info(ref.name) if tx is not None else self.lake.table(ref.name, version=snapshot_id)
         columns = self._projection(table, ref)
         virtual = (ROWID, FILE_ID, FILE_POS) if ref.row_ids else ()
         known = {c.name.lower(): c.name for c in table.columns}
         filters = [(known[name.lower()], op, _bind(value, args)) for name, op, value in ref.predicates
                    if name.lower() in known]
-        plan = self.lake.scan(ref.name, columns=[c.name for c in columns], version=snapshot_id, virtual=virtual,
-                              filters=filters)
-        scan = {"table": table.qualified_name, "snapshot_id": snapshot_id, "columns": [c.name for c in columns],
+        names = [c.name for c in columns]
+        if tx is not None:
+            plan = tx.scan(ref.name, columns=names, virtual=virtual, filters=filters)
+        else:
+            plan = self.lake.scan(ref.name, columns=names, version=snapshot_id, virtual=virtual, filters=filters)
+        scan = {"table": table.qualified_name, "snapshot_id": plan.snapshot_id, "columns": names,
                 "files": len(plan.files), "files_pruned": plan.pruned_files, "inlined_rows": plan.inlined.num_rows}
+        if tx is not None and tx.touched(ref.name):
+            # this script's own changes, read before its commit
+            scan["uncommitted_files"] = sum(1 for f in plan.files if f.data_file_id < 0)
         if self._native_ok(plan, ref):
             from airflow_provider_lakehouse.spark.native import native_frame
 
@@ -537,15 +676,11 @@ class PlanRunner:
         from airflow_provider_lakehouse.spark.datasource import register_scan
 
         task = ScanTask(
-            data_path=self.lake.data_path, s3=self.spec.s3, table=table, snapshot_id=snapshot_id,
-            columns=tuple(columns), files=plan.files, virtual=virtual, name_maps=self.lake._name_maps(plan),
+            data_path=self.lake.data_path, s3=self.spec.s3, table=plan.table, snapshot_id=plan.snapshot_id,
+            columns=tuple(columns), files=plan.files, virtual=virtual, name_maps=self.lake.name_maps(plan),
             inlined_ipc=table_to_ipc(plan.inlined) if plan.inlined.num_rows else b"",
         )
         return register_scan(self.spark, task), {**scan, "reader": "python-source"}
-
-    def _touched_in_tx(self, table: TableInfo) -> bool:
-        tx = self._tx
-        return tx is not None and any(op.table is not None and op.table.table_id == table.table_id for op in tx._ops)
 
     @staticmethod
     def _projection(table: TableInfo, ref: TableRef) -> list[Column]:
@@ -573,6 +708,12 @@ class PlanRunner:
         from pyspark.sql.pandas.types import from_arrow_schema
 
         return self.spark.createDataFrame(table, schema=from_arrow_schema(table.schema))
+
+
+def _row_keys(rows: pa.Table) -> int:
+    """How many distinct rows ``rows`` names (by file and position, or inlined row id)."""
+    return len(set(zip(rows.column(FILE_ID).to_pylist(), rows.column(FILE_POS).to_pylist(),
+                       rows.column(ROWID).to_pylist())))
 
 
 def _declared_type(text: str) -> pa.DataType:
@@ -608,3 +749,34 @@ def _true_expression() -> Any:
 
 def _default_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _outcome(results: list[_StepResult]) -> dict[str, Any]:
+    """What a commit records of its script: each statement's kind and counts (no result rows)."""
+    kept = ("affected_rows", "row_count", "status", "target")
+    return {"commands": [{"command_index": r.index, "kind": r.kind, **{k: r.data[k] for k in kept if k in r.data}}
+                         for r in results]}
+
+
+def _recorded_response(plan: Plan, earlier: CommittedTry, started: float) -> dict[str, Any]:
+    """The response of a retry whose earlier try already committed: that commit's recorded outcome."""
+    snapshot_id = earlier.snapshot.snapshot_id
+    commands = []
+    touched: dict[str, dict[str, Any]] = {}
+    for command in earlier.outcome.get("commands", []):
+        command = dict(command)
+        target = command.pop("target", None)
+        if command.get("kind") in WRITE_KINDS and command.get("status") != "rolled_back":
+            command["snapshot_id"] = snapshot_id
+            if target and command["kind"] in TABLE_WRITES:
+                entry = touched.setdefault(target, {"table": target, "rows_written": 0, "snapshot_id": snapshot_id})
+                entry["rows_written"] += int(command.get("affected_rows") or 0)
+        commands.append(command)
+    return {
+        "status": "ok",
+        "deduplicated": {"snapshot_id": snapshot_id, "committed_by_try": earlier.try_number},
+        "result": {"command_count": len(commands), "commands": commands},
+        "catalog_info": {"lake": plan.lake, "snapshot_before": snapshot_id - 1, "snapshot_after": snapshot_id,
+                         "snapshots_created": [], "tables_touched": sorted(touched.values(), key=lambda t: t["table"])},
+        "elapsed_s": round(time.monotonic() - started, 3),
+    }

@@ -44,8 +44,13 @@ def catalog_function(lake: DuckLake, ref: CatalogRef) -> pa.Table:
     raise LakehouseError(f"Unknown catalog function {ref.function}.")
 
 
-def run_call(lake: DuckLake, step: Step, evaluate: Callable[[str], Any]) -> dict[str, Any]:
-    """Run a maintenance CALL; named arguments are Spark SQL expressions, evaluated with ``evaluate``."""
+def run_call(lake: DuckLake, step: Step, evaluate: Callable[[str], Any], *, author: str | None = None,
+             message: str | None = None) -> dict[str, Any]:
+    """Run a maintenance CALL; named arguments are Spark SQL expressions, evaluated with ``evaluate``.
+
+    Snapshots it commits (merging files, flushing inlined rows) carry ``author`` and ``message``; their ids are
+    returned under ``snapshot_ids``.
+    """
     name = step.target
     named = {k: evaluate(v) for k, v in step.details["named"].items()}
     positional = list(step.details["positional"])
@@ -69,12 +74,18 @@ def run_call(lake: DuckLake, step: Step, evaluate: Callable[[str], Any]) -> dict
     tables = _tables(lake, positional, named)
     _no_more(name, named)
     if name == "ducklake_merge_adjacent_files":
-        merged = {t: lake.merge_adjacent_files(t).files_merged for t in tables}
-        return {"files_merged": sum(merged.values()), "tables": merged}
+        reports = {t: lake.merge_adjacent_files(t, author=author, message=message) for t in tables}
+        merged = {t: r.files_merged for t, r in reports.items()}
+        return {"files_merged": sum(merged.values()), "tables": merged, "snapshot_ids": _created(reports)}
     if name == "ducklake_flush_inlined_data":
-        flushed = {t: lake.flush_inlined_data(t).rows_flushed for t in tables}
-        return {"rows_flushed": sum(flushed.values()), "tables": flushed}
+        reports = {t: lake.flush_inlined_data(t, author=author, message=message) for t in tables}
+        flushed = {t: r.rows_flushed for t, r in reports.items()}
+        return {"rows_flushed": sum(flushed.values()), "tables": flushed, "snapshot_ids": _created(reports)}
     raise LakehouseError(f"Unknown maintenance call {name}.")
+
+
+def _created(reports: dict[str, Any]) -> list[int]:
+    return [r.snapshot_id for r in reports.values() if r.snapshot_id is not None]
 
 
 def _tables(lake: DuckLake, positional: list[Any], named: dict[str, Any]) -> list[str]:

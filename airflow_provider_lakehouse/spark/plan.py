@@ -27,6 +27,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
 from airflow_provider_lakehouse.sql.params import Parameters, validate_parameters
 from airflow_provider_lakehouse.sql.split import Statement, split_statements
 
@@ -126,10 +127,12 @@ class Plan:
     steps: tuple[Step, ...]
     parameters: dict[str, Any]
     dialect: str = "duckdb"
+    autocommit: bool = False
 
     def to_json_dict(self) -> dict[str, Any]:
         """A JSON-ready form (for handing the plan to a spark-submit job)."""
-        return {"lake": self.lake, "dialect": self.dialect, "steps": [asdict(s) for s in self.steps]}
+        return {"lake": self.lake, "dialect": self.dialect, "autocommit": self.autocommit,
+                "steps": [asdict(s) for s in self.steps]}
 
     @classmethod
     def from_json_dict(cls, data: Mapping[str, Any], parameters: dict[str, Any]) -> Plan:
@@ -141,7 +144,8 @@ class Plan:
                    "catalog": tuple(CatalogRef(**{**c, "args": tuple(c["args"])}) for c in raw["catalog"]),
                    "parameters": tuple(raw["parameters"])}
             ))
-        return cls(lake=data["lake"], steps=tuple(steps), parameters=parameters, dialect=data["dialect"])
+        return cls(lake=data["lake"], steps=tuple(steps), parameters=parameters, dialect=data["dialect"],
+                   autocommit=bool(data.get("autocommit", False)))
 
 
 def _tuple(value: Any) -> tuple[str, ...] | None:
@@ -165,8 +169,11 @@ def attached_lake(sql: str) -> str | None:
 
 
 def plan_script(sql: str, *, dialect: str = "duckdb", lake: str | None = None,
-                parameters: Parameters = None) -> Plan:
+                parameters: Parameters = None, autocommit: bool = False) -> Plan:
     """Plan ``sql`` (one or more statements) for Spark.
+
+    By default the script is one transaction: its data-changing statements commit one snapshot together, or
+    nothing. ``autocommit=True`` commits each data-changing statement (or ``BEGIN ... COMMIT`` group) on its own.
 
     :param dialect: ``duckdb`` (default; the lake's native SQL) or ``spark``.
     :param lake: the lake the script runs against; ``None`` takes it from an ``ATTACH 'ducklake://NAME'``
@@ -184,11 +191,32 @@ def plan_script(sql: str, *, dialect: str = "duckdb", lake: str | None = None,
         raise ParameterError("The SQL holds no statement.")
     values = validate_parameters(statements, parameters)
     planner = _Planner(dialect, lake)
-    steps = tuple(planner.plan(statement) for statement in statements)
+    steps = []
+    for statement in statements:
+        step = planner.plan(statement)
+        _check_call_placement(statement, step, steps, autocommit)
+        steps.append(step)
     if planner.open_transaction:
         raise UnsupportedStatementError("BEGIN without COMMIT: the script ends inside a transaction.")
     bound = {_param_name(k): v for k, v in values.items()}
-    return Plan(lake=planner.lake or "main", steps=steps, parameters=bound, dialect=dialect)
+    return Plan(lake=planner.lake or "main", steps=tuple(steps), parameters=bound, dialect=dialect,
+                autocommit=autocommit)
+
+
+def _check_call_placement(statement: Statement, step: Step, before: list[Step], autocommit: bool) -> None:
+    """Maintenance CALLs commit snapshots of their own, so they cannot sit inside a transaction: not inside
+    ``BEGIN ... COMMIT``, and (unless ``autocommit``) not after a data-changing statement of the script's
+    transaction, which would then be based on a snapshot the CALL rewrote."""
+    if step.kind != "call":
+        return
+    depth = 0
+    for earlier in before:
+        depth += {"begin": 1, "commit": -1, "rollback": -1}.get(earlier.kind, 0)
+    if depth:
+        raise _fail(statement, "maintenance CALLs commit on their own; run them outside BEGIN ... COMMIT.")
+    if not autocommit and any(s.writes and s.kind != "call" for s in before):
+        raise _fail(statement, "maintenance CALLs commit on their own and cannot follow a data change in the "
+                               "script's transaction; run them first, in their own task, or with autocommit=True.")
 
 
 def _param_name(key: str) -> str:
@@ -546,6 +574,8 @@ class _Planner:
         return f"{prefix}{self._view_counter}"
 
     def _spark(self, tree: exp.Expression) -> str:
+        if self.dialect == "duckdb":
+            tree = duckdb_semantics(tree.copy())  # DuckDB's casts and arithmetic (see .semantics)
         return _duckdb_functions_for_spark(tree).sql(dialect="spark")
 
 

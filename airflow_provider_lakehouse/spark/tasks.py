@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo, WrittenFile
@@ -168,14 +169,11 @@ def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
         pending, pending_bytes = [], 0
         if data.num_rows == 0:
             return
-        row_ids = None
-        if ROW_ID_INPUT in data.column_names:
-            row_ids = data.column(ROW_ID_INPUT).to_numpy()
-            data = data.drop_columns([ROW_ID_INPUT])
-        written = write_data_file(storage, task.table_dir, task.columns, conform_to_table(task.columns, data),
-                                  row_ids=row_ids, tag=task.tag)
-        yield pa.RecordBatch.from_pydict({META_COLUMN: [pickle.dumps(written)]},
-                                         schema=pa.schema([(META_COLUMN, pa.binary())]))
+        for part, row_ids in _split_by_row_ids(data):
+            written = write_data_file(storage, task.table_dir, task.columns, conform_to_table(task.columns, part),
+                                      row_ids=row_ids, tag=task.tag)
+            yield pa.RecordBatch.from_pydict({META_COLUMN: [pickle.dumps(written)]},
+                                             schema=pa.schema([(META_COLUMN, pa.binary())]))
 
     for batch in batches:
         if batch.num_rows == 0:
@@ -185,6 +183,28 @@ def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
         if pending_bytes >= task.target_file_bytes:
             yield from flush()
     yield from flush()
+
+
+def _split_by_row_ids(data: pa.Table) -> Iterator[tuple[pa.Table, Any]]:
+    """An UPDATE's new rows keep the row ids of the rows they replace; rows the same transaction inserted have
+    none yet (they are numbered at commit), so they go to a file of their own.
+
+    >>> t = pa.table({"a": [1, 2, 3], ROW_ID_INPUT: pa.array([7, None, 9], pa.int64())})
+    >>> [(part.column("a").to_pylist(), None if ids is None else ids.tolist()) for part, ids in _split_by_row_ids(t)]
+    [([1, 3], [7, 9]), ([2], None)]
+    """
+    if ROW_ID_INPUT not in data.column_names:
+        yield data, None
+        return
+    row_ids = data.column(ROW_ID_INPUT).combine_chunks()
+    data = data.drop_columns([ROW_ID_INPUT])
+    if row_ids.null_count == 0:
+        yield data, row_ids.to_numpy()
+        return
+    known = row_ids.is_valid()
+    if row_ids.null_count < len(row_ids):
+        yield data.filter(known), row_ids.filter(known).to_numpy()
+    yield data.filter(pc.invert(known)), None
 
 
 def remove_tagged_files(task: WriteTask) -> int:
@@ -199,6 +219,20 @@ def remove_tagged_files(task: WriteTask) -> int:
 
 def written_files(rows: Iterable[bytes]) -> list[WrittenFile]:
     return [pickle.loads(raw) for raw in rows]  # noqa: S301 - produced by our own executors in this job
+
+
+def _store_as(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.ChunkedArray | pa.Array:
+    """Cast a value column to its table column's type, failing (not truncating) where a value does not fit.
+
+    Integers reach decimals through the widest decimal of the target's scale: pyarrow would otherwise refuse any
+    ``int32`` into ``DECIMAL(10, 2)`` for want of precision, even 0 (DuckDB stores it; an overflow still fails).
+
+    >>> _store_as(pa.array([0, 7], pa.int32()), pa.decimal128(10, 2)).to_pylist()
+    [Decimal('0.00'), Decimal('7.00')]
+    """
+    if pa.types.is_decimal(target) and pa.types.is_integer(array.type):
+        array = array.cast(pa.decimal128(38, target.scale))
+    return array.cast(target)
 
 
 def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
@@ -225,7 +259,7 @@ def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
             arrays.append(array)  # the writer turns text into the storage form
             continue
         try:
-            arrays.append(array if array.type == target else array.cast(target))
+            arrays.append(array if array.type == target else _store_as(array, target))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise ValueError(f"Column {column.name!r}: cannot store {array.type} values as {column.type}: {exc}") from None
     return pa.Table.from_arrays(arrays, names=[c.name for c in columns])

@@ -6,6 +6,7 @@ extension is installed from the wheel into a local extension directory, never do
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,34 @@ def query_text(con: duckdb.DuckDBPyConnection, number: int) -> str:
     return str(row[0])
 
 
+def benchmark_queries(extension_dir: str) -> dict[int, str]:
+    """The benchmark queries' text, generated once per DuckDB version and then read from a cache file in
+    ``extension_dir``: DAG parsing (which every task process repeats) must not start DuckDB each time.
+
+    The text still comes from the generator, never from this repository.
+    """
+    import json
+
+    import duckdb
+
+    cache = Path(extension_dir) / f"tpcds-queries-duckdb-{duckdb.__version__}.json"
+    try:
+        cached = json.loads(cache.read_text())
+        if sorted(int(k) for k in cached) == sorted(BENCHMARK_QUERIES):
+            return {int(k): str(v) for k, v in cached.items()}
+    except (OSError, ValueError):
+        pass
+    con = tpcds_connection(extension_dir)
+    try:
+        queries = {n: query_text(con, n) for n in BENCHMARK_QUERIES}
+    finally:
+        con.close()
+    partial = cache.with_suffix(f".{os.getpid()}.tmp")  # written whole, then renamed: parallel parsers race safely
+    partial.write_text(json.dumps({str(k): v for k, v in queries.items()}))
+    partial.replace(cache)
+    return queries
+
+
 def generate(scale_factor: float, landing: str, *, extension_dir: str, s3: S3Spec | None = None) -> Generated:
     """Write ``<landing>/<table>.parquet`` for the 24 source tables and ``<landing>/queries/qNN.sql``.
 
@@ -83,4 +112,5 @@ def generate(scale_factor: float, landing: str, *, extension_dir: str, s3: S3Spe
         with storage.fs.open_output_stream(path) as out:
             out.write(query_text(con, number).encode())
     con.close()
+    benchmark_queries(extension_dir)  # the DAG reads the query text from this cache when it is parsed
     return Generated(scale_factor, storage.data_path, rows, size, time.monotonic() - started)

@@ -52,8 +52,12 @@ def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[
     kinds = [(c["kind"], c.get("affected_rows")) for c in insert["result"]["commands"]]
     assert kinds == [("attach", None), ("use", None), ("create_table", None), ("temp_table", 3), ("insert", 3)]
     info = insert["catalog_info"]
-    assert info["snapshot_after"] == info["snapshot_before"] + 2  # CREATE TABLE, INSERT
+    # the task is one transaction: CREATE TABLE and INSERT land as one snapshot, named after the task
+    assert info["snapshots_created"] == [info["snapshot_after"]] and info["snapshot_after"] > info["snapshot_before"]
     assert info["tables_touched"] == [{"table": "main.messages", "rows_written": 3, "snapshot_id": info["snapshot_after"]}]
+    snapshot = setup.open().snapshot(info["snapshot_after"])
+    assert snapshot.author == "example_ducklake_sentiment.insert_messages"
+    assert snapshot.commit_message.startswith("airflow example_ducklake_sentiment.insert_messages run ")
 
     con = referee.connect()
     setup.attach(con)
@@ -92,7 +96,10 @@ def test_hook_errors_are_clear(stack: Any, stack_env: dict[str, str]) -> None:
         assert failure.value.index == 2 and "no_such_column" in str(failure.value)
         password = json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"]
         assert password not in str(failure.value)
-        assert setup.open().current_snapshot_id() == before + 1  # statement 1 landed, statement 2 did not
+        assert setup.open().current_snapshot_id() == before  # one transaction: statement 1 did not land either
+        with pytest.raises(StatementError):  # with autocommit, statement 1 lands and statement 2 does not
+            hook.run("INSERT INTO t VALUES (2); INSERT INTO t SELECT no_such_column FROM t", autocommit=True)
+        assert setup.open().current_snapshot_id() == before + 1
         con = referee.connect()
         setup.attach(con)
         assert referee.rows(con, "SELECT id FROM lake.t ORDER BY id") == [{"id": 1}, {"id": 2}]

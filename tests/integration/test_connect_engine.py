@@ -20,7 +20,7 @@ from tests.dags.test_example_ducklake import lake_env
 RUN_HOOK = """
 import json, sys
 from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
-response = DucklakeHook(ducklake="main").run(open(sys.argv[1]).read())
+response = DucklakeHook(ducklake="main").run(open(sys.argv[1]).read(), autocommit=True)  # snapshots per statement
 open(sys.argv[2], "w").write(json.dumps(response, default=str))
 """
 

@@ -40,8 +40,10 @@ def spec_of(setup: LakeSetup) -> DuckLakeSpec:
     return DuckLakeSpec(name="main", catalog=setup.store.path, data_path=setup.data_path)  # type: ignore[attr-defined]
 
 
-def run(spark: Any, setup: LakeSetup, sql: str, parameters: Any = None, **options: Any) -> dict[str, Any]:
-    return PlanRunner(spark, spec_of(setup), RunOptions(**options)).run(plan_script(sql, parameters=parameters))
+def run(spark: Any, setup: LakeSetup, sql: str, parameters: Any = None, *, autocommit: bool = False,
+        **options: Any) -> dict[str, Any]:
+    plan = plan_script(sql, parameters=parameters, autocommit=autocommit)
+    return PlanRunner(spark, spec_of(setup), RunOptions(**options)).run(plan)
 
 
 def selected(response: dict[str, Any]) -> list[dict[str, Any]]:
@@ -75,7 +77,8 @@ INSERT INTO items (id, label, qty) VALUES (5, 'fig', 1);
 
 
 def test_dml_script_lands_snapshots_duckdb_reads_identically(spark: Any, setup: LakeSetup) -> None:
-    response = run(spark, setup, ITEMS, {"min_price": 2, "gone": "leek"})
+    """With autocommit, one snapshot per statement: DuckDB and we read every intermediate state alike."""
+    response = run(spark, setup, ITEMS, {"min_price": 2, "gone": "leek"}, autocommit=True)
     commands = {c["command_index"]: c for c in response["result"]["commands"]}
     assert [commands[i]["affected_rows"] for i in (4, 5, 6, 7, 8)] == [3, 1, 1, 1, 2]
     info = response["catalog_info"]
@@ -105,6 +108,57 @@ def test_dml_script_lands_snapshots_duckdb_reads_identically(spark: Any, setup: 
         {"id": 5, "label": "fig", "price": None, "qty": 1},
         {"id": 12, "label": "PEAR", "price": None, "qty": 7},
     ]
+
+
+ROLLED_BACK_BLOCK = """BEGIN;
+UPDATE acct SET balance = 0 WHERE id = 11;
+DELETE FROM acct WHERE id = 1;
+ROLLBACK;
+"""
+READ_YOUR_WRITES = """
+ATTACH 'ducklake' AS dl; USE dl;
+CREATE TABLE acct (id INTEGER, owner VARCHAR, balance DECIMAL(10, 2));
+INSERT INTO acct VALUES (1, 'ann', 10.00), (2, 'bob', 20.00), (3, 'cy', 30.00);
+UPDATE acct SET balance = balance + 5 WHERE id <= 2;
+DELETE FROM acct WHERE owner = 'cy';
+INSERT INTO acct SELECT id + 10, upper(owner), balance * 2 FROM acct;
+""" + ROLLED_BACK_BLOCK + """MERGE INTO acct AS t USING (SELECT 2 AS id, 1.00 AS add UNION ALL SELECT 4, 4.00) AS s ON t.id = s.id
+  WHEN MATCHED THEN UPDATE SET balance = t.balance + s.add
+  WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'dee', s.add);
+UPDATE acct SET owner = owner || '*' WHERE id IN (2, 4, 12);
+CREATE TABLE acct_summary AS SELECT count(*) AS n, sum(balance) AS total FROM acct;
+SELECT id, owner, balance FROM acct ORDER BY id;
+"""
+
+
+def test_a_script_is_one_snapshot_and_reads_its_own_writes_as_duckdb_does(spark: Any, setup: LakeSetup) -> None:
+    """Default mode: every statement sees the ones before it, ROLLBACK undoes its BEGIN block, one snapshot
+    lands; the SELECT and the committed tables equal DuckDB running the same script in one transaction."""
+    lake = setup.create()
+    before = lake.current_snapshot_id()
+    response = run(spark, setup, READ_YOUR_WRITES)
+    info = response["catalog_info"]
+    assert info["snapshots_created"] == [before + 1] and lake.current_snapshot_id() == before + 1
+    writes = [c for c in response["result"]["commands"] if c["kind"] in ("insert", "update", "delete", "merge", "ctas")]
+    assert {c.get("snapshot_id") for c in writes if c["status"] == "executed"} == {before + 1}
+    assert [c["status"] for c in response["result"]["commands"] if c["command_index"] in (9, 10)] == ["rolled_back"] * 2
+    scans = [s for c in response["result"]["commands"] for s in c.get("scans", ()) if s.get("uncommitted_files")]
+    assert scans, "later statements read files the script wrote before committing"
+
+    con = referee.connect()
+    con.sql("ATTACH ':memory:' AS mem; USE mem")
+    # DuckDB has no savepoints: its run leaves the undone BEGIN ... ROLLBACK block out
+    script = READ_YOUR_WRITES.replace("ATTACH 'ducklake' AS dl; USE dl;", "").replace(ROLLED_BACK_BLOCK, "")
+    con.sql("BEGIN")
+    for statement in [s for s in script.split(";") if s.strip()][:-1]:
+        con.sql(statement)
+    con.sql("COMMIT")
+    expected = duck_rows(con, "SELECT id, owner, balance FROM acct ORDER BY id")
+    assert selected(response) == expected
+    setup.attach(con, "lake")
+    assert duck_rows(con, "SELECT id, owner, balance FROM lake.acct ORDER BY id") == expected
+    assert duck_rows(con, "SELECT n, total FROM lake.acct_summary") == duck_rows(con, "SELECT n, total FROM mem.acct_summary")
+    assert lake.delete_orphaned_files(older_than=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).files_deleted == []
 
 
 def test_spark_reads_what_duckdb_wrote(spark: Any, setup: LakeSetup) -> None:
@@ -156,9 +210,10 @@ def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: 
     with pytest.raises(StatementError) as violation:
         run(spark, setup, "INSERT INTO t SELECT CASE WHEN id = 5 THEN NULL ELSE id END, 'x' FROM range(10) r(id)")
     assert "NOT NULL" in str(violation.value) and violation.value.index == 1
-    # Reading a table after changing it in the same transaction is refused (it would not see the change).
-    with pytest.raises(StatementError, match="changed earlier in this transaction"):
-        run(spark, setup, "BEGIN; INSERT INTO t VALUES (6, 'f'); SELECT count(*) FROM t; COMMIT")
+    # A script is one transaction: a failure in its last statement takes back the earlier ones too.
+    with pytest.raises(StatementError) as late:
+        run(spark, setup, "INSERT INTO t VALUES (6, 'f'); DELETE FROM t WHERE id = 2; SELECT CAST('x' AS INTEGER)")
+    assert late.value.index == 3
     # An unsupported statement fails before anything runs, even when it comes last.
     with pytest.raises(UnsupportedStatementError, match="Statement 2"):
         run(spark, setup, "INSERT INTO t VALUES (4, 'd'); CREATE VIEW v AS SELECT 1")
@@ -174,7 +229,8 @@ def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: 
 
 
 def test_catalog_functions_and_maintenance(spark: Any, setup: LakeSetup) -> None:
-    run(spark, setup, "CREATE TABLE m (id INTEGER); " + "; ".join(f"INSERT INTO m VALUES ({i})" for i in range(4)))
+    run(spark, setup, "CREATE TABLE m (id INTEGER); " + "; ".join(f"INSERT INTO m VALUES ({i})" for i in range(4)),
+        autocommit=True)
     con = referee.connect()
     setup.attach(con)
     ours = selected(run(spark, setup, "SELECT snapshot_id FROM ducklake_snapshots('dl') ORDER BY 1",
@@ -347,3 +403,31 @@ def test_parquet_load_is_copied_by_executors_exactly_as_the_query_path_writes_it
     assert failure.value.index == 1
     assert lake.current_snapshot_id() == good
     assert {f.uri for f in lake.storage.list_files(lake.data_path)} == files_before
+
+
+def test_a_retry_of_a_try_that_committed_does_not_commit_again(spark: Any, setup: LakeSetup) -> None:
+    """Exactly-once per task instance: the commit records the try; a retry (the worker died after the commit)
+    returns the recorded outcome; a run cleared by a user (a new clearing generation) runs again."""
+    from dataclasses import replace
+
+    from airflow_provider_lakehouse.ducklake.task_commits import TaskIdentity
+
+    run(spark, setup, "CREATE TABLE r (id INTEGER)")
+    script = "INSERT INTO r VALUES (1), (2); UPDATE r SET id = id * 10 WHERE id = 2; SELECT count(*) AS n FROM r"
+    first = TaskIdentity("dag", "load", "manual__1", map_index=2, try_number=1, first_try_number=1)
+    committed = run(spark, setup, script, task=first)
+    (snapshot,) = committed["catalog_info"]["snapshots_created"]
+    lake = setup.open()
+    assert lake.snapshot(snapshot).author == "dag.load"
+
+    retried = run(spark, setup, script, task=replace(first, try_number=2))
+    assert retried["deduplicated"] == {"snapshot_id": snapshot, "committed_by_try": 1}
+    assert retried["catalog_info"]["snapshots_created"] == [] and lake.current_snapshot_id() == snapshot
+    assert [(c["kind"], c.get("affected_rows")) for c in retried["result"]["commands"]] == [
+        ("insert", 2), ("update", 1), ("select", None)]
+    assert retried["catalog_info"]["tables_touched"] == [{"table": "main.r", "rows_written": 3, "snapshot_id": snapshot}]
+    assert sorted(lake.read("r").column("id").to_pylist()) == [1, 20]
+
+    cleared = run(spark, setup, script, task=replace(first, try_number=3, first_try_number=3))
+    assert "deduplicated" not in cleared and cleared["catalog_info"]["snapshots_created"] == [snapshot + 1]
+    assert sorted(lake.read("r").column("id").to_pylist()) == [1, 1, 20, 20]

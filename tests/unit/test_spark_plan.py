@@ -22,7 +22,7 @@ def test_every_supported_statement_has_a_kind() -> None:
         CREATE TEMP VIEW tv AS SELECT 1 AS one; DROP VIEW tv; COPY (SELECT 1) TO '/tmp/x.csv' (FORMAT csv);
         CALL ducklake_expire_snapshots('dl', versions => [1, 2]); BEGIN; SELECT 1; COMMIT
     """
-    plan = plan_script(sql)
+    plan = plan_script(sql, autocommit=True)  # CALLs after data changes need autocommit
     assert plan.lake == "sales"
     assert [s.kind for s in plan.steps] == [
         "attach", "use", "create_schema", "create_table", "ctas", "insert", "delete", "update", "merge", "alter",
@@ -110,3 +110,20 @@ def test_plan_round_trips_through_the_job_file_form() -> None:
                        "SELECT * FROM t WHERE id IN (1, 2)")
     again = Plan.from_json_dict(plan.to_json_dict(), plan.parameters)
     assert again == plan
+
+
+def test_maintenance_calls_cannot_follow_data_changes_of_the_script_transaction() -> None:
+    script = "CREATE TABLE t (a INT); CALL ducklake_merge_adjacent_files('dl')"
+    with pytest.raises(UnsupportedStatementError, match=r"Statement 2 .*cannot follow a data change.*autocommit=True"):
+        plan_script(script)
+    assert [s.kind for s in plan_script(script, autocommit=True).steps] == ["create_table", "call"]
+    assert [s.kind for s in plan_script("CALL ducklake_flush_inlined_data('dl'); DELETE FROM t WHERE a = 1").steps] == [
+        "call", "delete"]
+    with pytest.raises(UnsupportedStatementError, match="outside BEGIN"):
+        plan_script("BEGIN; CALL ducklake_flush_inlined_data('dl'); COMMIT", autocommit=True)
+
+
+def test_autocommit_travels_with_the_plan_to_a_spark_submit_job() -> None:
+    plan = plan_script("DELETE FROM t WHERE a = 1", autocommit=True)
+    assert Plan.from_json_dict(plan.to_json_dict(), {}).autocommit is True
+    assert Plan.from_json_dict(plan_script("SELECT 1").to_json_dict(), {}).autocommit is False

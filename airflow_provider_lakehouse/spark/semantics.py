@@ -1,0 +1,216 @@
+"""DuckDB's arithmetic and cast semantics in Spark SQL (pure: sqlglot only).
+
+Spark runs with ANSI mode on, so a cast that cannot convert, an integer overflow and a numeric value out of range
+fail as they do in DuckDB. Where DuckDB *succeeds* differently from Spark, the DuckDB-dialect statement is
+rewritten explicitly (checked against DuckDB 1.5 in ``tests/integration/test_duckdb_semantics.py``):
+
+========================  =======================================  ==========================================
+DuckDB                    DuckDB's result                          Spark SQL written
+========================  =======================================  ==========================================
+``a / b``                 DOUBLE; ``x / 0`` is ``inf``/``-inf``,   ``CAST(a AS DOUBLE) / CAST(b AS DOUBLE)``,
+                          ``0 / 0`` is ``nan``                     IEEE results for a zero divisor
+``a % b``                 NULL when ``b = 0``                      ``CASE WHEN b = 0 THEN NULL ELSE a % b END``
+``a // b`` (integers)     truncating division, NULL when ``b = 0``  ``a DIV b`` under the same guard, cast back
+``a // b`` (otherwise)    DOUBLE division, NULL when ``b = 0``     double division under the guard
+``CAST(x AS <integer>)``  rounds: decimals and numeric strings      ``CAST(ROUND(x) ...)``, ``CAST(BROUND(x)
+                          half away from zero, doubles half even    ...)`` by the operand's type
+``TRY_CAST`` likewise     NULL instead of an error                 the same, with ``TRY_CAST``
+========================  =======================================  ==========================================
+
+``//`` and integer casts depend on the operand's type, which only the driver knows (it has registered the
+lake tables as views): the planner writes them as markers (:data:`MARKERS`) and :func:`resolve` replaces the
+markers once the view schemas are known. A marker that could not be typed keeps Spark's plain form (integer
+division; a cast that fails on a fractional string instead of rounding it).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+
+INT_DIV = "__lh_int_div"
+CAST = "__lh_cast"
+MARKERS = (INT_DIV, CAST)
+_DOUBLE = exp.DataType.build("double")
+# Marker ids are unique in the process: a statement's Spark SQL may be assembled from several rewritten pieces.
+_marker_ids = itertools.count(1)
+
+
+def duckdb_semantics(tree: exp.Expression) -> exp.Expression:
+    """Rewrite DuckDB-dialect arithmetic and casts in ``tree`` for Spark (markers where types decide).
+
+    >>> sql = lambda s: duckdb_semantics(sqlglot.parse_one(s, read="duckdb")).sql("spark")
+    >>> sql("SELECT a % b")
+    'SELECT CASE WHEN b = 0 THEN NULL ELSE a % b END'
+    >>> sql("SELECT a // 2, CAST(x AS INTEGER)").startswith("SELECT __LH_INT_DIV(a, 2, ")
+    True
+    """
+    counter = _marker_ids
+
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Div):
+            return _ieee_division(node.this, node.expression)
+        if isinstance(node, exp.Mod):
+            return _null_if_zero(node.expression, exp.Mod(this=node.this, expression=node.expression))
+        if isinstance(node, exp.IntDiv):
+            return exp.Anonymous(this=INT_DIV, expressions=[node.this, node.expression, exp.Literal.number(next(counter))])
+        if isinstance(node, (exp.Cast, exp.TryCast)) and (_is_integer(node.to) or node.to.is_type(exp.DataType.Type.DATE)):
+            return exp.Anonymous(this=CAST, expressions=[
+                node.this, exp.Literal.string(node.to.sql("spark")),
+                exp.Boolean(this=isinstance(node, exp.TryCast) or bool(node.args.get("safe"))),
+                exp.Literal.number(next(counter))])
+        return node
+
+    return tree.transform(rewrite, copy=False)
+
+
+def has_markers(sql: str) -> bool:
+    lowered = sql.lower()
+    return any(marker in lowered for marker in MARKERS)
+
+
+def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
+    """Replace the markers in Spark SQL ``sql`` by DuckDB's semantics for their operands' types.
+
+    :param schemas: ``{view: {column: spark type}}`` of the views the statement reads.
+
+    >>> resolve("SELECT __LH_CAST(d, 'INT', FALSE, 1) FROM v", {"v": {"d": "decimal(5,1)"}})
+    'SELECT CAST(ROUND(d) AS INT) FROM v'
+    >>> resolve("SELECT __LH_INT_DIV(a, b, 1) FROM v", {"v": {"a": "int", "b": "int"}})
+    'SELECT CAST(CASE WHEN b = 0 THEN NULL ELSE a DIV b END AS INT) FROM v'
+    """
+    tree = sqlglot.parse_one(sql, read="spark")
+    categories = _marker_operand_categories(tree, schemas)
+
+    def replace(node: exp.Expression) -> exp.Expression:
+        if not isinstance(node, exp.Anonymous) or node.name.lower() not in MARKERS:
+            return node
+        args = node.expressions
+        operands = categories.get(int(args[-1].name), ())
+        if node.name.lower() == INT_DIV:
+            return _int_div(args[0], args[1], operands)
+        target = exp.DataType.build(args[1].name, dialect="spark")
+        return _cast(args[0], target, bool(args[2].this), operands[0][0] if operands else "unknown")
+
+    return tree.transform(replace, copy=False).sql("spark")
+
+
+Operand = tuple[str, "exp.DataType | None"]  # (category, type)
+
+
+def _marker_operand_categories(tree: exp.Expression, schemas: Mapping[str, Mapping[str, str]]) -> dict[int, tuple[Operand, ...]]:
+    """Marker id -> the type categories of its operands, inferred on a qualified copy (the statement itself is
+    not qualified, which would rename its output columns)."""
+    try:
+        typed = qualify(tree.copy(), schema=dict(schemas), dialect="spark", validate_qualify_columns=False,
+                        identify=False, quote_identifiers=False)
+        typed = annotate_types(typed, schema=dict(schemas), dialect="spark")
+    except Exception:  # a statement sqlglot cannot qualify keeps Spark's plain forms
+        return {}
+    found: dict[int, tuple[str, ...]] = {}
+    for node in typed.find_all(exp.Anonymous):
+        if node.name.lower() in MARKERS:
+            operands = node.expressions[:2] if node.name.lower() == INT_DIV else node.expressions[:1]
+            found[int(node.expressions[-1].name)] = tuple((_category(o, o.type), o.type) for o in operands)
+    return found
+
+
+# -- the rewrites --------------------------------------------------------------------------------
+def _double(node: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=node.copy(), to=_DOUBLE.copy())
+
+
+def _ieee_division(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    """DuckDB's ``/``: double division; a zero divisor gives ``a * inf`` (``inf``, ``-inf`` or ``nan``)."""
+    infinity = exp.Cast(this=exp.Literal.string("Infinity"), to=_DOUBLE.copy())
+    zero = exp.EQ(this=_double(b), expression=exp.Literal.number(0))
+    return exp.Case(ifs=[exp.If(this=zero, true=exp.Mul(this=_double(a), expression=infinity))],
+                    default=exp.Div(this=_double(a), expression=_double(b)))
+
+
+def _null_if_zero(divisor: exp.Expression, value: exp.Expression) -> exp.Expression:
+    zero = exp.EQ(this=divisor.copy(), expression=exp.Literal.number(0))
+    return exp.Case(ifs=[exp.If(this=zero, true=exp.Null())], default=value)
+
+
+def _category(node: exp.Expression, dtype: exp.DataType | None) -> str:
+    """integer / decimal / float / string / other / unknown, for the operand ``node`` typed ``dtype``.
+
+    sqlglot types a literal ``2.5`` as DOUBLE where DuckDB and Spark read DECIMAL, and a CASE that mixes DOUBLE
+    and DECIMAL branches as DECIMAL where both engines make it DOUBLE: those are decided here.
+    """
+    inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node
+    if isinstance(inner, exp.Literal) and inner.is_number:
+        return "decimal" if "." in inner.name and "e" not in inner.name.lower() else _type_category(dtype)
+    if isinstance(inner, (exp.Case, exp.If, exp.Coalesce)):
+        kinds = {_category(v, v.type) for v in _branches(inner) if not isinstance(v, exp.Null)}
+        for kind in ("float", "decimal", "integer", "string"):  # the common type both engines choose
+            if kind in kinds:
+                return kind
+    return _type_category(dtype)
+
+
+def _branches(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.Case):
+        return [i.args["true"] for i in node.args.get("ifs") or []] + ([node.args["default"]] if node.args.get("default") else [])
+    if isinstance(node, exp.If):
+        return [node.args["true"]] + ([node.args["false"]] if node.args.get("false") else [])
+    return [node.this, *node.expressions]
+
+
+def _type_category(dtype: exp.DataType | None) -> str:
+    if dtype is None or dtype.is_type(exp.DataType.Type.UNKNOWN, exp.DataType.Type.NULL):
+        return "unknown"
+    if dtype.is_type(*exp.DataType.INTEGER_TYPES) or dtype.is_type(exp.DataType.Type.BOOLEAN):
+        return "integer"
+    if dtype.is_type(exp.DataType.Type.DECIMAL):
+        return "decimal"
+    if dtype.is_type(*exp.DataType.REAL_TYPES):
+        return "float"
+    if dtype.is_type(*exp.DataType.TEXT_TYPES):
+        return "string"
+    return "other"
+
+
+def _is_integer(dtype: exp.DataType) -> bool:
+    return dtype.is_type(*exp.DataType.INTEGER_TYPES)
+
+
+def _int_div(a: exp.Expression, b: exp.Expression, operands: tuple[Operand, ...]) -> exp.Expression:
+    categories = {category for category, _ in operands} or {"unknown"}
+    if not categories <= {"integer", "unknown"}:  # a decimal or double operand: DuckDB divides as doubles
+        return _null_if_zero(_double(b), exp.Div(this=_double(a), expression=_double(b)))
+    division = _null_if_zero(b, exp.IntDiv(this=a.copy(), expression=b.copy()))
+    types = [t for _, t in operands if t is not None and t.is_type(*_INTEGER_WIDTH)]
+    if len(types) == 2:  # Spark's DIV is always BIGINT; DuckDB keeps the operands' (wider) integer type
+        return exp.Cast(this=division, to=max(types, key=lambda t: _INTEGER_WIDTH[t.this]).copy())
+    return division
+
+
+_INTEGER_WIDTH = {exp.DataType.Type.TINYINT: 1, exp.DataType.Type.SMALLINT: 2, exp.DataType.Type.INT: 4,
+                  exp.DataType.Type.BIGINT: 8}
+
+
+def _cast(x: exp.Expression, target: exp.DataType, safe: bool, category: str) -> exp.Expression:
+    def cast(this: exp.Expression, to: exp.DataType) -> exp.Expression:
+        return exp.TryCast(this=this, to=to, safe=True) if safe else exp.Cast(this=this, to=to)
+
+    if target.is_type(exp.DataType.Type.DATE):
+        if category == "string":  # DuckDB takes '2024-01-01 10:00:00' as a date; Spark's date cast does not
+            return cast(cast(x.copy(), exp.DataType.build("timestamp")), target)
+        return cast(x.copy(), target)
+    if category == "decimal":
+        rounded: exp.Expression = exp.Round(this=x.copy())
+    elif category == "float":
+        rounded = exp.Anonymous(this="BROUND", expressions=[x.copy()])
+    elif category == "string":
+        # numeric text rounds as a decimal does ('2.5' -> 3); 38 digits with 18 decimals hold any BIGINT
+        rounded = exp.Round(this=cast(x.copy(), exp.DataType.build("decimal(38, 18)")))
+    else:
+        rounded = x.copy()
+    return cast(rounded, target)
