@@ -26,6 +26,9 @@ from airflow_provider_lakehouse.lineage.relations import (
 
 _HASH_FUNCTIONS = frozenset({"md5", "sha1", "sha256", "sha512", "sha2", "hash", "md5_number", "xxhash64", "crc32"})
 _COUNT_CLASSES = (exp.Count, exp.ApproxDistinct)
+# Window functions that return one row's value as is (sqlglot types them as aggregates): TRANSFORMATION.
+_NAVIGATION = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)
+_NULL_TREATMENT = (exp.IgnoreNulls, exp.RespectNulls)
 
 
 @dataclass
@@ -289,6 +292,9 @@ class QueryEvaluator:
             return self.expression(node.this, scope, context, aliases=aliases)
         if isinstance(node, exp.Window):
             return self._window(node, scope, context, aliases)
+        if isinstance(node, exp.Filter):  # agg(x) FILTER (WHERE c): c only selects the rows agg sees
+            return (self.expression(node.this, scope, context, aliases=aliases)
+                    | self.expression(node.expression, scope, context.or_indirect("FILTER"), aliases=aliases))
         if isinstance(node, exp.Case):
             return self._case(node, scope, context, aliases)
         if isinstance(node, exp.If):
@@ -312,7 +318,13 @@ class QueryEvaluator:
 
     def _window(self, node: exp.Window, scope: Scope, context: Context, aliases: bool) -> set:
         function = node.this
-        edges = self.expression(function, scope, context.wrapped(), aliases=aliases)
+        navigation = function.this if isinstance(function, _NULL_TREATMENT) else function
+        if isinstance(navigation, _NAVIGATION):  # lag(v) OVER (...) is v from another row: no aggregate
+            edges = set()
+            for argument in navigation.iter_expressions():
+                edges |= self.expression(argument, scope, context.wrapped(), aliases=aliases)
+        else:
+            edges = self.expression(function, scope, context.wrapped(), aliases=aliases)
         frame = context.or_indirect("WINDOW")
         for element in node.args.get("partition_by") or ():
             edges |= self.expression(element, scope, frame, aliases=aliases)
