@@ -34,6 +34,7 @@ from airflow_provider_lakehouse.lineage.relations import (
     Reads,
     Relation,
     TableRelation,
+    compose,
 )
 from airflow_provider_lakehouse.sql.split import split_statements
 
@@ -215,6 +216,8 @@ class _Script:
             self.names.detach(tree.this.name)
         elif isinstance(tree, exp.Use):
             self.names.use(tree.this)
+        elif (into := _select_into(tree)) is not None:
+            self._select_into(tree, into)
         elif isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)):
             self.queries.query(tree)
         elif isinstance(tree, exp.Insert):
@@ -252,14 +255,49 @@ class _Script:
         lifecycle = "OVERWRITE" if tree.args.get("overwrite") else None
         if not target.db and name in self.temps:
             temp = self.temps[name]
-            columns = _positional(listed or list(temp.columns), relation)
+            columns = _inserted(tree, listed or list(temp.columns), relation)
             for column, edges in columns.items():
                 temp.columns[column] = temp.columns.get(column, NO_EDGES) | edges
             temp.row_edges = temp.row_edges | relation.rows
             return
         dataset = self.names.table(target)
         names = listed or list(self.known.get(dataset.key.lower(), ())) or [n for n, _ in relation.output()]
-        self._write(dataset, _positional(names, relation), relation.rows, lifecycle)
+        columns, rows = _inserted(tree, names, relation), relation.rows
+        if tree.args.get("conflict") is not None or tree.args.get("alternative"):
+            columns, rows = self._upsert(tree, target, dataset, columns, rows)
+        self._write(dataset, columns, rows, lifecycle)
+
+    def _upsert(self, tree: exp.Insert, target: exp.Table, dataset: Dataset, inserted: dict[str, Edges],
+                rows: Edges) -> tuple[dict[str, Edges], Edges]:
+        """``INSERT ... ON CONFLICT`` (and DuckDB's ``INSERT OR REPLACE / IGNORE``) reads the target's rows to
+        find the conflicting ones, like MERGE: the conflict key is a JOIN, DO UPDATE's SET adds its edges
+        (``EXCLUDED.c`` is the inserted value of ``c``, ``t.c`` the row already there), its WHERE filters."""
+        relation = TableRelation(dataset, self.known.get(dataset.key.lower()), self.reads)
+        own = Scope(sources={(target.alias or target.name).lower(): relation})
+        # EXCLUDED sits in an outer scope: an unqualified name in DO UPDATE is the target's column.
+        scope = Scope(sources=dict(own.sources), parent=Scope(sources={"excluded": DerivedRelation(dict(inserted))}))
+        columns = {column: set(edges) for column, edges in inserted.items()}
+        row_edges = set(rows)
+        conflict = tree.args.get("conflict")
+        if conflict is None:
+            return inserted, rows
+        for key in conflict.args.get("conflict_keys") or ():
+            row_edges |= self.queries.expression(key, own, Context(indirect="JOIN"))
+            if isinstance(key.this if isinstance(key, exp.Ordered) else key, exp.Column):
+                row_edges |= compose(inserted.get(key.name.lower(), NO_EDGES), Context(indirect="JOIN"))
+        for assignment in conflict.expressions:  # DO UPDATE SET column = expression
+            columns.setdefault(assignment.this.name.lower(), set()).update(
+                self.queries.expression(assignment.expression, scope, Context()))
+        where = conflict.args.get("where")
+        if where is not None:
+            row_edges |= self.queries.expression(where.this, scope, Context(indirect="FILTER"))
+        return {column: frozenset(edges) for column, edges in columns.items()}, frozenset(row_edges)
+
+    def _select_into(self, tree: exp.Expression, into: exp.Into) -> None:
+        """Postgres ``SELECT ... INTO [TEMP] t FROM ...`` creates ``t`` from the query: CREATE TABLE t AS."""
+        into.pop()
+        temporary = exp.Properties(expressions=[exp.TemporaryProperty()]) if into.args.get("temporary") else None
+        self._create(exp.Create(this=into.this, kind="TABLE", expression=tree, properties=temporary))
 
     def _create(self, tree: exp.Create) -> None:
         kind = (tree.args.get("kind") or "").upper()
@@ -417,6 +455,34 @@ class _Script:
                 return
         self.known.pop(dataset.key.lower(), None)  # the column list changed; do not expand * from it
         self._write(dataset, lifecycle="ALTER")
+
+
+def _inserted(tree: exp.Insert, names: Sequence[str], relation: DerivedRelation) -> dict[str, Edges]:
+    """The target columns an INSERT fills and their edges: by name for DuckDB's ``INSERT ... BY NAME``,
+    else by position."""
+    if tree.args.get("by_name"):
+        return _by_name(names, relation)
+    return _positional(names, relation)
+
+
+def _by_name(names: Sequence[str], relation: DerivedRelation) -> dict[str, Edges]:
+    """Each query column goes to the target column of the same name; a ``*`` over an unknown table
+    contributes the target's known columns it may hold."""
+    columns = dict(relation.output())
+    if relation.is_open:
+        for name in names:
+            edges = relation.column(name) if name not in columns else None
+            if edges is not None:
+                columns[name] = edges
+    return columns
+
+
+def _select_into(tree: exp.Expression) -> exp.Into | None:
+    """The ``INTO`` of ``SELECT ... INTO t`` (on the first SELECT of a set operation), if any."""
+    node = tree
+    while isinstance(node, exp.SetOperation):
+        node = node.this
+    return node.args.get("into") if isinstance(node, exp.Select) else None
 
 
 def _positional(names: Sequence[str], relation: DerivedRelation) -> dict[str, Edges]:
