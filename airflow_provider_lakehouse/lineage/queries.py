@@ -135,7 +135,7 @@ class QueryEvaluator:
                 if open_source is not None:
                     open_sources.append(open_source)
                 else:
-                    columns[name] = edges
+                    columns[_unique(name, columns)] = edges
 
         where = select.args.get("where")
         if where is not None:
@@ -417,6 +417,17 @@ def _renamed(relation: DerivedRelation, names: list[str]) -> DerivedRelation:
     edges = [e for _, e in relation.output()]
     columns = {name: edges[i] if i < len(edges) else NO_EDGES for i, name in enumerate(names)}
     return DerivedRelation(columns, relation.rows, ())
+
+
+def _unique(name: str, taken: dict[str, Edges]) -> str:
+    """A repeated output name gets DuckDB's suffix (``id``, ``id_1``, ``id_2``): ``SELECT x.id, y.id`` has
+    two columns, and a positional INSERT must see both."""
+    if name not in taken:
+        return name
+    k = 1
+    while f"{name}_{k}" in taken:
+        k += 1
+    return f"{name}_{k}"
 
 
 def _output_name(projection: exp.Expression) -> str:
