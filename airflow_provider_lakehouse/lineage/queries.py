@@ -353,7 +353,28 @@ class QueryEvaluator:
         name = node.name.lower()
         if aliases and not node.table and name in scope.projections:
             return self.expression(scope.projections[name], scope, context)
+        struct = self._struct_column(node, scope)
+        if struct is not None:  # a field of a struct column: the column, transformed
+            return compose(struct, context.wrapped())
         return set()
+
+    def _struct_column(self, node: exp.Column, scope: Scope) -> Edges | None:
+        """Dotted access into a struct column that names no table: ``c.address.city`` (alias ``c``,
+        column ``address``) or ``address.city`` (column ``address``). sqlglot reads the dots as
+        schema / table qualifiers, which ``_find_column`` has already tried."""
+        parts = [p.name.lower() for p in node.parts]
+        if len(parts) < 2:
+            return None
+        if len(parts) >= 3:
+            current: Scope | None = scope
+            while current is not None:
+                source = current.sources.get(parts[0])
+                edges = source.column(parts[1]) if source is not None else None
+                if edges is not None:
+                    return edges
+                current = current.parent
+        found = self._find_column(exp.column(parts[0]), scope)
+        return found[1] if found is not None else None
 
     def _find_column(self, node: exp.Column, scope: Scope) -> tuple[Relation, Edges] | None:
         """The relation owning ``node`` and the column's edges, searching enclosing scopes outward."""
