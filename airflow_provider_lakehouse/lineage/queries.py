@@ -121,6 +121,8 @@ class QueryEvaluator:
         for join in select.args.get("joins") or ():
             self.add_source(join.this, scope)
             rows |= self._join_edges(join, scope)
+        for lateral in select.args.get("laterals") or ():  # Spark's LATERAL VIEW explode(...) t AS c
+            self.add_source(lateral, scope)
         for source in scope.sources.values():
             rows |= source.rows
         scope.projections = {
@@ -180,21 +182,22 @@ class QueryEvaluator:
         if isinstance(node, exp.Table) and node.alias and isinstance(node.this, exp.Identifier):
             alias = node.alias.lower()
         relation: Relation
-        if isinstance(node, exp.Subquery):
-            relation = self.query(node, scope)
-            names = _alias_columns(node)
+        names = _alias_columns(node)
+        if isinstance(node, exp.Subquery) or (isinstance(node, exp.Lateral) and _is_query(node.this)):
+            # LATERAL (SELECT ...) is a derived table like any other; it may also read the sources before
+            # it, which the scope chain gives it (its correlated WHERE becomes a JOIN of its rows).
+            relation = self.query(node if isinstance(node, exp.Subquery) else node.this, scope)
             if names:
                 relation = _renamed(relation, names)
         elif isinstance(node, exp.Table):
             relation = self.table_source(node, scope)
-            names = _alias_columns(node)
-            if names and isinstance(relation, FunctionRelation):  # f(...) AS r(a, b): its columns are known
-                relation = DerivedRelation({name: relation.column(name) or NO_EDGES for name in names})
-        elif isinstance(node, (exp.Unnest, exp.Lateral)):
+        elif isinstance(node, (exp.Unnest, exp.Lateral)):  # unnest(...), LATERAL f(...), LATERAL VIEW f(...)
             edges = self.expression(node, scope, Context().wrapped())
             relation = FunctionRelation(frozenset(edges))
         else:
             relation = FunctionRelation()
+        if names and isinstance(relation, FunctionRelation):  # f(...) AS r(a, b): its columns are known
+            relation = DerivedRelation({name: relation.column(name) or NO_EDGES for name in names})
         scope.sources[alias] = relation
 
     def _join_edges(self, join: exp.Join, scope: Scope) -> set:
@@ -393,6 +396,10 @@ class QueryEvaluator:
                     return found
             current = current.parent
         return None
+
+
+def _is_query(node: exp.Expression | None) -> bool:
+    return isinstance(node, (exp.Subquery, exp.Select, exp.SetOperation))
 
 
 def _is_hash(node: exp.Expression) -> bool:
