@@ -29,6 +29,7 @@ _COUNT_CLASSES = (exp.Count, exp.ApproxDistinct)
 # Window functions that return one row's value as is (sqlglot types them as aggregates): TRANSFORMATION.
 _NAVIGATION = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)
 _NULL_TREATMENT = (exp.IgnoreNulls, exp.RespectNulls)
+_RECURSION_ROUNDS = 8  # a recursive CTE's edges settle in as many rounds as its longest column chain
 
 
 @dataclass
@@ -82,11 +83,34 @@ class QueryEvaluator:
     def add_ctes(self, node: exp.Expression, scope: Scope) -> None:
         with_ = node.args.get("with_") or node.args.get("with")
         for cte in with_.expressions if with_ else ():
-            relation = self.query(cte.this, scope)
-            names = _alias_columns(cte)
-            if names:
-                relation = _renamed(relation, names)
-            scope.ctes[cte.alias_or_name.lower()] = relation
+            name = cte.alias_or_name.lower()
+            if with_.args.get("recursive") and _references(cte.this, name):
+                scope.ctes[name] = self._recursive_cte(cte, name, scope)
+            else:
+                scope.ctes[name] = self._cte_relation(cte, scope)
+
+    def _cte_relation(self, cte: exp.CTE, scope: Scope) -> DerivedRelation:
+        relation = self.query(cte.this, scope)
+        names = _alias_columns(cte)
+        return _renamed(relation, names) if names else relation
+
+    def _recursive_cte(self, cte: exp.CTE, name: str, scope: Scope) -> DerivedRelation:
+        """``WITH RECURSIVE name AS (anchor UNION [ALL] recursive member)``: the member's reference to
+        ``name`` means the rows produced so far. Start from the anchor, then re-evaluate the whole body
+        with ``name`` bound to the previous result until its edges stop growing (they only grow, and
+        there are finitely many)."""
+        body = cte.this
+        anchor = body.this if isinstance(body, exp.SetOperation) else body
+        names = _alias_columns(cte)
+        relation = self.query(anchor, scope)
+        relation = _renamed(relation, names) if names else relation
+        for _ in range(_RECURSION_ROUNDS):
+            scope.ctes[name] = relation
+            result = self._cte_relation(cte, scope)
+            if result.columns == relation.columns and result.row_edges == relation.row_edges:
+                break
+            relation = result
+        return relation
 
     def _set_operation(self, node: exp.SetOperation, parent: Scope | None) -> DerivedRelation:
         scope = Scope(parent=parent)
@@ -400,6 +424,11 @@ class QueryEvaluator:
 
 def _is_query(node: exp.Expression | None) -> bool:
     return isinstance(node, (exp.Subquery, exp.Select, exp.SetOperation))
+
+
+def _references(node: exp.Expression, name: str) -> bool:
+    """True if ``node`` reads a relation called ``name`` (unqualified): a recursive CTE's self-reference."""
+    return any(not table.db and table.name.lower() == name for table in node.find_all(exp.Table))
 
 
 def _is_hash(node: exp.Expression) -> bool:
