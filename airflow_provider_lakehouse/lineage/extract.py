@@ -6,6 +6,7 @@ costs only its own lineage; the extractor never raises.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,6 +44,17 @@ _FILE_READERS = frozenset({
     "read_ndjson_auto", "read_json_objects",
 })
 _LIFECYCLE_FINAL = ("CREATE", "OVERWRITE", "DROP", "TRUNCATE", "RENAME")
+# Statements that touch no dataset's data but that sqlglot parses only as a generic command; any other
+# command (CREATE TABLE with syntax sqlglot does not know, DO blocks, REFRESH ...) is an error.
+_NO_DATASET_COMMAND = re.compile(
+    r"\s*(?:CALL|(?:FORCE\s+)?INSTALL|LOAD|(?:FORCE\s+)?CHECKPOINT|VACUUM|OPTIMIZE|MSCK\s+REPAIR|ANALY[SZ]E"
+    r"|EXPLAIN(?!\s+ANALY[SZ]E)|SHOW|DESCRIBE|RESET|SET|PRAGMA|BEGIN|START|COMMIT|END|ROLLBACK|ABORT|DEALLOCATE"
+    r"|DISCARD|LISTEN|UNLISTEN|NOTIFY|LOCK|REINDEX|CLUSTER|GRANT|REVOKE|COMMENT"
+    r"|(?:CREATE|DROP|ALTER)\s+(?:OR\s+REPLACE\s+)?(?:PERSISTENT\s+|TEMP(?:ORARY)?\s+)?(?:UNIQUE\s+)?"
+    r"(?:SECRET|MACRO|FUNCTION|PROCEDURE|INDEX|SEQUENCE|TYPE|EXTENSION|SCHEMA|DATABASE|ROLE|USER|TRIGGER))\b",
+    re.IGNORECASE,
+)
+_COMMAND_MESSAGE = "not analysed: syntax the SQL parser does not support (it read the statement only as a generic command)"
 
 
 def extract_lineage(
@@ -88,6 +100,10 @@ def _extract(sql: str, dialect: str, default_schema: str | None, schemas: Mappin
             tree = sqlglot.parse_one(statement.text, read=dialect)
         except Exception as exc:
             errors.append(LineageError(statement.index, statement.text, _message(exc)))
+            continue
+        if isinstance(tree, exp.Command) and not _NO_DATASET_COMMAND.match(f"{tree.this} {tree.expression or ''}"):
+            # sqlglot's fallback for syntax it does not know: it holds no tables, so its lineage is unknown.
+            errors.append(LineageError(statement.index, statement.text, _COMMAND_MESSAGE))
             continue
         try:
             script.statement(tree, statement.index)
