@@ -24,7 +24,7 @@ from airflow_provider_lakehouse.lineage.model import (
     LineageError,
 )
 from airflow_provider_lakehouse.lineage.names import DEFAULT_SCHEMAS, Names
-from airflow_provider_lakehouse.lineage.queries import QueryEvaluator, Scope
+from airflow_provider_lakehouse.lineage.queries import QueryEvaluator
 from airflow_provider_lakehouse.lineage.relations import (
     NO_EDGES,
     Context,
@@ -34,6 +34,7 @@ from airflow_provider_lakehouse.lineage.relations import (
     FunctionRelation,
     Reads,
     Relation,
+    Scope,
     TableRelation,
     compose,
 )

@@ -8,7 +8,6 @@ name is left out rather than guessed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from sqlglot import exp
 
@@ -19,9 +18,12 @@ from airflow_provider_lakehouse.lineage.relations import (
     Edges,
     FunctionRelation,
     Relation,
+    Scope,
     TableRelation,
     as_indirect,
     compose,
+    output_name,
+    unique_name,
 )
 
 _HASH_FUNCTIONS = frozenset({"md5", "sha1", "sha256", "sha512", "sha2", "hash", "md5_number", "xxhash64", "crc32"})
@@ -30,25 +32,6 @@ _COUNT_CLASSES = (exp.Count, exp.ApproxDistinct)
 _NAVIGATION = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)
 _NULL_TREATMENT = (exp.IgnoreNulls, exp.RespectNulls)
 _RECURSION_ROUNDS = 8  # a recursive CTE's edges settle in as many rounds as its longest column chain
-
-
-@dataclass
-class Scope:
-    """Names visible to one SELECT: its sources (by alias), its CTEs and the enclosing scope."""
-
-    sources: dict[str, Relation] = field(default_factory=dict)
-    ctes: dict[str, DerivedRelation] = field(default_factory=dict)
-    parent: Scope | None = None
-    projections: dict[str, exp.Expression] = field(default_factory=dict)
-    projection_list: list[exp.Expression] = field(default_factory=list)
-
-    def cte(self, name: str) -> DerivedRelation | None:
-        scope: Scope | None = self
-        while scope is not None:
-            if name in scope.ctes:
-                return scope.ctes[name]
-            scope = scope.parent
-        return None
 
 
 class QueryEvaluator:
@@ -161,7 +144,7 @@ class QueryEvaluator:
                 if open_source is not None:
                     open_sources.append(open_source)
                 else:
-                    columns[_unique(name, columns)] = edges
+                    columns[unique_name(name, columns)] = edges
 
         where = select.args.get("where")
         if where is not None:
@@ -188,7 +171,7 @@ class QueryEvaluator:
         else:
             sources = list(scope.sources.values())
         if star is None:
-            name = _output_name(projection)
+            name = output_name(projection)
             yield name, frozenset(self.expression(projection.unalias(), scope, Context())), None
             return
         excluded = {c.name.lower() for c in star.args.get("except_") or star.args.get("except") or ()}
@@ -474,19 +457,3 @@ def _renamed(relation: DerivedRelation, names: list[str]) -> DerivedRelation:
     edges = [e for _, e in relation.output()]
     columns = {name: edges[i] if i < len(edges) else NO_EDGES for i, name in enumerate(names)}
     return DerivedRelation(columns, relation.rows, ())
-
-
-def _unique(name: str, taken: dict[str, Edges]) -> str:
-    """A repeated output name gets DuckDB's suffix (``id``, ``id_1``, ``id_2``): ``SELECT x.id, y.id`` has
-    two columns, and a positional INSERT must see both."""
-    if name not in taken:
-        return name
-    k = 1
-    while f"{name}_{k}" in taken:
-        k += 1
-    return f"{name}_{k}"
-
-
-def _output_name(projection: exp.Expression) -> str:
-    name = projection.alias_or_name or projection.output_name
-    return (name or projection.sql()).lower()
