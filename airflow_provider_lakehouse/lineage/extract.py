@@ -55,6 +55,8 @@ _NO_DATASET_COMMAND = re.compile(
     r"(?:SECRET|MACRO|FUNCTION|PROCEDURE|INDEX|SEQUENCE|TYPE|EXTENSION|SCHEMA|DATABASE|ROLE|USER|TRIGGER))\b",
     re.IGNORECASE,
 )
+_PIVOT_QUERY = re.compile(r"(?P<head>\s*(?:CREATE\b.*?\bAS|INSERT\b.*?))\s+(?P<pivot>(?:UN)?PIVOT\b.*)",
+                          re.IGNORECASE | re.DOTALL)
 _COMMAND_MESSAGE = "not analysed: syntax the SQL parser does not support (it read the statement only as a generic command)"
 
 
@@ -98,7 +100,7 @@ def _extract(sql: str, dialect: str, default_schema: str | None, schemas: Mappin
         return Lineage(errors=(LineageError(1, sql[:200], f"cannot split the script: {exc}"),))
     for statement in statements:
         try:
-            tree = sqlglot.parse_one(statement.text, read=dialect)
+            tree = _parse(statement.text, dialect)
         except Exception as exc:
             errors.append(LineageError(statement.index, statement.text, _message(exc)))
             continue
@@ -110,7 +112,30 @@ def _extract(sql: str, dialect: str, default_schema: str | None, schemas: Mappin
             script.statement(tree, statement.index)
         except Exception as exc:  # the extractor must never fail a task
             errors.append(LineageError(statement.index, statement.text, f"{type(exc).__name__}: {exc}"))
+        errors += [LineageError(statement.index, statement.text, note, partial=True)
+                   for note in dict.fromkeys(script.queries.take_notes())]
     return Lineage(script.result(), tuple(errors), script.statement_outputs, len(statements))
+
+
+def _parse(text: str, dialect: str) -> exp.Expression:
+    """One statement's tree. sqlglot knows DuckDB's PIVOT / UNPIVOT statements alone and inside FROM, but
+    not as the query of CREATE TABLE ... AS or INSERT: those are read as ``... SELECT * FROM (PIVOT ...)``,
+    which means the same."""
+    try:
+        tree: exp.Expression | None = sqlglot.parse_one(text, read=dialect)
+        failure: Exception | None = None
+    except Exception as exc:
+        tree, failure = None, exc
+    if tree is None or isinstance(tree, exp.Command):
+        pivot = _PIVOT_QUERY.match(text)
+        if pivot is not None:
+            try:
+                return sqlglot.parse_one(f"{pivot['head']} SELECT * FROM ({pivot['pivot']})", read=dialect)
+            except Exception:
+                pass  # not that either: report the original failure
+    if tree is None:
+        raise failure  # type: ignore[misc]
+    return tree
 
 
 def _message(exc: Exception) -> str:
@@ -235,7 +260,7 @@ class _Script:
             self.names.use(tree.this)
         elif (into := _select_into(tree)) is not None:
             self._select_into(tree, into)
-        elif isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)):
+        elif isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values, exp.Pivot)):
             self.queries.query(tree)
         elif isinstance(tree, exp.Insert):
             self._insert(tree)
@@ -339,7 +364,7 @@ class _Script:
             )
             return
         dataset = self.names.table(target)
-        if declared or relation is not None:
+        if declared or (relation is not None and not relation.is_open):  # else: more columns than it can list
             self.known[dataset.key.lower()] = tuple(c for c in columns if c != "*")
         replaced = bool(tree.args.get("replace")) or "DROP" in self._touch(dataset).lifecycle
         # IF NOT EXISTS may create nothing: claim no lifecycle change rather than a false CREATE.

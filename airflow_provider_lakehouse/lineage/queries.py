@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 
 from sqlglot import exp
 
+from airflow_provider_lakehouse.lineage.pivots import PivotReader
 from airflow_provider_lakehouse.lineage.relations import (
     NO_EDGES,
     Context,
@@ -43,6 +44,14 @@ class QueryEvaluator:
 
     def __init__(self, table_source: Callable[[exp.Table, Scope], Relation]) -> None:
         self.table_source = table_source
+        self.notes: list[str] = []  # partial-lineage notes of the statement being read
+        self.pivots = PivotReader(lambda node, scope, context: self.expression(node, scope, context), self.notes)
+
+    def take_notes(self) -> list[str]:
+        """The partial-lineage notes gathered since the last call (one statement's)."""
+        notes = list(self.notes)
+        self.notes.clear()
+        return notes
 
     # -- queries -----------------------------------------------------------------------------
     def query(self, node: exp.Expression, parent: Scope | None = None) -> DerivedRelation:
@@ -58,6 +67,8 @@ class QueryEvaluator:
             return DerivedRelation({name: NO_EDGES for name in names})
         if isinstance(node, exp.Select):
             return self._select(node, parent)
+        if isinstance(node, exp.Pivot):
+            return self._pivot_statement(node, parent)
         if isinstance(node, exp.Table):  # ``TABLE t`` or a bare table as a query (COPY t TO ...)
             source = self.table_source(node, parent or Scope())
             return DerivedRelation(dict(source.output()), source.rows, (source,) if source.is_open else ())
@@ -94,6 +105,14 @@ class QueryEvaluator:
                 break
             relation = result
         return relation
+
+    def _pivot_statement(self, node: exp.Pivot, parent: Scope | None) -> DerivedRelation:
+        """DuckDB's ``PIVOT t ON ...`` / ``UNPIVOT t ON ...`` statement (also as ``FROM (PIVOT ...)``)."""
+        scope = Scope(parent=parent)
+        self.add_ctes(node, scope)
+        self.add_source(node.this, scope)
+        (source,) = scope.sources.values()
+        return self.pivots.apply(node, source, scope)
 
     def _set_operation(self, node: exp.SetOperation, parent: Scope | None) -> DerivedRelation:
         scope = Scope(parent=parent)
@@ -205,6 +224,9 @@ class QueryEvaluator:
             relation = FunctionRelation()
         if names and isinstance(relation, FunctionRelation):  # f(...) AS r(a, b): its columns are known
             relation = DerivedRelation({name: relation.column(name) or NO_EDGES for name in names})
+        for pivot in node.args.get("pivots") or ():  # FROM t PIVOT (...) [AS p]: the pivot replaces t
+            relation = self.pivots.apply(pivot, relation, Scope(sources={alias: relation}, parent=scope))
+            alias = pivot.alias.lower() if pivot.alias else alias
         scope.sources[alias] = relation
 
     def _join_edges(self, join: exp.Join, scope: Scope) -> set:
