@@ -86,3 +86,42 @@ def test_facts_match_the_catalog_and_the_event_validates(spark: Any, setup: Lake
     assert total == {("v", "DIRECT", "AGGREGATION"), ("v", "DIRECT", "IDENTITY")}
     dataset_wide = {(f.field, t.subtype) for f in column_lineage.dataset for t in f.transformations}
     assert dataset_wide == {("k", "GROUP_BY"), ("v", "FILTER")}
+
+
+UPDATE_SCRIPT = """
+ATTACH 'ducklake' AS dl; USE dl;
+UPDATE src SET v = v + 1 WHERE k = 0;
+"""
+
+
+def test_in_place_update_reads_one_snapshot_and_writes_the_next(spark: Any, setup: LakeSetup) -> None:
+    """The target of an UPDATE is an input and an output (docs/lineage-rules.md): its input entry carries
+    the snapshot the script read, its output entry the snapshot it committed, and its self edge names the
+    input."""
+    con = referee.connect()
+    setup.attach(con)
+    con.execute("CREATE TABLE lake.src AS SELECT i % 3 AS k, i AS v FROM range(10) t(i)").fetchall()
+
+    response = run(spark, setup, UPDATE_SCRIPT)
+    info = response["catalog_info"]
+    target = SqlTarget("ducklake", "main", "main", "duckdb")
+    lineage = target.extract(UPDATE_SCRIPT)
+    facts = ducklake_facts(spec_of(setup), target, lineage, response)
+    src = Dataset("table", "main.src", "ducklake://main")
+    assert lineage.get(src.key).access == "read_write"  # type: ignore[union-attr]
+    assert (facts[src].version_read, facts[src].version) == (str(info["snapshot_before"]), str(info["snapshot_after"]))
+
+    inputs, outputs = openlineage_datasets(lineage, ducklake_naming(target), facts)
+    (read,), (written,) = inputs, outputs
+    assert (read.namespace, read.name) == (written.namespace, written.name) == ("ducklake://main", "main.src")
+    assert read.facets["version"].datasetVersion == str(info["snapshot_before"])
+    assert written.facets["version"].datasetVersion == str(info["snapshot_after"])
+    assert "outputStatistics" not in (read.inputFacets or {})
+    event = RunEvent(eventType=RunState.COMPLETE, eventTime=dt.datetime.now(dt.timezone.utc).isoformat(),
+                     run=Run(runId=str(uuid.uuid4())), job=Job(namespace="tests", name="lineage.update"),
+                     producer="https://example.invalid/tests", inputs=inputs, outputs=outputs)
+    assert validate_event(json.loads(Serde.to_json(event))) == []
+    column_lineage = written.facets["columnLineage"]
+    v = {(f.name, f.field, t.type, t.subtype) for f in column_lineage.fields["v"].inputFields for t in f.transformations}
+    assert v == {("main.src", "v", "DIRECT", "TRANSFORMATION")}
+    assert {(f.field, t.subtype) for f in column_lineage.dataset for t in f.transformations} == {("k", "FILTER")}
