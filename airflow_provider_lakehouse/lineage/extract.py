@@ -165,7 +165,7 @@ class _Script:
     def __init__(self, dialect: str, default_schema: str, schemas: Mapping[str, Sequence[str]]) -> None:
         self.dialect = dialect
         self.names = Names(default_schema.lower())
-        self.known: dict[str, tuple[str, ...]] = {k.lower(): tuple(c.lower() for c in v) for k, v in schemas.items()}
+        self.known: dict[str, tuple[str, ...]] = {k.lower(): tuple(map(str.lower, v)) for k, v in schemas.items()}
         self.temps: dict[str, DerivedRelation] = {}
         self.views: dict[Dataset, DerivedRelation] = {}
         self.touched: dict[Dataset, _Touch] = {}
