@@ -158,10 +158,13 @@ class QueryEvaluator:
 
         columns: dict[str, Edges] = {}
         open_sources: list[Relation] = []
+        shared = _shared_join_columns(select)
         for projection in select.expressions:
             for name, edges, open_source in self._projection(projection, scope):
                 if open_source is not None:
                     open_sources.append(open_source)
+                elif isinstance(projection, exp.Star) and name in columns and (shared is None or name in shared):
+                    columns[name] = columns[name] | edges  # * shows a USING / NATURAL join column once
                 else:
                     columns[unique_name(name, columns)] = edges
 
@@ -425,6 +428,17 @@ class QueryEvaluator:
                     return found
             current = current.parent
         return None
+
+
+def _shared_join_columns(select: exp.Select) -> frozenset[str] | None:
+    """The columns a bare ``*`` shows once because joins share them: the ``USING`` columns; ``None`` (every
+    repeated name) when a NATURAL join shares all common names."""
+    names: set[str] = set()
+    for join in select.args.get("joins") or ():
+        if (join.args.get("method") or "").upper() == "NATURAL":
+            return None
+        names.update(ident.name.lower() for ident in join.args.get("using") or ())
+    return frozenset(names)
 
 
 def _is_query(node: exp.Expression | None) -> bool:
