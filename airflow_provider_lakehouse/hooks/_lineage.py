@@ -59,13 +59,14 @@ class SqlTarget:
 
 def parse_time_lineage(sql: Any, target: SqlTarget) -> Lineage | None:
     """Lineage of SQL known when the DAG file is parsed; ``None`` when it is not (a ``.sql`` file, Jinja
-    blocks) or when any statement does not parse (run-time lineage will say)."""
+    blocks) or when a statement could not be analysed (run-time lineage will say). A statement with
+    partial lineage (its tables all known, some column edges not) does not stop it."""
     if not isinstance(sql, str) or sql.rstrip().endswith(".sql") or _JINJA_BLOCK.search(sql):
         return None
     if "{{" in target.name or "{{" in target.default_schema:
         return None
     lineage = target.extract(_JINJA_EXPRESSION.sub(_TEMPLATE_STANDIN, sql))
-    return None if lineage.errors else lineage
+    return None if any(not error.partial for error in lineage.errors) else lineage
 
 
 def table_assets(lineage: Lineage, target: SqlTarget) -> tuple[list[Asset], list[Asset]]:

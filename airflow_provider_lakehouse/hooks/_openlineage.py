@@ -146,9 +146,11 @@ def ducklake_facts(spec: DuckLakeSpec, target: SqlTarget, lineage: Lineage, resp
                 new_files = [f for f in metadata.data_files_at(conn, table, lake.table_dir(table), current)
                              if f.begin_snapshot in created]
             version = touched.get(d.name, {}).get("snapshot_id", after if item.is_output else before)
+            read_and_written = item.is_input and item.is_output and before is not None
             facts[d] = DatasetFacts(
                 fields=tuple((c.name, c.type) for c in table.columns),
                 version=str(version if version is not None else current),
+                version_read=str(before) if read_and_written else None,  # its input entry: the snapshot read
                 rows=(touched.get(d.name, {}).get("rows_written", written.get(d)) if item.is_output and response else None),
                 bytes=sum(f.file_size_bytes for f in new_files) if item.is_output and response else None,
                 files=len(new_files) if item.is_output and response else None,

@@ -6,6 +6,7 @@ costs only its own lineage; the extractor never raises.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -23,7 +24,7 @@ from airflow_provider_lakehouse.lineage.model import (
     LineageError,
 )
 from airflow_provider_lakehouse.lineage.names import DEFAULT_SCHEMAS, Names
-from airflow_provider_lakehouse.lineage.queries import QueryEvaluator, Scope
+from airflow_provider_lakehouse.lineage.queries import QueryEvaluator
 from airflow_provider_lakehouse.lineage.relations import (
     NO_EDGES,
     Context,
@@ -33,7 +34,9 @@ from airflow_provider_lakehouse.lineage.relations import (
     FunctionRelation,
     Reads,
     Relation,
+    Scope,
     TableRelation,
+    compose,
 )
 from airflow_provider_lakehouse.sql.split import split_statements
 
@@ -42,6 +45,19 @@ _FILE_READERS = frozenset({
     "read_ndjson_auto", "read_json_objects",
 })
 _LIFECYCLE_FINAL = ("CREATE", "OVERWRITE", "DROP", "TRUNCATE", "RENAME")
+# Statements that touch no dataset's data but that sqlglot parses only as a generic command; any other
+# command (CREATE TABLE with syntax sqlglot does not know, DO blocks, REFRESH ...) is an error.
+_NO_DATASET_COMMAND = re.compile(
+    r"\s*(?:CALL|(?:FORCE\s+)?INSTALL|LOAD|(?:FORCE\s+)?CHECKPOINT|VACUUM|OPTIMIZE|MSCK\s+REPAIR|ANALY[SZ]E"
+    r"|EXPLAIN(?!\s+ANALY[SZ]E)|SHOW|DESCRIBE|RESET|SET|PRAGMA|BEGIN|START|COMMIT|END|ROLLBACK|ABORT|DEALLOCATE"
+    r"|DISCARD|LISTEN|UNLISTEN|NOTIFY|LOCK|REINDEX|CLUSTER|GRANT|REVOKE|COMMENT"
+    r"|(?:CREATE|DROP|ALTER)\s+(?:OR\s+REPLACE\s+)?(?:PERSISTENT\s+|TEMP(?:ORARY)?\s+)?(?:UNIQUE\s+)?"
+    r"(?:SECRET|MACRO|FUNCTION|PROCEDURE|INDEX|SEQUENCE|TYPE|EXTENSION|SCHEMA|DATABASE|ROLE|USER|TRIGGER))\b",
+    re.IGNORECASE,
+)
+_PIVOT_QUERY = re.compile(r"(?P<head>\s*(?:CREATE\b.*?\bAS|INSERT\b.*?))\s+(?P<pivot>(?:UN)?PIVOT\b.*)",
+                          re.IGNORECASE | re.DOTALL)
+_COMMAND_MESSAGE = "not analysed: syntax the SQL parser does not support (it read the statement only as a generic command)"
 
 
 def extract_lineage(
@@ -84,15 +100,42 @@ def _extract(sql: str, dialect: str, default_schema: str | None, schemas: Mappin
         return Lineage(errors=(LineageError(1, sql[:200], f"cannot split the script: {exc}"),))
     for statement in statements:
         try:
-            tree = sqlglot.parse_one(statement.text, read=dialect)
+            tree = _parse(statement.text, dialect)
         except Exception as exc:
             errors.append(LineageError(statement.index, statement.text, _message(exc)))
+            continue
+        if isinstance(tree, exp.Command) and not _NO_DATASET_COMMAND.match(f"{tree.this} {tree.expression or ''}"):
+            # sqlglot's fallback for syntax it does not know: it holds no tables, so its lineage is unknown.
+            errors.append(LineageError(statement.index, statement.text, _COMMAND_MESSAGE))
             continue
         try:
             script.statement(tree, statement.index)
         except Exception as exc:  # the extractor must never fail a task
             errors.append(LineageError(statement.index, statement.text, f"{type(exc).__name__}: {exc}"))
+        errors += [LineageError(statement.index, statement.text, note, partial=True)
+                   for note in dict.fromkeys(script.queries.take_notes())]
     return Lineage(script.result(), tuple(errors), script.statement_outputs, len(statements))
+
+
+def _parse(text: str, dialect: str) -> exp.Expression:
+    """One statement's tree. sqlglot knows DuckDB's PIVOT / UNPIVOT statements alone and inside FROM, but
+    not as the query of CREATE TABLE ... AS or INSERT: those are read as ``... SELECT * FROM (PIVOT ...)``,
+    which means the same."""
+    try:
+        tree: exp.Expression | None = sqlglot.parse_one(text, read=dialect)
+        failure: Exception | None = None
+    except Exception as exc:
+        tree, failure = None, exc
+    if tree is None or isinstance(tree, exp.Command):
+        pivot = _PIVOT_QUERY.match(text)
+        if pivot is not None:
+            try:
+                return sqlglot.parse_one(f"{pivot['head']} SELECT * FROM ({pivot['pivot']})", read=dialect)
+            except Exception:
+                pass  # not that either: report the original failure
+    if tree is None:
+        raise failure  # type: ignore[misc]
+    return tree
 
 
 def _message(exc: Exception) -> str:
@@ -122,7 +165,7 @@ class _Script:
     def __init__(self, dialect: str, default_schema: str, schemas: Mapping[str, Sequence[str]]) -> None:
         self.dialect = dialect
         self.names = Names(default_schema.lower())
-        self.known: dict[str, tuple[str, ...]] = {k.lower(): tuple(c.lower() for c in v) for k, v in schemas.items()}
+        self.known: dict[str, tuple[str, ...]] = {k.lower(): tuple(map(str.lower, v)) for k, v in schemas.items()}
         self.temps: dict[str, DerivedRelation] = {}
         self.views: dict[Dataset, DerivedRelation] = {}
         self.touched: dict[Dataset, _Touch] = {}
@@ -215,7 +258,9 @@ class _Script:
             self.names.detach(tree.this.name)
         elif isinstance(tree, exp.Use):
             self.names.use(tree.this)
-        elif isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)):
+        elif (into := _select_into(tree)) is not None:
+            self._select_into(tree, into)
+        elif isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values, exp.Pivot)):
             self.queries.query(tree)
         elif isinstance(tree, exp.Insert):
             self._insert(tree)
@@ -252,14 +297,49 @@ class _Script:
         lifecycle = "OVERWRITE" if tree.args.get("overwrite") else None
         if not target.db and name in self.temps:
             temp = self.temps[name]
-            columns = _positional(listed or list(temp.columns), relation)
+            columns = _inserted(tree, listed or list(temp.columns), relation)
             for column, edges in columns.items():
                 temp.columns[column] = temp.columns.get(column, NO_EDGES) | edges
             temp.row_edges = temp.row_edges | relation.rows
             return
         dataset = self.names.table(target)
         names = listed or list(self.known.get(dataset.key.lower(), ())) or [n for n, _ in relation.output()]
-        self._write(dataset, _positional(names, relation), relation.rows, lifecycle)
+        columns, rows = _inserted(tree, names, relation), relation.rows
+        if tree.args.get("conflict") is not None or tree.args.get("alternative"):
+            columns, rows = self._upsert(tree, target, dataset, columns, rows)
+        self._write(dataset, columns, rows, lifecycle)
+
+    def _upsert(self, tree: exp.Insert, target: exp.Table, dataset: Dataset, inserted: dict[str, Edges],
+                rows: Edges) -> tuple[dict[str, Edges], Edges]:
+        """``INSERT ... ON CONFLICT`` (and DuckDB's ``INSERT OR REPLACE / IGNORE``) reads the target's rows to
+        find the conflicting ones, like MERGE: the conflict key is a JOIN, DO UPDATE's SET adds its edges
+        (``EXCLUDED.c`` is the inserted value of ``c``, ``t.c`` the row already there), its WHERE filters."""
+        relation = TableRelation(dataset, self.known.get(dataset.key.lower()), self.reads)
+        own = Scope(sources={(target.alias or target.name).lower(): relation})
+        # EXCLUDED sits in an outer scope: an unqualified name in DO UPDATE is the target's column.
+        scope = Scope(sources=dict(own.sources), parent=Scope(sources={"excluded": DerivedRelation(dict(inserted))}))
+        columns = {column: set(edges) for column, edges in inserted.items()}
+        row_edges = set(rows)
+        conflict = tree.args.get("conflict")
+        if conflict is None:
+            return inserted, rows
+        for key in conflict.args.get("conflict_keys") or ():
+            row_edges |= self.queries.expression(key, own, Context(indirect="JOIN"))
+            if isinstance(key.this if isinstance(key, exp.Ordered) else key, exp.Column):
+                row_edges |= compose(inserted.get(key.name.lower(), NO_EDGES), Context(indirect="JOIN"))
+        for assignment in conflict.expressions:  # DO UPDATE SET column = expression
+            columns.setdefault(assignment.this.name.lower(), set()).update(
+                self.queries.expression(assignment.expression, scope, Context()))
+        where = conflict.args.get("where")
+        if where is not None:
+            row_edges |= self.queries.expression(where.this, scope, Context(indirect="FILTER"))
+        return {column: frozenset(edges) for column, edges in columns.items()}, frozenset(row_edges)
+
+    def _select_into(self, tree: exp.Expression, into: exp.Into) -> None:
+        """Postgres ``SELECT ... INTO [TEMP] t FROM ...`` creates ``t`` from the query: CREATE TABLE t AS."""
+        into.pop()
+        temporary = exp.Properties(expressions=[exp.TemporaryProperty()]) if into.args.get("temporary") else None
+        self._create(exp.Create(this=into.this, kind="TABLE", expression=tree, properties=temporary))
 
     def _create(self, tree: exp.Create) -> None:
         kind = (tree.args.get("kind") or "").upper()
@@ -284,7 +364,7 @@ class _Script:
             )
             return
         dataset = self.names.table(target)
-        if declared or relation is not None:
+        if declared or (relation is not None and not relation.is_open):  # else: more columns than it can list
             self.known[dataset.key.lower()] = tuple(c for c in columns if c != "*")
         replaced = bool(tree.args.get("replace")) or "DROP" in self._touch(dataset).lifecycle
         # IF NOT EXISTS may create nothing: claim no lifecycle change rather than a false CREATE.
@@ -417,6 +497,34 @@ class _Script:
                 return
         self.known.pop(dataset.key.lower(), None)  # the column list changed; do not expand * from it
         self._write(dataset, lifecycle="ALTER")
+
+
+def _inserted(tree: exp.Insert, names: Sequence[str], relation: DerivedRelation) -> dict[str, Edges]:
+    """The target columns an INSERT fills and their edges: by name for DuckDB's ``INSERT ... BY NAME``,
+    else by position."""
+    if tree.args.get("by_name"):
+        return _by_name(names, relation)
+    return _positional(names, relation)
+
+
+def _by_name(names: Sequence[str], relation: DerivedRelation) -> dict[str, Edges]:
+    """Each query column goes to the target column of the same name; a ``*`` over an unknown table
+    contributes the target's known columns it may hold."""
+    columns = dict(relation.output())
+    if relation.is_open:
+        for name in names:
+            edges = relation.column(name) if name not in columns else None
+            if edges is not None:
+                columns[name] = edges
+    return columns
+
+
+def _select_into(tree: exp.Expression) -> exp.Into | None:
+    """The ``INTO`` of ``SELECT ... INTO t`` (on the first SELECT of a set operation), if any."""
+    node = tree
+    while isinstance(node, exp.SetOperation):
+        node = node.this
+    return node.args.get("into") if isinstance(node, exp.Select) else None
 
 
 def _positional(names: Sequence[str], relation: DerivedRelation) -> dict[str, Edges]:

@@ -107,11 +107,20 @@ class DatasetLineage:
 
 @dataclass(frozen=True)
 class LineageError:
-    """A statement the extractor could not (fully) understand; its lineage is partial or missing."""
+    """A statement the extractor could not (fully) understand; its lineage is partial or missing.
+
+    :param index: the statement's 1-based position in the script.
+    :param statement: its text.
+    :param message: what went wrong.
+    :param partial: ``True`` when the statement's datasets were all reported and only some column edges
+        are missing (e.g. a PIVOT whose column names depend on the data); ``False`` when the statement
+        yielded nothing.
+    """
 
     index: int
     statement: str
     message: str
+    partial: bool = False
 
 
 @dataclass(frozen=True)

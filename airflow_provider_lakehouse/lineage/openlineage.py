@@ -36,13 +36,18 @@ class DatasetFacts:
     """What the run learned about a dataset beyond its SQL (all optional).
 
     :param fields: ``(column, type)`` pairs from the catalog or ``information_schema``.
-    :param version: the DuckLake snapshot id the dataset is at after the run.
+    :param version: the DuckLake snapshot id the dataset is at after the run (for a dataset only read: the
+        snapshot read).
+    :param version_read: for a dataset the run both read and wrote (the target of UPDATE / DELETE / MERGE),
+        the snapshot it read: the version of its input entry, while ``version`` is that of its output
+        entry. ``None``: ``version`` for both.
     :param rows: rows written; :param bytes: bytes written; :param files: files written.
     :param catalog: a catalog facet (lakes); :param symlinks: ``(namespace, name, type)`` aliases.
     """
 
     fields: tuple[tuple[str, str], ...] | None = None
     version: str | None = None
+    version_read: str | None = None
     rows: int | None = None
     bytes: int | None = None
     files: int | None = None
@@ -78,6 +83,9 @@ def openlineage_datasets(
 ) -> tuple[list[InputDataset], list[OutputDataset]]:
     """Inputs and outputs with schema, column lineage, version, statistics, catalog and lifecycle facets.
 
+    A dataset the SQL both read and wrote (the target of UPDATE, DELETE, MERGE, an upsert) is an input and
+    an output, so every column-lineage input field names an input dataset (docs/lineage-rules.md).
+
     :param lineage: what the SQL read and wrote.
     :param naming: ``Dataset -> (namespace, name)``; datasets it maps to ``None`` are left out (and so are
         edges from them).
@@ -91,11 +99,11 @@ def openlineage_datasets(
         if named is None:
             continue
         fact = facts.get(item.dataset, DatasetFacts())
-        common = _common_facets(fact)
         if item.is_input:
-            inputs.append(InputDataset(namespace=named[0], name=named[1], facets=dict(common)))
+            version = fact.version_read if fact.version_read is not None else fact.version
+            inputs.append(InputDataset(namespace=named[0], name=named[1], facets=_common_facets(fact, version)))
         if item.is_output:
-            facets = dict(common)
+            facets = _common_facets(fact, fact.version)
             lineage_facet = _column_lineage(item, naming)
             if lineage_facet is not None:
                 facets["columnLineage"] = lineage_facet
@@ -112,15 +120,15 @@ def openlineage_datasets(
     return inputs, outputs
 
 
-def _common_facets(fact: DatasetFacts) -> dict[str, object]:
+def _common_facets(fact: DatasetFacts, version: str | None) -> dict[str, object]:
     facets: dict[str, object] = {}
     if fact.fields:
         facets["schema"] = schema_dataset.SchemaDatasetFacet(fields=[
             schema_dataset.SchemaDatasetFacetFields(name=name, type=type_, ordinal_position=i)
             for i, (name, type_) in enumerate(fact.fields, start=1)
         ])
-    if fact.version is not None:
-        facets["version"] = dataset_version_dataset.DatasetVersionDatasetFacet(datasetVersion=fact.version)
+    if version is not None:
+        facets["version"] = dataset_version_dataset.DatasetVersionDatasetFacet(datasetVersion=version)
     if fact.catalog is not None:
         facets["catalog"] = fact.catalog
     if fact.symlinks:

@@ -8,10 +8,10 @@ name is left out rather than guessed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from airflow_provider_lakehouse.lineage.pivots import PivotReader
 from airflow_provider_lakehouse.lineage.relations import (
     NO_EDGES,
     Context,
@@ -19,32 +19,20 @@ from airflow_provider_lakehouse.lineage.relations import (
     Edges,
     FunctionRelation,
     Relation,
+    Scope,
     TableRelation,
     as_indirect,
     compose,
+    output_name,
+    unique_name,
 )
 
 _HASH_FUNCTIONS = frozenset({"md5", "sha1", "sha256", "sha512", "sha2", "hash", "md5_number", "xxhash64", "crc32"})
 _COUNT_CLASSES = (exp.Count, exp.ApproxDistinct)
-
-
-@dataclass
-class Scope:
-    """Names visible to one SELECT: its sources (by alias), its CTEs and the enclosing scope."""
-
-    sources: dict[str, Relation] = field(default_factory=dict)
-    ctes: dict[str, DerivedRelation] = field(default_factory=dict)
-    parent: Scope | None = None
-    projections: dict[str, exp.Expression] = field(default_factory=dict)
-    projection_list: list[exp.Expression] = field(default_factory=list)
-
-    def cte(self, name: str) -> DerivedRelation | None:
-        scope: Scope | None = self
-        while scope is not None:
-            if name in scope.ctes:
-                return scope.ctes[name]
-            scope = scope.parent
-        return None
+# Window functions that return one row's value as is (sqlglot types them as aggregates): TRANSFORMATION.
+_NAVIGATION = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)
+_NULL_TREATMENT = (exp.IgnoreNulls, exp.RespectNulls)
+_RECURSION_ROUNDS = 8  # a recursive CTE's edges settle in as many rounds as its longest column chain
 
 
 class QueryEvaluator:
@@ -56,6 +44,14 @@ class QueryEvaluator:
 
     def __init__(self, table_source: Callable[[exp.Table, Scope], Relation]) -> None:
         self.table_source = table_source
+        self.notes: list[str] = []  # partial-lineage notes of the statement being read
+        self.pivots = PivotReader(lambda node, scope, context: self.expression(node, scope, context), self.notes)
+
+    def take_notes(self) -> list[str]:
+        """The partial-lineage notes gathered since the last call (one statement's)."""
+        notes = list(self.notes)
+        self.notes.clear()
+        return notes
 
     # -- queries -----------------------------------------------------------------------------
     def query(self, node: exp.Expression, parent: Scope | None = None) -> DerivedRelation:
@@ -71,6 +67,8 @@ class QueryEvaluator:
             return DerivedRelation({name: NO_EDGES for name in names})
         if isinstance(node, exp.Select):
             return self._select(node, parent)
+        if isinstance(node, exp.Pivot):
+            return self._pivot_statement(node, parent)
         if isinstance(node, exp.Table):  # ``TABLE t`` or a bare table as a query (COPY t TO ...)
             source = self.table_source(node, parent or Scope())
             return DerivedRelation(dict(source.output()), source.rows, (source,) if source.is_open else ())
@@ -79,11 +77,42 @@ class QueryEvaluator:
     def add_ctes(self, node: exp.Expression, scope: Scope) -> None:
         with_ = node.args.get("with_") or node.args.get("with")
         for cte in with_.expressions if with_ else ():
-            relation = self.query(cte.this, scope)
-            names = _alias_columns(cte)
-            if names:
-                relation = _renamed(relation, names)
-            scope.ctes[cte.alias_or_name.lower()] = relation
+            name = cte.alias_or_name.lower()
+            if with_.args.get("recursive") and _references(cte.this, name):
+                scope.ctes[name] = self._recursive_cte(cte, name, scope)
+            else:
+                scope.ctes[name] = self._cte_relation(cte, scope)
+
+    def _cte_relation(self, cte: exp.CTE, scope: Scope) -> DerivedRelation:
+        relation = self.query(cte.this, scope)
+        names = _alias_columns(cte)
+        return _renamed(relation, names) if names else relation
+
+    def _recursive_cte(self, cte: exp.CTE, name: str, scope: Scope) -> DerivedRelation:
+        """``WITH RECURSIVE name AS (anchor UNION [ALL] recursive member)``: the member's reference to
+        ``name`` means the rows produced so far. Start from the anchor, then re-evaluate the whole body
+        with ``name`` bound to the previous result until its edges stop growing (they only grow, and
+        there are finitely many)."""
+        body = cte.this
+        anchor = body.this if isinstance(body, exp.SetOperation) else body
+        names = _alias_columns(cte)
+        relation = self.query(anchor, scope)
+        relation = _renamed(relation, names) if names else relation
+        for _ in range(_RECURSION_ROUNDS):
+            scope.ctes[name] = relation
+            result = self._cte_relation(cte, scope)
+            if result.columns == relation.columns and result.row_edges == relation.row_edges:
+                break
+            relation = result
+        return relation
+
+    def _pivot_statement(self, node: exp.Pivot, parent: Scope | None) -> DerivedRelation:
+        """DuckDB's ``PIVOT t ON ...`` / ``UNPIVOT t ON ...`` statement (also as ``FROM (PIVOT ...)``)."""
+        scope = Scope(parent=parent)
+        self.add_ctes(node, scope)
+        self.add_source(node.this, scope)
+        (source,) = scope.sources.values()
+        return self.pivots.apply(node, source, scope)
 
     def _set_operation(self, node: exp.SetOperation, parent: Scope | None) -> DerivedRelation:
         scope = Scope(parent=parent)
@@ -118,6 +147,8 @@ class QueryEvaluator:
         for join in select.args.get("joins") or ():
             self.add_source(join.this, scope)
             rows |= self._join_edges(join, scope)
+        for lateral in select.args.get("laterals") or ():  # Spark's LATERAL VIEW explode(...) t AS c
+            self.add_source(lateral, scope)
         for source in scope.sources.values():
             rows |= source.rows
         scope.projections = {
@@ -127,12 +158,15 @@ class QueryEvaluator:
 
         columns: dict[str, Edges] = {}
         open_sources: list[Relation] = []
+        shared = _shared_join_columns(select)
         for projection in select.expressions:
             for name, edges, open_source in self._projection(projection, scope):
                 if open_source is not None:
                     open_sources.append(open_source)
+                elif isinstance(projection, exp.Star) and name in columns and (shared is None or name in shared):
+                    columns[name] = columns[name] | edges  # * shows a USING / NATURAL join column once
                 else:
-                    columns[name] = edges
+                    columns[unique_name(name, columns)] = edges
 
         where = select.args.get("where")
         if where is not None:
@@ -159,7 +193,7 @@ class QueryEvaluator:
         else:
             sources = list(scope.sources.values())
         if star is None:
-            name = _output_name(projection)
+            name = output_name(projection)
             yield name, frozenset(self.expression(projection.unalias(), scope, Context())), None
             return
         excluded = {c.name.lower() for c in star.args.get("except_") or star.args.get("except") or ()}
@@ -177,21 +211,25 @@ class QueryEvaluator:
         if isinstance(node, exp.Table) and node.alias and isinstance(node.this, exp.Identifier):
             alias = node.alias.lower()
         relation: Relation
-        if isinstance(node, exp.Subquery):
-            relation = self.query(node, scope)
-            names = _alias_columns(node)
+        names = _alias_columns(node)
+        if isinstance(node, exp.Subquery) or (isinstance(node, exp.Lateral) and _is_query(node.this)):
+            # LATERAL (SELECT ...) is a derived table like any other; it may also read the sources before
+            # it, which the scope chain gives it (its correlated WHERE becomes a JOIN of its rows).
+            relation = self.query(node if isinstance(node, exp.Subquery) else node.this, scope)
             if names:
                 relation = _renamed(relation, names)
         elif isinstance(node, exp.Table):
             relation = self.table_source(node, scope)
-            names = _alias_columns(node)
-            if names and isinstance(relation, FunctionRelation):  # f(...) AS r(a, b): its columns are known
-                relation = DerivedRelation({name: relation.column(name) or NO_EDGES for name in names})
-        elif isinstance(node, (exp.Unnest, exp.Lateral)):
+        elif isinstance(node, (exp.Unnest, exp.Lateral)):  # unnest(...), LATERAL f(...), LATERAL VIEW f(...)
             edges = self.expression(node, scope, Context().wrapped())
             relation = FunctionRelation(frozenset(edges))
         else:
             relation = FunctionRelation()
+        if names and isinstance(relation, FunctionRelation):  # f(...) AS r(a, b): its columns are known
+            relation = DerivedRelation({name: relation.column(name) or NO_EDGES for name in names})
+        for pivot in node.args.get("pivots") or ():  # FROM t PIVOT (...) [AS p]: the pivot replaces t
+            relation = self.pivots.apply(pivot, relation, Scope(sources={alias: relation}, parent=scope))
+            alias = pivot.alias.lower() if pivot.alias else alias
         scope.sources[alias] = relation
 
     def _join_edges(self, join: exp.Join, scope: Scope) -> set:
@@ -289,6 +327,9 @@ class QueryEvaluator:
             return self.expression(node.this, scope, context, aliases=aliases)
         if isinstance(node, exp.Window):
             return self._window(node, scope, context, aliases)
+        if isinstance(node, exp.Filter):  # agg(x) FILTER (WHERE c): c only selects the rows agg sees
+            return (self.expression(node.this, scope, context, aliases=aliases)
+                    | self.expression(node.expression, scope, context.or_indirect("FILTER"), aliases=aliases))
         if isinstance(node, exp.Case):
             return self._case(node, scope, context, aliases)
         if isinstance(node, exp.If):
@@ -312,7 +353,13 @@ class QueryEvaluator:
 
     def _window(self, node: exp.Window, scope: Scope, context: Context, aliases: bool) -> set:
         function = node.this
-        edges = self.expression(function, scope, context.wrapped(), aliases=aliases)
+        navigation = function.this if isinstance(function, _NULL_TREATMENT) else function
+        if isinstance(navigation, _NAVIGATION):  # lag(v) OVER (...) is v from another row: no aggregate
+            edges = set()
+            for argument in navigation.iter_expressions():
+                edges |= self.expression(argument, scope, context.wrapped(), aliases=aliases)
+        else:
+            edges = self.expression(function, scope, context.wrapped(), aliases=aliases)
         frame = context.or_indirect("WINDOW")
         for element in node.args.get("partition_by") or ():
             edges |= self.expression(element, scope, frame, aliases=aliases)
@@ -341,7 +388,28 @@ class QueryEvaluator:
         name = node.name.lower()
         if aliases and not node.table and name in scope.projections:
             return self.expression(scope.projections[name], scope, context)
+        struct = self._struct_column(node, scope)
+        if struct is not None:  # a field of a struct column: the column, transformed
+            return compose(struct, context.wrapped())
         return set()
+
+    def _struct_column(self, node: exp.Column, scope: Scope) -> Edges | None:
+        """Dotted access into a struct column that names no table: ``c.address.city`` (alias ``c``,
+        column ``address``) or ``address.city`` (column ``address``). sqlglot reads the dots as
+        schema / table qualifiers, which ``_find_column`` has already tried."""
+        parts = [p.name.lower() for p in node.parts]
+        if len(parts) < 2:
+            return None
+        if len(parts) >= 3:
+            current: Scope | None = scope
+            while current is not None:
+                source = current.sources.get(parts[0])
+                edges = source.column(parts[1]) if source is not None else None
+                if edges is not None:
+                    return edges
+                current = current.parent
+        found = self._find_column(exp.column(parts[0]), scope)
+        return found[1] if found is not None else None
 
     def _find_column(self, node: exp.Column, scope: Scope) -> tuple[Relation, Edges] | None:
         """The relation owning ``node`` and the column's edges, searching enclosing scopes outward."""
@@ -360,6 +428,26 @@ class QueryEvaluator:
                     return found
             current = current.parent
         return None
+
+
+def _shared_join_columns(select: exp.Select) -> frozenset[str] | None:
+    """The columns a bare ``*`` shows once because joins share them: the ``USING`` columns; ``None`` (every
+    repeated name) when a NATURAL join shares all common names."""
+    names: set[str] = set()
+    for join in select.args.get("joins") or ():
+        if (join.args.get("method") or "").upper() == "NATURAL":
+            return None
+        names.update(ident.name.lower() for ident in join.args.get("using") or ())
+    return frozenset(names)
+
+
+def _is_query(node: exp.Expression | None) -> bool:
+    return isinstance(node, (exp.Subquery, exp.Select, exp.SetOperation))
+
+
+def _references(node: exp.Expression, name: str) -> bool:
+    """True if ``node`` reads a relation called ``name`` (unqualified): a recursive CTE's self-reference."""
+    return any(not table.db and table.name.lower() == name for table in node.find_all(exp.Table))
 
 
 def _is_hash(node: exp.Expression) -> bool:
@@ -405,8 +493,3 @@ def _renamed(relation: DerivedRelation, names: list[str]) -> DerivedRelation:
     edges = [e for _, e in relation.output()]
     columns = {name: edges[i] if i < len(edges) else NO_EDGES for i, name in enumerate(names)}
     return DerivedRelation(columns, relation.rows, ())
-
-
-def _output_name(projection: exp.Expression) -> str:
-    name = projection.alias_or_name or projection.output_name
-    return (name or projection.sql()).lower()

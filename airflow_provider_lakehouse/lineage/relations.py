@@ -3,13 +3,16 @@
 A relation maps its output columns to lineage edges that end at persistent datasets. Base tables produce
 ``DIRECT IDENTITY`` edges to themselves; derived relations (CTEs, subqueries, temporary tables, views
 created by the script) carry the edges their query computed, plus ``rows``: the indirect edges (joins,
-filters, grouping, sorting) that decided which rows they hold.
+filters, grouping, sorting) that decided which rows they hold. A :class:`Scope` is what names one SELECT
+can see. Kept apart from the evaluator so that the statement layer and the PIVOT reader share them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from sqlglot import exp
 
 from airflow_provider_lakehouse.lineage.model import (
     DIRECT,
@@ -151,6 +154,25 @@ def _retype(edge: InputColumn, subtype: str) -> InputColumn:
     return InputColumn(edge.dataset, edge.column, Transformation(DIRECT, strongest, edge.transformation.masking))
 
 
+@dataclass
+class Scope:
+    """Names visible to one SELECT: its sources (by alias), its CTEs and the enclosing scope."""
+
+    sources: dict[str, Relation] = field(default_factory=dict)
+    ctes: dict[str, DerivedRelation] = field(default_factory=dict)
+    parent: Scope | None = None
+    projections: dict[str, exp.Expression] = field(default_factory=dict)
+    projection_list: list[exp.Expression] = field(default_factory=list)
+
+    def cte(self, name: str) -> DerivedRelation | None:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.ctes:
+                return scope.ctes[name]
+            scope = scope.parent
+        return None
+
+
 @dataclass(frozen=True)
 class Context:
     """Where a column sits inside the expression being evaluated.
@@ -199,3 +221,19 @@ def as_indirect(edges: Iterable[InputColumn], subtype: str) -> set[InputColumn]:
     """Re-type edges (direct or indirect) as ``INDIRECT subtype``: used for a subquery's row edges when
     the whole subquery only filters (``IN``, ``EXISTS``)."""
     return {InputColumn(e.dataset, e.column, Transformation(INDIRECT, subtype)) for e in edges}
+
+
+def unique_name(name: str, taken: dict[str, Edges]) -> str:
+    """A repeated output name gets DuckDB's suffix (``id``, ``id_1``, ``id_2``): ``SELECT x.id, y.id`` has
+    two columns, and a positional INSERT must see both."""
+    if name not in taken:
+        return name
+    k = 1
+    while f"{name}_{k}" in taken:
+        k += 1
+    return f"{name}_{k}"
+
+
+def output_name(projection: exp.Expression) -> str:
+    name = projection.alias_or_name or projection.output_name
+    return (name or projection.sql()).lower()

@@ -77,7 +77,8 @@ class SqlLineageMixin:
         try:
             self._run_lineage = self._sql_target().extract(self.sql)
             for error in self._run_lineage.errors:
-                log.info("lineage: statement %d not analysed: %s", error.index, error.message)
+                log.info("lineage: statement %d %s: %s", error.index,
+                         "partly analysed" if error.partial else "not analysed", error.message)
         except Exception:
             log.warning("lineage extraction failed", exc_info=True)
             self._run_lineage = None

@@ -19,6 +19,13 @@ _DOLLAR_TAG = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
 _POSITIONAL = re.compile(r"\$(\d+)")
 _NAMED = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_$]")
+_SPECIAL = re.compile(r"['\";$]|--|/\*")  # what can start a token that is not code
+# Where a quoted string or identifier may end: its quote, or a backslash escape (E'...' strings).
+_QUOTE_STOPS = {
+    ("'", False): re.compile(r"'"), ("'", True): re.compile(r"['\\]"),
+    ('"', False): re.compile(r'"'), ('"', True): re.compile(r'["\\]'),
+}
+_COMMENT_MARK = re.compile(r"/\*|\*/")
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,11 @@ def tokenize(sql: str) -> Iterator[Token]:
             yield Token("code", sql[code_start:upto], code_start)
 
     while i < n:
+        # Only these characters can start a token that is not code: jump to the next one (a scan in C).
+        special = _SPECIAL.search(sql, i)
+        if special is None:
+            break
+        i = special.start()
         c = sql[i]
         end: int | None = None
         kind: TokenKind | None = None
@@ -85,30 +97,28 @@ def tokenize(sql: str) -> Iterator[Token]:
 
 
 def _end_of_quoted(sql: str, start: int, quote: str, *, backslash: bool) -> int:
+    stops = _QUOTE_STOPS[(quote, backslash)]
     i, n = start + 1, len(sql)
-    while i < n:
-        c = sql[i]
-        if backslash and c == "\\":
+    while True:
+        stop = stops.search(sql, i)
+        if stop is None:
+            return n  # unterminated: the database will report it, with its own message
+        i = stop.start()
+        if sql[i] == "\\":
             i += 2
-            continue
-        if c == quote:
-            if i + 1 < n and sql[i + 1] == quote:  # doubled quote is an escaped quote
-                i += 2
-                continue
+        elif sql.startswith(quote, i + 1):  # doubled quote is an escaped quote
+            i += 2
+        else:
             return i + 1
-        i += 1
-    return n  # unterminated: the database will report it, with its own message
 
 
 def _end_of_block_comment(sql: str, start: int) -> int:
     depth, i, n = 0, start, len(sql)
-    while i < n:
-        if sql.startswith("/*", i):
-            depth, i = depth + 1, i + 2
-        elif sql.startswith("*/", i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return n
+    while True:
+        mark = _COMMENT_MARK.search(sql, i)
+        if mark is None:
+            return n
+        depth += 1 if mark.group(0) == "/*" else -1
+        i = mark.end()
+        if depth == 0:
+            return i

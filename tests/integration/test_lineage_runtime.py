@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -15,8 +16,8 @@ from openlineage.client.serde import Serde
 
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget
 from airflow_provider_lakehouse.hooks._openlineage import ducklake_facts, ducklake_naming
-from airflow_provider_lakehouse.lineage import Dataset
-from airflow_provider_lakehouse.lineage.openlineage import openlineage_datasets
+from airflow_provider_lakehouse.lineage import Dataset, Lineage
+from airflow_provider_lakehouse.lineage.openlineage import DatasetFacts, openlineage_datasets
 from tests import referee
 from tests.integration.test_spark_sql import run, spec_of
 from tests.referee import LakeSetup
@@ -40,16 +41,29 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
-def test_facts_match_the_catalog_and_the_event_validates(spark: Any, setup: LakeSetup) -> None:
+@dataclass(frozen=True)
+class _Ran:
+    """A script run on a fresh lake table ``src`` (k = i % 3, v = i for i < 10) and its lineage facts."""
+
+    info: dict[str, Any]
+    target: SqlTarget
+    lineage: Lineage
+    facts: dict[Dataset, DatasetFacts]
+
+
+def _run_on_src(spark: Any, setup: LakeSetup, script: str) -> _Ran:
     con = referee.connect()
     setup.attach(con)
     con.execute("CREATE TABLE lake.src AS SELECT i % 3 AS k, i AS v FROM range(10) t(i)").fetchall()
-
-    response = run(spark, setup, SCRIPT)
-    info = response["catalog_info"]
+    response = run(spark, setup, script)
     target = SqlTarget("ducklake", "main", "main", "duckdb")
-    lineage = target.extract(SCRIPT)
-    facts = ducklake_facts(spec_of(setup), target, lineage, response)
+    lineage = target.extract(script)
+    return _Ran(response["catalog_info"], target, lineage, ducklake_facts(spec_of(setup), target, lineage, response))
+
+
+def test_facts_match_the_catalog_and_the_event_validates(spark: Any, setup: LakeSetup) -> None:
+    ran = _run_on_src(spark, setup, SCRIPT)
+    info, target, lineage, facts = ran.info, ran.target, ran.lineage, ran.facts
 
     totals, src = Dataset("table", "main.totals", "ducklake://main"), Dataset("table", "main.src", "ducklake://main")
     con2 = referee.connect()
@@ -86,3 +100,35 @@ def test_facts_match_the_catalog_and_the_event_validates(spark: Any, setup: Lake
     assert total == {("v", "DIRECT", "AGGREGATION"), ("v", "DIRECT", "IDENTITY")}
     dataset_wide = {(f.field, t.subtype) for f in column_lineage.dataset for t in f.transformations}
     assert dataset_wide == {("k", "GROUP_BY"), ("v", "FILTER")}
+
+
+UPDATE_SCRIPT = """
+ATTACH 'ducklake' AS dl; USE dl;
+UPDATE src SET v = v + 1 WHERE k = 0;
+"""
+
+
+def test_in_place_update_reads_one_snapshot_and_writes_the_next(spark: Any, setup: LakeSetup) -> None:
+    """The target of an UPDATE is an input and an output (docs/lineage-rules.md): its input entry carries
+    the snapshot the script read, its output entry the snapshot it committed, and its self edge names the
+    input."""
+    ran = _run_on_src(spark, setup, UPDATE_SCRIPT)
+    info, target, lineage, facts = ran.info, ran.target, ran.lineage, ran.facts
+    src = Dataset("table", "main.src", "ducklake://main")
+    assert lineage.get(src.key).access == "read_write"  # type: ignore[union-attr]
+    assert (facts[src].version_read, facts[src].version) == (str(info["snapshot_before"]), str(info["snapshot_after"]))
+
+    inputs, outputs = openlineage_datasets(lineage, ducklake_naming(target), facts)
+    (read,), (written,) = inputs, outputs
+    assert (read.namespace, read.name) == (written.namespace, written.name) == ("ducklake://main", "main.src")
+    assert read.facets["version"].datasetVersion == str(info["snapshot_before"])
+    assert written.facets["version"].datasetVersion == str(info["snapshot_after"])
+    assert "outputStatistics" not in (read.inputFacets or {})
+    event = RunEvent(eventType=RunState.COMPLETE, eventTime=dt.datetime.now(dt.timezone.utc).isoformat(),
+                     run=Run(runId=str(uuid.uuid4())), job=Job(namespace="tests", name="lineage.update"),
+                     producer="https://example.invalid/tests", inputs=inputs, outputs=outputs)
+    assert validate_event(json.loads(Serde.to_json(event))) == []
+    column_lineage = written.facets["columnLineage"]
+    v = {(f.name, f.field, t.type, t.subtype) for f in column_lineage.fields["v"].inputFields for t in f.transformations}
+    assert v == {("main.src", "v", "DIRECT", "TRANSFORMATION")}
+    assert {(f.field, t.subtype) for f in column_lineage.dataset for t in f.transformations} == {("k", "FILTER")}

@@ -93,8 +93,9 @@ def _expected_dataset(case_id: str, key: str, raw: Mapping[str, Any]) -> Expecte
     return ExpectedDataset(
         kind=raw.get("kind", "table"),
         access=raw["access"],
-        columns_read=frozenset(raw.get("columns_read") or ()),
-        columns_written=frozenset(raw.get("columns_written") or ()),
+        # str(): YAML reads a column named 2023 (a pivoted year) as a number.
+        columns_read=frozenset(str(c) for c in raw.get("columns_read") or ()),
+        columns_written=frozenset(str(c) for c in raw.get("columns_written") or ()),
         column_lineage=column_lineage,
         dataset_lineage=frozenset(raw.get("dataset_lineage") or ()),
         lifecycle=raw.get("lifecycle"),

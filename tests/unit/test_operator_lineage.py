@@ -104,3 +104,15 @@ def test_lineage_problems_never_fail_the_task() -> None:
         unknown = DataTableOperator(task_id="unknown", datatable="nosuchtable", sql="SELECT * FROM t")
     lineage = unknown.get_openlineage_facets_on_start()  # the connection does not exist: logged, empty
     assert lineage.inputs == [] and lineage.outputs == []
+
+
+def test_partial_lineage_still_declares_assets() -> None:
+    """A PIVOT whose column names depend on the data yields partial lineage: its tables are all known, so
+    the task still declares them (an unanalysable statement would leave only the asset alias)."""
+    with DAG("lineage_partial"):
+        pivot = DucklakeOperator(task_id="pivot", sql="ATTACH 'ducklake' AS dl; USE dl; "
+                                 "CREATE TABLE mart.wide AS PIVOT sales.orders ON channel USING sum(amount) GROUP BY region")
+        broken = DucklakeOperator(task_id="broken", sql="CREATE TABLE mart.bad AS SELEC 1")
+    assert uris(pivot.inlets) == ["ducklake://main/sales.orders"]
+    assert uris(pivot.outlets) == ["ducklake://main/mart.wide"]
+    assert broken.outlets == [AssetAlias("lakehouse__lineage_partial__broken")]

@@ -22,6 +22,10 @@ from airflow_provider_lakehouse.sql import bind_pyformat, placeholders_in, split
         ("select E'it\\'s;'; select 2", ["select E'it\\'s;'", "select 2"]),
         ("select 'it''s;'", ["select 'it''s;'"]),
         ("  ;; -- only a comment\n ; ", []),
+        ("select 'open; select 2", ["select 'open; select 2"]),  # unterminated: the database will say
+        ("select /* open; select 2", ["select /* open; select 2"]),
+        ('select "a\\"; select 2', ['select "a\\"', "select 2"]),  # no backslash escapes in identifiers
+        ("select e'\\\\'; select 2", ["select e'\\\\'", "select 2"]),  # an escaped backslash, then the quote
     ],
 )
 def test_split_statements(sql: str, expected: list[str]) -> None:
