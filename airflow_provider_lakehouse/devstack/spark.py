@@ -118,8 +118,9 @@ def connect_conf(*, bind_address: str, port: int, driver_host: str) -> dict[str,
         "spark.driver.bindAddress": bind_address,
         "spark.driver.host": driver_host,
         "spark.ui.enabled": "false",
-        # Python data sources that implement pushFilters fail without it (off by default in 4.3).
-        "spark.sql.python.filterPushdown.enabled": "true",
+        # Idle Python workers (not their daemons) end after a minute instead of holding memory between tasks.
+        "spark.python.worker.idleTimeoutSeconds": "60",
+        "spark.python.worker.killOnIdleTimeout": "true",
     }
 
 

@@ -138,13 +138,12 @@ class DucklakeHook(BaseHook):
         from airflow_provider_lakehouse.spark.driver import PlanRunner
         from airflow_provider_lakehouse.spark.session import connect_session, local_session
 
-        if self.engine == "spark_connect":
-            from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+        if self.engine != "spark_connect":
+            return PlanRunner(local_session(self.spec.spark_conf), self.spec, options, redact=redactor.redact).run(plan)
+        from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
-            url = SparkConnectHook(conn_id=self.spec.spark_conn_id or "").get_connection_url()
-            spark = connect_session(url, self.spec.spark_conf)
-        else:
-            spark = local_session(self.spec.spark_conf)
+        url = SparkConnectHook(conn_id=self.spec.spark_conn_id or "").get_connection_url()
+        spark = connect_session(url, self.spec.spark_conf)  # shared with other tasks: never stopped here
         return PlanRunner(spark, self.spec, options, redact=redactor.redact).run(plan)
 
     def _submit(self, plan: Plan, options: RunOptions) -> dict[str, Any]:

@@ -1,2 +1,5 @@
-"""SQL on Spark against a lake: the pure planner (``plan``) and the driver application (``driver``,
-the only module importing PySpark, with its Python data source)."""
+"""SQL on Spark against a lake.
+
+Pure (neither PySpark nor Airflow): the planner (``plan``, ``semantics``, ``merge``) and what executors run
+(``tasks``, ``parquet_copy``). Importing PySpark: the driver application (``driver``, ``job``), sessions
+(``session``), and the readers it builds on (``native``, ``scans``, ``files``)."""

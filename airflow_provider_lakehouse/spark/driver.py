@@ -48,9 +48,7 @@ DEFAULT_MAX_ROWS = 1000
 TABLE_WRITES = frozenset({"create_table", "ctas", "drop_table", "alter", "insert", "delete", "update", "merge"})
 SESSION_CONF = {
     "spark.sql.session.timeZone": "UTC",
-    # Spark 4.3 keeps one pushed-down filter set per Python data source relation: when the optimizer scans a
-    # relation twice (a UNION pushed below an anti join, a CTE used twice) one scan would use the other's
-    # filters. Files are pruned by the planner instead (see plan.TableRef.predicates), per view.
+    # Files are pruned by the planner (see plan.TableRef.predicates), per view; no filter is pushed into Python.
     "spark.sql.python.filterPushdown.enabled": "false",
     "spark.sql.parquet.fieldId.read.enabled": "true",
     # Casts that cannot convert, overflows and out-of-range values fail, as in DuckDB; where DuckDB succeeds
@@ -66,7 +64,7 @@ class RunOptions:
     :param max_rows: rows kept per SELECT in the result (the count is always exact).
     :param native_reads: read filesystem lakes with Spark's own Parquet reader where it is exact.
     :param s3a: read S3 lakes with Spark's ``s3a://`` reader (needs hadoop-aws and S3A credentials configured on
-        the cluster); default: the provider's Python data source over pyarrow.
+        the cluster); default: executors read them with pyarrow (see .scans).
     :param author: stored as each snapshot's author (default: the task's ``dag_id.task_id``).
     :param message: each snapshot's commit message (default: names the task instance and try).
     :param task: the Airflow task instance the script runs for: recorded in the commit, and a retry of a try
@@ -673,14 +671,14 @@ class PlanRunner:
         if not plan.files and not plan.inlined.num_rows:
             empty = spark_arrow_schema(output_schema(columns, virtual)).empty_table()
             return self._frame(empty), {**scan, "reader": "none"}
-        from airflow_provider_lakehouse.spark.datasource import register_scan
+        from airflow_provider_lakehouse.spark.scans import scan_frame
 
         task = ScanTask(
             data_path=self.lake.data_path, s3=self.spec.s3, table=plan.table, snapshot_id=plan.snapshot_id,
             columns=tuple(columns), files=plan.files, virtual=virtual, name_maps=self.lake.name_maps(plan),
             inlined_ipc=table_to_ipc(plan.inlined) if plan.inlined.num_rows else b"",
         )
-        return register_scan(self.spark, task), {**scan, "reader": "python-source"}
+        return scan_frame(self.spark, task), {**scan, "reader": "python-source"}
 
     @staticmethod
     def _projection(table: TableInfo, ref: TableRef) -> list[Column]:

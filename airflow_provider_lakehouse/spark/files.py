@@ -7,7 +7,6 @@ in executors, with credentials carried inside the pickled task.
 from __future__ import annotations
 
 import fnmatch
-import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +22,6 @@ from airflow_provider_lakehouse.exceptions import LakehouseError
 from airflow_provider_lakehouse.spark.plan import FileRef
 from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch
 
-_counter = itertools.count(1)
 
 
 def storage_for(path: str, s3: S3Spec | None) -> Storage:
@@ -106,36 +104,11 @@ def read_files(spark: Any, ref: FileRef, s3: S3Spec | None) -> Any:
 
 
 def _register(spark: Any, task: FileTask) -> Any:
-    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
-    from pyspark.sql.pandas.types import from_arrow_schema
+    """One Spark task per file, read by an executor with pyarrow (see :mod:`.scans`)."""
+    from airflow_provider_lakehouse.spark.scans import partitioned_read
 
-    class _Partition(InputPartition):
-        def __init__(self, paths: tuple[str, ...]) -> None:
-            super().__init__(paths[0])
-            self.paths = paths
-
-    class _Reader(DataSourceReader):
-        def partitions(self) -> list[InputPartition]:
-            return [_Partition((p,)) for p in task.paths]
-
-        def read(self, partition: Any) -> Iterator[pa.RecordBatch]:
-            yield from _read_partition(task, partition.paths)
-
-    name = f"lakehouse_files_{next(_counter)}"
-
-    class _Source(DataSource):
-        @classmethod
-        def name(cls) -> str:
-            return name
-
-        def schema(self) -> Any:
-            return from_arrow_schema(task.schema)
-
-        def reader(self, schema: Any) -> DataSourceReader:
-            return _Reader()
-
-    spark.dataSource.register(_Source)
-    return spark.read.format(name).load()
+    assert task.schema is not None
+    return partitioned_read(spark, [(p,) for p in task.paths], lambda paths: _read_partition(task, paths), task.schema)
 
 
 def write_single_file(frame: Any, path: str, fmt: str, options: Mapping[str, Any], s3: S3Spec | None) -> int:

@@ -29,9 +29,10 @@ def merge_queries(step: Step, columns: Sequence[str]) -> MergeQueries:
     >>> step = plan_script("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
     ...                    "WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)").steps[0]
     >>> queries = merge_queries(step, ["id", "v"])
-    >>> "JOIN __lake_main__s_1 AS s ON t.id = s.id" in queries.matched
+    >>> source, target = (ref.view for ref in sorted(step.tables, key=lambda r: r.row_ids))
+    >>> f"JOIN {source} AS s ON t.id = s.id" in queries.matched
     True
-    >>> "LEFT ANTI JOIN __lake_main__t__rowids AS t ON t.id = s.id" in queries.not_matched
+    >>> f"LEFT ANTI JOIN {target} AS t ON t.id = s.id" in queries.not_matched
     True
     """
     d = step.details

@@ -11,13 +11,14 @@ Planning fails for the whole script before anything runs, so an unsupported stat
 ...                    parameters={"kind": "click"})
 >>> plan.lake, [s.kind for s in plan.steps]
 ('main', ['attach', 'use', 'select'])
->>> plan.steps[2].query
-'SELECT COUNT(*) AS n FROM __lake_main__events_1 AS events WHERE kind = :kind'
+>>> plan.steps[2].query.replace(plan.steps[2].tables[0].view, "<view>")
+'SELECT COUNT(*) AS n FROM <view> AS events WHERE kind = :kind'
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -238,7 +239,10 @@ class _Planner:
         self.lake = lake
         self.aliases: set[str] = set()
         self.default_schema = "main"
-        self.temp_objects: set[str] = set()
+        # temp table/view name (lower case) -> the Spark view holding it, unique to this script: scripts of
+        # concurrent tasks share one Spark Connect session (see session.connect_session)
+        self.temp_objects: dict[str, str] = {}
+        self.token = uuid.uuid4().hex[:10]
         self.open_transaction = False
         self._view_counter = 0
 
@@ -340,9 +344,10 @@ class _Planner:
         name = tree.this.name if isinstance(tree.this, exp.Table) else ""
         if tree.expression is None or not name:
             raise _fail(statement, "temporary tables and views must be created AS SELECT.")
-        step = self._query(statement, tree.expression, kind, target=name,
-                           details={"or_replace": bool(tree.args.get("replace"))})
-        self.temp_objects.add(name.lower())
+        view = self.temp_objects.get(name.lower()) or f"__temp_{_ident(name)}_{self.token}"
+        step = self._query(statement, tree.expression, kind, target=view,
+                           details={"or_replace": bool(tree.args.get("replace")), "name": name})
+        self.temp_objects[name.lower()] = view
         return step
 
     def _insert(self, statement: Statement, tree: exp.Insert) -> Step:
@@ -456,9 +461,9 @@ class _Planner:
         if kind not in ("TABLE", "VIEW"):
             raise _fail(statement, f"DROP {kind} is not supported.")
         if table.name.lower() in self.temp_objects and not table.args.get("db"):
-            self.temp_objects.discard(table.name.lower())
-            return Step(statement.index, statement.text, "drop_temp", target=table.name,
-                        details={"if_exists": if_exists})
+            view = self.temp_objects.pop(table.name.lower())
+            return Step(statement.index, statement.text, "drop_temp", target=view,
+                        details={"if_exists": if_exists, "name": table.name})
         if kind == "VIEW":
             raise _fail(statement, "only temporary views can be dropped.")
         return Step(statement.index, statement.text, "drop_table", target=self._table_name(statement, table),
@@ -571,7 +576,7 @@ class _Planner:
 
     def next_view(self, prefix: str) -> str:
         self._view_counter += 1
-        return f"{prefix}{self._view_counter}"
+        return f"{prefix}{self._view_counter}_{self.token}"
 
     def _spark(self, tree: exp.Expression) -> str:
         if self.dialect == "duckdb":
@@ -617,7 +622,7 @@ class _Refs:
         """The DML target: registered with row ids, every column."""
         name = self.planner._table_name(self.statement, table)
         schema, _, table_name = name.partition(".")
-        view = f"__lake_{_ident(schema)}__{_ident(table_name)}__rowids"
+        view = f"__lake_{_ident(schema)}__{_ident(table_name)}__rowids_{self.planner.token}"
         self.tables[view] = TableRef(view=view, schema=schema, table=table_name, row_ids=True)
         return view, name
 
@@ -671,9 +676,11 @@ class _Refs:
             fmt = _format_of(inner.name) or "parquet"
             return self._file_view(node, (inner.name,), fmt, {})
         catalog, db = node.args.get("catalog"), node.args.get("db")
-        if catalog is None and db is None and (inner.name.lower() in self._ctes
-                                               or inner.name.lower() in self.planner.temp_objects):
+        if catalog is None and db is None and inner.name.lower() in self._ctes:
             return None
+        if catalog is None and db is None and inner.name.lower() in self.planner.temp_objects:
+            alias = node.args.get("alias")
+            return exp.to_table(self.planner.temp_objects[inner.name.lower()]).as_(alias.name if alias else inner.name)
         name = self.planner._table_name(self.statement, node)
         schema, _, table = name.partition(".")
         version: int | str | None = None

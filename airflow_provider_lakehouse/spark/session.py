@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,17 +39,56 @@ def local_session(conf: Mapping[str, str] | None = None) -> Any:
     return spark
 
 
+#: sessions this process holds, by session key (a process may talk to several lakes or servers)
+_CONNECT_SESSIONS: dict[str, Any] = {}
+
+
 def connect_session(url: str, conf: Mapping[str, str] | None = None) -> Any:
-    """A Spark Connect session to ``url`` (``sc://host:port``); runtime SQL settings from ``conf`` applied."""
+    """A Spark Connect session to ``url`` (``sc://host:port``); runtime SQL settings from ``conf`` applied.
+
+    Every task with the same server and settings uses **one shared server-side session** (a session id derived
+    from them), never one of its own: the server starts Python worker daemons per session and never stops them
+    (found under a scheduler: 7 processes and 600 MB per task, forever), and a shared session keeps its workers
+    warm between tasks. Scripts keep their temporary views apart by names unique to each run (see
+    :mod:`.plan`); they register nothing else in the session. If the server closed the session (its idle
+    timeout), the next id of the same series is used.
+    """
     from pyspark.sql import SparkSession
 
+    settings = {k: v for k, v in sorted((conf or {}).items()) if k.startswith("spark.sql.")}
+    key = json.dumps([url.rstrip("/"), settings])
+    cached = _CONNECT_SESSIONS.get(key)
+    if cached is not None and _alive(cached):
+        return cached
     had_flag = "SPARK_CONNECT_MODE_ENABLED" in os.environ
-    spark = SparkSession.builder.remote(url).getOrCreate()
-    if not had_flag:
-        # PySpark sets this for the whole process and never clears it; a later local session or spark-submit
-        # started from this process would then fail with CONNECT_URL_NOT_SET.
-        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
-    for key, value in (conf or {}).items():
-        if key.startswith("spark.sql."):
-            spark.conf.set(key, value)
-    return spark
+    try:
+        for generation in range(_MAX_GENERATIONS):
+            session_id = str(uuid.uuid5(_NAMESPACE, f"{key}#{generation}"))
+            spark = SparkSession.builder.remote(f"{url.rstrip('/')}/;session_id={session_id}").create()
+            try:
+                for name, value in settings.items():
+                    spark.conf.set(name, value)
+                spark.conf.get("spark.sql.session.timeZone")  # the first round trip: is the session usable?
+            except Exception as exc:
+                if "SESSION_CLOSED" not in str(exc):
+                    raise
+                continue  # closed by the server's idle timeout: ids are never reused, take the next one
+            _CONNECT_SESSIONS[key] = spark
+            return spark
+    finally:
+        if not had_flag:
+            # PySpark sets this for the whole process and never clears it; a later local session or spark-submit
+            # started from this process would then fail with CONNECT_URL_NOT_SET.
+            os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    raise RuntimeError(f"Spark Connect at {url} has closed {_MAX_GENERATIONS} sessions of this series; restart it.")
+
+
+_NAMESPACE = uuid.UUID("9a8f0c52-6a4e-4c8e-9a4b-2f0d6b8a9c11")
+_MAX_GENERATIONS = 1000
+
+
+def _alive(spark: Any) -> bool:
+    try:
+        return not spark.is_stopped
+    except Exception:
+        return False
