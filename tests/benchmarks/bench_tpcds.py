@@ -1,6 +1,10 @@
 """TPC-DS pipeline benchmark: the pipeline's SQL on each engine over one lake, answers checked, costs measured.
 
     python -m tests.benchmarks.bench_tpcds [--sf 0.1] [--engines connect,submit,duckdb] [--storage s3|fs]
+    python -m tests.benchmarks.bench_tpcds --sf 1 --engines connect:1,connect:2,connect:4
+
+``ENGINE:N`` runs up to N tasks of a stage at once (threads, each a ``DucklakeHook`` run, as Airflow runs a task
+group's tasks with ``max_active_tasks=N``); the default is 1, one after another.
 
 Runs the 51 SQL tasks of ``dags_examples/tpcds_pipeline.py`` (the same :func:`pipeline_tasks`; the Data Table
 publish step is left out: it is the same small copy whatever the engine) one after another, stage by stage, on
@@ -167,9 +171,28 @@ def _duckdb_runner(setup: Any) -> Any:
     return run
 
 
+def engine_of(name: str) -> tuple[str, int]:
+    """``connect:4`` -> (``connect``, 4): the engine and how many tasks of a stage run at once.
+
+    >>> engine_of("connect:4"), engine_of("duckdb")
+    (('connect', 4), ('duckdb', 1))
+    """
+    base, _, concurrency = name.partition(":")
+    return base, int(concurrency or 1)
+
+
+def label(name: str) -> str:
+    base, concurrency = engine_of(name)
+    return ENGINES[base] + (f", {concurrency} tasks at once" if concurrency > 1 else "")
+
+
 def run_engine(engine: str, tasks: list[PipelineTask], setup: Any, connect_pid: int | None) -> EngineRun:
-    """Run every task in order on ``engine``, measuring each stage; stop at the first failure."""
-    run = _duckdb_runner(setup) if engine == "duckdb" else _spark_runner("main")
+    """Run every task on ``engine`` stage by stage (up to its concurrency at once), measuring each stage; stop
+    at the first failure."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base, concurrency = engine_of(engine)
+    run = _duckdb_runner(setup) if base == "duckdb" else _spark_runner("main")
     me = os.getpid()
 
     def pids() -> list[int]:
@@ -179,16 +202,17 @@ def run_engine(engine: str, tasks: list[PipelineTask], setup: Any, connect_pid: 
     for stage in STAGES:
         cost = result.stages.setdefault(stage, StageCost())
         cpu_before, start = _busy_cpu_seconds(), time.perf_counter()
-        with MemorySampler(pids) as memory:
-            for task in (t for t in tasks if t.stage == stage):
-                task_start = time.perf_counter()
-                try:
+        def one(task: PipelineTask) -> None:
+            task_start = time.perf_counter()
+            try:
+                if not result.error:
                     run(task)
-                except Exception as exc:  # the report says which task failed and why
-                    result.error = f"{stage}.{task.name}: {type(exc).__name__}: {str(exc)[:600]}"
-                cost.tasks[task.name] = round(time.perf_counter() - task_start, 3)
-                if result.error:
-                    break
+            except Exception as exc:  # the report says which task failed and why
+                result.error = result.error or f"{stage}.{task.name}: {type(exc).__name__}: {str(exc)[:600]}"
+            cost.tasks[task.name] = round(time.perf_counter() - task_start, 3)
+
+        with MemorySampler(pids) as memory, ThreadPoolExecutor(max_workers=concurrency) as pool:
+            list(pool.map(one, [t for t in tasks if t.stage == stage]))
         cost.wall_s = time.perf_counter() - start
         cost.cpu_s = _busy_cpu_seconds() - cpu_before
         cost.peak_rss_mb = memory.peak_bytes / 2**20
@@ -231,6 +255,7 @@ def _lake_setup(lake: dict[str, Any]) -> Any:
 
 def _engine_conn(lake: dict[str, Any], engine: str, spark_conf: dict[str, str]) -> str:
     conn = json.loads(json.dumps(lake["conn"]))
+    engine = engine_of(engine)[0]
     if engine == "connect":
         conn["extra"]["spark_conn_id"] = "spark_connect_local"
         conn["extra"]["spark_conf"] = dict(spark_conf)  # spark.sql.* settings reach the Connect session
@@ -243,12 +268,13 @@ def _engine_conn(lake: dict[str, Any], engine: str, spark_conf: dict[str, str]) 
 def spawn_engine(engine: str, tasks: list[PipelineTask], lake: dict[str, Any], env: dict[str, str],
                  connect_pid: int | None, workdir: Path, spark_conf: dict[str, str]) -> EngineRun:
     """Run one engine in a fresh Python process and read back its measurements."""
-    spec_file, output = workdir / f"{engine}.json", workdir / f"{engine}.result.json"
+    slug = engine.replace(":", "-")
+    spec_file, output = workdir / f"{slug}.json", workdir / f"{slug}.result.json"
     spec_file.write_text(json.dumps({"engine": engine, "tasks": [asdict(t) for t in tasks], "lake": lake,
                                      "connect_pid": connect_pid, "output": str(output)}))
     spec_file.chmod(0o600)  # holds the catalog credentials
     child_env = dict(env, AIRFLOW_CONN_DUCKLAKE_MAIN=_engine_conn(lake, engine, spark_conf), PYSPARK_PYTHON=sys.executable)
-    log = workdir / f"{engine}.log"
+    log = workdir / f"{slug}.log"
     with log.open("w") as out:
         proc = subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_tpcds", "--run-engine", str(spec_file)],
                               env=child_env, stdout=out, stderr=subprocess.STDOUT)
@@ -326,10 +352,10 @@ def markdown(runs: list[EngineRun], scale_factor: float, input_gb: float, storag
         wrong = [q for q, v in run.answers.items() if v]
         answers = "failed" if run.error else (f"{len(run.answers) - len(wrong)}/{len(run.answers)} equal"
                                               if run.answers else "-")
-        lines.append(f"| {ENGINES[run.engine]} | " + " | ".join(stages) + f" | {run.wall_s:.1f} | "
+        lines.append(f"| {label(run.engine)} | " + " | ".join(stages) + f" | {run.wall_s:.1f} | "
                      f"{run.cpu_s / input_gb:.0f} | {run.peak_rss_mb:.0f} | {answers} |")
     lines.append("")
-    connect = next((r for r in runs if r.engine == "connect" and not r.error), None)
+    connect = next((r for r in runs if engine_of(r.engine)[0] == "connect" and not r.error), None)
     if connect and scale_factor == 1:
         verdict = "met" if connect.wall_s <= GOAL_SECONDS else "missed"
         lines.append(f"Goal SF 1 within {GOAL_SECONDS:.0f} s through Spark Connect: {verdict} ({connect.wall_s:.1f} s).")
@@ -362,7 +388,7 @@ def chart(runs: list[EngineRun], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 1.2 + 0.8 * len(runs)))
-    labels = [ENGINES[r.engine] for r in runs]
+    labels = [label(r.engine) for r in runs]
     left = [0.0] * len(runs)
     for stage in STAGES:
         widths = [r.stages[stage].wall_s if stage in r.stages else 0.0 for r in runs]
@@ -409,7 +435,7 @@ def main() -> None:
 
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     spark_conf = dict(item.split("=", 1) for item in args.spark_conf)
-    unknown = set(engines) - set(ENGINES)
+    unknown = {engine_of(e)[0] for e in engines} - set(ENGINES)
     if unknown:
         parser.error(f"unknown engines {sorted(unknown)}; choose from {sorted(ENGINES)}")
     stack = Stack()
@@ -430,7 +456,7 @@ def main() -> None:
         os.environ.update(env)
         setup = _lake_setup(lake)
         connect_pid = None
-        if "connect" in engines:
+        if any(engine_of(e)[0] == "connect" for e in engines):
             connect_started = not stack.spark_connect_server().running()
             stack.start_spark_connect(log=lambda _m: None)
             env = dict(os.environ, **stack.env())
@@ -438,8 +464,8 @@ def main() -> None:
         runs = []
         with tempfile.TemporaryDirectory() as workdir:
             for engine in engines:
-                say(f"{ENGINES[engine]}: {len(tasks)} tasks ...")
-                run = spawn_engine(engine, tasks, lake, env, connect_pid if engine == "connect" else None,
+                say(f"{label(engine)}: {len(tasks)} tasks ...")
+                run = spawn_engine(engine, tasks, lake, env, connect_pid if engine_of(engine)[0] == "connect" else None,
                                    Path(workdir), spark_conf)
                 if not run.error:
                     run.answers = check_answers(setup, landing, args.sf)

@@ -70,7 +70,12 @@ def run_pipeline_and_check_answers(stack: Any, stack_env: dict[str, str], landin
     xcoms = read_xcoms("tpcds_pipeline", env)
     engines = {xcom["engine"] for xcom in xcoms.values() if isinstance(xcom, dict) and "engine" in xcom}
     assert engines == {"spark_connect" if spark_conn_id else "local"}
+    check_tpcds_results(env, setup, landing, scale_factor)
 
+
+def check_tpcds_results(env: dict[str, str], setup: Any, landing: str, scale_factor: str) -> None:
+    """Every ``results.qNN`` equals DuckDB's answer on the landing files and the generator's reference answer;
+    the Data Table holds the published aggregates."""
     con = referee.connect()
     setup.attach(con)
     for table in SOURCE_TABLES:
