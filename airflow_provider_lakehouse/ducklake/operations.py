@@ -16,8 +16,11 @@ from airflow_provider_lakehouse.ducklake.types import Column
 
 @dataclass(frozen=True)
 class CreateSchema:
+    """A new schema; ``if_not_exists``: another writer creating it first is no conflict (see the commit)."""
+
     name: str
     path: str
+    if_not_exists: bool = False
 
 
 @dataclass(frozen=True)

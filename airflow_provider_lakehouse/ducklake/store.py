@@ -13,6 +13,7 @@ import re
 import sqlite3
 import threading
 import time
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -95,6 +96,14 @@ class CatalogConnection(ABC):
 #: messages of a server that is going away (PostgreSQL's admin shutdown, a crash, a dropped socket)
 _LOST = ("closed", "terminating connection", "server closed the connection", "consuming input failed",
          "connection reset", "connection refused", "shutting down")
+
+
+def _close_all(connections: list[Any]) -> None:
+    while connections:
+        try:
+            connections.pop().close()
+        except Exception:  # already broken: nothing to release
+            pass
 
 
 def is_connection_lost(exc: BaseException, conn: CatalogConnection) -> bool:
@@ -252,6 +261,7 @@ class PostgresStore(MetadataStore):
         self._idle: list[Any] = []
         self._idle_pid = os.getpid()
         self._lock = threading.Lock()
+        weakref.finalize(self, _close_all, self._idle)  # idle connections close with the store (or at exit)
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.spec!r}, metadata_schema={self.metadata_schema!r})"
@@ -263,6 +273,7 @@ class PostgresStore(MetadataStore):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, _lock=threading.Lock(), _idle_pid=os.getpid())
+        weakref.finalize(self, _close_all, self._idle)
 
     def connect(self) -> CatalogConnection:
         """A connection, reused from the idle ones this process keeps when possible: a new login costs more
@@ -271,8 +282,9 @@ class PostgresStore(MetadataStore):
 
     def _reuse(self) -> Any | None:
         with self._lock:
-            if self._idle_pid != os.getpid():  # a forked child must not share its parent's sockets
-                self._idle, self._idle_pid = [], os.getpid()
+            if self._idle_pid != os.getpid():  # a forked child must neither use nor close its parent's sockets
+                self._idle.clear()
+                self._idle_pid = os.getpid()
             while self._idle:
                 raw = self._idle.pop()
                 if not raw.closed:

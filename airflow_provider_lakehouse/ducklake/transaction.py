@@ -237,7 +237,7 @@ class Transaction:
                 return
             raise SchemaAlreadyExistsError(f"Schema {name!r} already exists.")
         self._new_schemas[name] = path_for(name)
-        self._ops.append(CreateSchema(name, self._new_schemas[name]))
+        self._ops.append(CreateSchema(name, self._new_schemas[name], if_not_exists))
 
     def drop_schema(self, name: str, *, if_exists: bool = False) -> None:
         if not self._schema_exists(name):
@@ -733,6 +733,17 @@ class Transaction:
             raise
         return snapshot
 
+    def _adopt_schemas(self, created: set[str], mine: changelog.ChangeSet) -> None:
+        """Scripts of concurrent tasks often start with ``CREATE SCHEMA IF NOT EXISTS``: when another writer
+        created the schema first, under the directory this one would have used, use theirs instead of failing.
+        (Only plain names: a name with other characters gets a random directory, which files may already use.)"""
+        adopted = [op for op in self._ops if _adopted(op, created)]
+        for op in adopted:
+            self._ops.remove(op)
+            self._new_schemas.pop(op.name, None)  # type: ignore[union-attr]
+            mine.created_schemas.discard(op.name)  # type: ignore[union-attr]
+            log.info("commit %s: schema %s was created concurrently; using it", self.commit_id, op.name)  # type: ignore[union-attr]
+
     def _changeset(self) -> changelog.ChangeSet:
         c = changelog.ChangeSet()
         for op in self._ops:
@@ -765,6 +776,7 @@ class Transaction:
         theirs = changelog.parse(
             r[0] for r in conn.query("SELECT changes_made FROM {M}ducklake_snapshot_changes WHERE snapshot_id > ?", (base,))
         )
+        self._adopt_schemas(theirs.created_schemas, mine)
         my_files = {fid for op in self._ops if isinstance(op, TableData) and op.table.changes is not None
                     for fid in op.table.changes.deleted_base_files()}
         their_files = {int(r[0]) for r in conn.query(
@@ -777,6 +789,11 @@ class Transaction:
             raise CommitConflictError(
                 f"Commit conflicts with snapshot(s) {base + 1}..{latest.snapshot_id}: {reason}. Nothing was committed."
             )
+
+
+def _adopted(op: Operation, created: set[str]) -> bool:
+    """A ``CREATE SCHEMA IF NOT EXISTS`` another writer beat to it, with the same directory: nothing to create."""
+    return isinstance(op, CreateSchema) and op.if_not_exists and op.name in created and op.path == f"{op.name}/"
 
 
 def _literal(value: Any) -> str:

@@ -233,3 +233,27 @@ def test_a_retried_commit_leaves_no_unreferenced_file(setup: LakeSetup, monkeypa
     assert sorted(lake.read("t").column("id").to_pylist()) == expected
     setup.attach(con)
     assert [r[0] for r in con.sql("SELECT id FROM lake.t ORDER BY id").fetchall()] == expected
+
+
+def test_concurrent_create_schema_if_not_exists_is_no_conflict(setup: LakeSetup) -> None:
+    """Scripts of parallel tasks start with CREATE SCHEMA IF NOT EXISTS: the second commit uses the schema the
+    first created (DuckDB reads both tables); without IF NOT EXISTS it is a conflict, as in DuckDB."""
+    lake = setup.create()
+    first, second = lake.transaction(), lake.transaction()
+    for tx, table in ((first, "a"), (second, "b")):
+        tx.create_schema("staging", if_not_exists=True)
+        tx.create_table(f"staging.{table}", pa.schema([("id", pa.int64())]))
+        tx.append(f"staging.{table}", pa.table({"id": [1, 2]}))
+    first.commit()
+    second.commit()
+    assert [s.name for s in lake.schemas()].count("staging") == 1
+    con = referee.connect()
+    setup.attach(con)
+    assert con.sql("SELECT (SELECT count(*) FROM lake.staging.a), (SELECT count(*) FROM lake.staging.b)").fetchone() == (2, 2)
+
+    third, fourth = lake.transaction(), lake.transaction()
+    third.create_schema("other")
+    fourth.create_schema("other")
+    third.commit()
+    with pytest.raises(CommitConflictError, match="schema 'other' was created concurrently"):
+        fourth.commit()

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote_plus
+from urllib.parse import quote
 
 from airflow_provider_lakehouse.devstack.ports import LOOPBACK, pick_port
 from tests.conftest import REPO_ROOT
@@ -165,7 +165,8 @@ def airflow_cluster(stack: Any, env: dict[str, str], dags: list[Path], *, parall
     server = stack.postgres_server()
     with server.admin_connect() as admin:
         admin.execute(f'CREATE DATABASE "{database}" OWNER lakehouse')
-    url = (f"postgresql+psycopg://lakehouse:{quote_plus(creds['pg_password'])}@{LOOPBACK}:"
+    password = quote(creds["pg_password"], safe="")  # the stack's password holds a space, quotes, @ and %
+    url = (f"postgresql+psycopg://lakehouse:{password}@{LOOPBACK}:"
            f"{stack.postgres_port()}/{database}")
     port = pick_port(18280)
     cluster_env = dict(env)

@@ -1,0 +1,71 @@
+"""Test DAG for the real-scheduler test: 16 mapped inserts into one lake table at once, some failing after their
+commit on the first try; one task killed after its commit, one killed in the middle of its script. Airflow retries
+them all; the table must end with every row exactly once."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pendulum
+from airflow.sdk import dag
+
+from airflow_provider_lakehouse.operators.ducklake import DucklakeOperator
+
+MAPPED = 16
+
+
+class FailsAfterCommit(DucklakeOperator):
+    """As if the worker died right after the commit: the first try of every fifth map index raises then."""
+
+    def execute(self, context: Any) -> Any:
+        response = super().execute(context)
+        ti = context["ti"]
+        if ti.try_number == 1 and ti.map_index % 5 == 0:
+            raise RuntimeError(f"injected failure after the commit (map index {ti.map_index})")
+        return response
+
+
+class KilledAfterCommit(DucklakeOperator):
+    """Commits, then waits on its first try to be killed (SIGKILL) by the test."""
+
+    def execute(self, context: Any) -> Any:
+        response = super().execute(context)
+        if context["ti"].try_number == 1:
+            Path(os.environ["LAKE_SCHEDULER_MARKERS"], "after_commit.pid").write_text(str(os.getpid()))
+            time.sleep(900)
+        return response
+
+
+class KilledMidScript(DucklakeOperator):
+    """Announces itself on its first try, then runs a script whose second statement is slow there: the test
+    kills it after the first statement has written its files, before the commit."""
+
+    def execute(self, context: Any) -> Any:
+        if context["ti"].try_number == 1:
+            Path(os.environ["LAKE_SCHEDULER_MARKERS"], "mid_script.pid").write_text(str(os.getpid()))
+        return super().execute(context)
+
+
+@dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, max_active_tasks=8,
+     default_args={"retries": 2, "retry_delay": dt.timedelta(seconds=3)})
+def lake_scheduler_retries() -> None:
+    create = DucklakeOperator(task_id="create", sql="CREATE TABLE IF NOT EXISTS sched_rows (source INTEGER, i INTEGER)")
+    inserts = FailsAfterCommit.partial(
+        task_id="insert", sql="INSERT INTO sched_rows SELECT $source, i FROM range(10) r(i)",
+    ).expand(parameters=[{"source": m} for m in range(MAPPED)])
+    after_commit = KilledAfterCommit(task_id="killed_after_commit",
+                                     sql="INSERT INTO sched_rows SELECT 100, i FROM range(10) r(i)")
+    mid_script = KilledMidScript(
+        task_id="killed_mid_script",
+        sql="INSERT INTO sched_rows SELECT 200, i FROM range(10) r(i); "
+            "SELECT count(*) AS n FROM range(CAST($spin AS BIGINT)) a, range(1000) b",
+        parameters={"spin": "{{ 4000000 if ti.try_number == 1 else 1 }}"},
+    )
+    create >> [inserts, after_commit, mid_script]
+
+
+lake_scheduler_retries()
