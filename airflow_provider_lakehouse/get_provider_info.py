@@ -81,9 +81,10 @@ DUCKLAKE_CONNECTION: dict[str, Any] = {
         "spark_conf": {"label": "Spark conf", "description": "Extra Spark properties for the job, as a JSON object.",
                        "schema": {"type": ["object", "null"], "format": "json"}},
         "spark_s3a": {"label": "Read S3 with s3a://",
-                      "description": "Let Spark read the lake's S3 files itself (the cluster needs hadoop-aws and "
-                                     "S3A credentials); otherwise they are read through pyarrow.",
-                      "schema": {"type": ["boolean", "null"], "default": False}},
+                      "description": "Spark reads the lake's S3 files itself with S3A (credentials are set per "
+                                     "session). Empty: when the cluster has hadoop-aws, else executors read them "
+                                     "with pyarrow; true: always; false: never.",
+                      "schema": {"type": ["boolean", "null"], "default": None}},
         "commit_max_retries": _integer("Commit retries", "How often a conflicting commit is retried.", 10),
         "commit_retry_wait_ms": _integer("Commit retry wait (ms)", "Base wait before a commit retry.", 100),
         "commit_retry_backoff": _number("Commit retry backoff", "Multiplier of the wait per retry.", 1.5, 1.0),

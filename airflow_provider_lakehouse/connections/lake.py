@@ -58,7 +58,7 @@ class DuckLakeSpec:
     spark_conn_id: str | None = None
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    spark_s3a: bool = False
+    spark_s3a: bool | None = None  # None: Spark reads S3 itself when it can (see spark.s3a)
 
     @property
     def secrets(self) -> list[str]:
@@ -103,13 +103,24 @@ def ducklake_spec_from_connection(
     return DuckLakeSpec(
         name=name, catalog=catalog, data_path=data_path, metadata_schema=extra.get("metadata_schema") or None, s3=s3,
         spark_conn_id=extra.get("spark_conn_id") or None, spark_conf={str(k): str(v) for k, v in spark_conf.items()},
-        spark_s3a=str(extra.get("spark_s3a", "")).lower() in ("true", "1", "yes"),
+        spark_s3a=_optional_flag(extra.get("spark_s3a")),
         retry=RetryPolicy(
             max_retries=int(extra.get("commit_max_retries", 10)), wait_ms=int(extra.get("commit_retry_wait_ms", 100)),
             backoff=float(extra.get("commit_retry_backoff", 1.5)),
             reconnect_timeout_s=float(extra.get("catalog_reconnect_timeout_s", 60)),
         ),
     )
+
+
+def _optional_flag(value: Any) -> bool | None:
+    """A connection flag that may be left unset (None).
+
+    >>> _optional_flag(None), _optional_flag("true"), _optional_flag(False), _optional_flag("")
+    (None, True, False, None)
+    """
+    if value is None or value == "":
+        return None
+    return str(value).lower() in ("true", "1", "yes")
 
 
 def s3_spec_from_aws_connection(conn: ConnectionLike) -> S3Spec:

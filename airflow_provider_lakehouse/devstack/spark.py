@@ -436,6 +436,7 @@ class SparkConnectServer:
     port: int
     master: str = "local[2]"
     driver_memory: str = "2g"
+    jars: tuple[Path, ...] = ()  # on the server's classpath, e.g. the S3A jars
 
     @property
     def url(self) -> str:
@@ -461,6 +462,8 @@ class SparkConnectServer:
             stopped again; the message ends with its log).
         """
         conf = connect_conf(bind_address=LOOPBACK, port=self.port, driver_host=LOOPBACK)
+        if self.jars:
+            conf["spark.jars"] = ",".join(str(j) for j in self.jars)
         argv = connect_argv(spark_home(), master=self.master, driver_memory=self.driver_memory, conf=conf)
         # Spark writes spark-warehouse/ (and derby.log with Hive) into its working directory.
         proc = self._jvm.spawn(argv, _base_env(self._jvm.conf_dir), cwd=self.state_dir / "connect")

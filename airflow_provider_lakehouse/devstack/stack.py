@@ -23,7 +23,7 @@ from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
 from airflow_provider_lakehouse.devstack.ports import LOOPBACK, pick_port
 from airflow_provider_lakehouse.devstack.postgres import PostgresServer, reachable_bin_dir
 from airflow_provider_lakehouse.devstack.seaweed import GRPC_OFFSET, REGION, SeaweedS3
-from airflow_provider_lakehouse.devstack.spark import SparkCluster, SparkConnectServer
+from airflow_provider_lakehouse.devstack.spark import SparkCluster, SparkConnectServer, spark_home
 
 DATA_TABLES_DB = "datatables"
 LAKE_CATALOG_DB = "lakehouse_catalog"
@@ -121,6 +121,7 @@ class Stack:
         return SparkConnectServer(
             state_dir=self.state_dir / "spark",
             port=int(state.get("spark_connect_port", SPARK_PREFERRED_PORTS["spark_connect"])),
+            jars=self.s3a_jar_paths(),
         )
 
     def spark_cluster(self) -> SparkCluster:
@@ -176,8 +177,26 @@ class Stack:
             s3.create_buckets()
         state["s3_ports"] = s3.ports
         self._save_state(state)
+        self.ensure_s3a_jars(log=log)
         self.write_env_file()
         return started
+
+    def ensure_s3a_jars(self, *, log: Any = print) -> list[Path]:
+        """The S3A jars for Spark (``hadoop-aws`` and what it needs), fetched with ``mvn`` once into
+        ``<state>/jars``; an empty list when they cannot be had (S3 lakes are then read with pyarrow)."""
+        from airflow_provider_lakehouse.devstack.jars import s3a_jars
+
+        try:
+            jars = s3a_jars(self.state_dir / "jars", spark_home() / "jars", log=log)
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            log(f"S3A is not available ({exc}); Spark reads S3 lakes through pyarrow")
+            jars = []
+        self._update_state(s3a_jars=[str(j) for j in jars])
+        return jars
+
+    def s3a_jar_paths(self) -> tuple[Path, ...]:
+        """The S3A jars :meth:`ensure_s3a_jars` found (none if it has not run or failed)."""
+        return tuple(Path(j) for j in self._load_state().get("s3a_jars", []) if Path(j).exists())
 
     def start_spark_connect(self, *, log: Any = print) -> str:
         """Start the Spark Connect server unless it is running; return its URL (``sc://127.0.0.1:<port>``).
@@ -335,14 +354,21 @@ class Stack:
         return {
             **self.airflow_env(),
             "AIRFLOW_CONN_DATATABLE_MAIN": pg_conn("datatable", DATA_TABLES_DB),
-            "AIRFLOW_CONN_DUCKLAKE_MAIN": pg_conn(
-                "ducklake", LAKE_CATALOG_DB, {"data_path": f"s3://{LAKE_BUCKET}/main/", "aws_conn_id": AWS_CONN_ID}
-            ),
+            "AIRFLOW_CONN_DUCKLAKE_MAIN": pg_conn("ducklake", LAKE_CATALOG_DB, self._lake_extra()),
             f"AIRFLOW_CONN_{AWS_CONN_ID.upper()}": json.dumps({
                 "conn_type": "aws", "login": creds["s3_access_key"], "password": creds["s3_secret_key"], "extra": aws_extra,
             }),
             **self._spark_conns(state),
         }
+
+    def _lake_extra(self) -> dict[str, Any]:
+        """Lake ``main``: data on the stack's S3; Spark gets the S3A jars (in-process and spark-submit; the
+        Connect server has them on its classpath) when they could be fetched."""
+        extra: dict[str, Any] = {"data_path": f"s3://{LAKE_BUCKET}/main/", "aws_conn_id": AWS_CONN_ID}
+        jars = self.s3a_jar_paths()
+        if jars:
+            extra["spark_conf"] = {"spark.jars": ",".join(str(j) for j in jars)}
+        return extra
 
     @staticmethod
     def _spark_conns(state: dict[str, Any]) -> dict[str, str]:

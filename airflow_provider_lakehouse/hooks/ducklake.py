@@ -123,8 +123,8 @@ class DucklakeHook(BaseHook):
         from dataclasses import replace
 
         options = options or RunOptions(task=task_identity())
-        if self.spec.spark_s3a and not options.s3a:
-            options = replace(options, s3a=True)
+        if options.s3a is None and self.spec.spark_s3a is not None:
+            options = replace(options, s3a=self.spec.spark_s3a)
         redactor = Redactor(self.spec.secrets)
         engine = self.engine
         if engine == "spark_submit":

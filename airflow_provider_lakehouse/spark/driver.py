@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlparse
 
 import pyarrow as pa
 
@@ -63,8 +64,10 @@ class RunOptions:
 
     :param max_rows: rows kept per SELECT in the result (the count is always exact).
     :param native_reads: read filesystem lakes with Spark's own Parquet reader where it is exact.
-    :param s3a: read S3 lakes with Spark's ``s3a://`` reader (needs hadoop-aws and S3A credentials configured on
-        the cluster); default: executors read them with pyarrow (see .scans).
+    :param s3a: read S3 lakes with Spark's own ``s3a://`` reader: None (default) when the cluster has hadoop-aws
+        (probed once per session; credentials are set per session, see .s3a), True always, False never (executors
+        read the files with pyarrow, see .scans).
+
     :param author: stored as each snapshot's author (default: the task's ``dag_id.task_id``).
     :param message: each snapshot's commit message (default: names the task instance and try).
     :param task: the Airflow task instance the script runs for: recorded in the commit, and a retry of a try
@@ -73,7 +76,7 @@ class RunOptions:
 
     max_rows: int = DEFAULT_MAX_ROWS
     native_reads: bool = True
-    s3a: bool = False
+    s3a: bool | None = None
     author: str | None = None
     message: str | None = None
     task: TaskIdentity | None = None
@@ -133,6 +136,7 @@ class PlanRunner:
         self._committed: list[int] = []  # snapshots this run committed, in order
         self._temp_views: set[str] = set()
         self._view_schemas: dict[str, dict[str, str]] = {}
+        self._s3a: bool | None = None  # Spark reads this S3 lake itself (decided at the first read)
         self._cached: list[Any] = []
         for key, value in SESSION_CONF.items():
             self._set_conf(key, value)
@@ -694,7 +698,14 @@ class PlanRunner:
 
         if ref.row_ids or not plan.files or not native_readable(plan):
             return False
-        return self.options.s3a if self.lake.storage.is_s3 else self.options.native_reads
+        if not self.lake.storage.is_s3:
+            return self.options.native_reads
+        if self._s3a is None:
+            from airflow_provider_lakehouse.spark.s3a import use_s3a
+
+            bucket = urlparse(self.lake.data_path).netloc
+            self._s3a = use_s3a(self.spark, {bucket}, self.spec.s3, self.options.s3a)
+        return self._s3a
 
     def _catalog_frame(self, ref: CatalogRef) -> Any:
         from airflow_provider_lakehouse.spark.maintenance import catalog_function

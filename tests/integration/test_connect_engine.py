@@ -32,6 +32,7 @@ CREATE TEMP TABLE none_left AS SELECT * FROM stock WHERE id > 10;
 SELECT count(*) AS n FROM none_left;
 SELECT * FROM none_left;
 SELECT snapshot_id FROM ducklake_table_changes('dl', 'main', 'stock', 0, 1);
+SELECT sum(qty) AS total FROM stock;
 """
 
 
@@ -56,3 +57,5 @@ def test_empty_results_over_spark_connect(stack: Any, stack_env: dict[str, str],
     assert commands[6]["rows"] == [{"n": 0}]
     assert commands[7]["columns"] == ["id", "qty"] and commands[7]["rows"] == []
     assert commands[8]["columns"] == ["snapshot_id"] and commands[8]["rows"] == []
+    # the stack's Connect server has the S3A jars: Spark's own Parquet reader reads the S3 lake
+    assert commands[9]["rows"] == [{"total": 12}] and commands[9]["scans"][0]["reader"] == "spark-parquet"

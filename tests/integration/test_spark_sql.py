@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 from collections.abc import Iterator
@@ -19,16 +23,18 @@ from airflow_provider_lakehouse.exceptions import ParameterError, StatementError
 from airflow_provider_lakehouse.spark.driver import PlanRunner, RunOptions
 from airflow_provider_lakehouse.spark.plan import plan_script
 from tests import referee
+from tests.conftest import REPO_ROOT
 from tests.referee import LakeSetup, lake_snapshots
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
+def spark(stack: Any) -> Iterator[Any]:
     from airflow_provider_lakehouse.spark.session import local_session
 
-    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"})
+    jars = ",".join(str(j) for j in stack.ensure_s3a_jars(log=lambda _m: None))  # S3A: S3 lakes read by Spark
+    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4", "spark.jars": jars})
     yield session
     session.stop()  # PySpark allows no Spark Connect session in a process with a classic one
 
@@ -283,14 +289,43 @@ def test_files_in_and_out_on_s3(spark: Any, stack: Any) -> None:
     assert to_json_safe(copied) == duck_rows(con, "SELECT day, count(*) AS n FROM lake.landed GROUP BY day ORDER BY day")
 
 
-def test_s3a_switch_hands_s3_files_to_sparks_own_reader(spark: Any, stack: Any) -> None:
-    """With ``spark_s3a`` the lake's S3 files go to Spark's ``s3a://`` reader. This machine's pip PySpark has no
-    hadoop-aws, so the proof is Spark's own failure to load S3AFileSystem (the default pyarrow path works)."""
+def test_s3_lakes_are_read_by_sparks_own_reader_over_s3a(spark: Any, stack: Any) -> None:
+    """With the S3A jars on the classpath, Spark's Parquet reader reads an S3 lake itself (credentials set per
+    session); the rows equal DuckDB's. Forced off, or where hadoop-aws is missing, executors read the files with
+    pyarrow (the response says which reader ran)."""
     setup = referee.postgres_lake(stack)
-    run(spark, setup, "CREATE TABLE s (id INTEGER); INSERT INTO s VALUES (1), (2)")
-    assert selected(run(spark, setup, "SELECT sum(id) AS total FROM s")) == [{"total": 3}]
-    with pytest.raises(StatementError, match="S3AFileSystem"):
-        run(spark, setup, "SELECT sum(id) AS total FROM s", s3a=True)
+    run(spark, setup, "CREATE TABLE s (id INTEGER, v VARCHAR); INSERT INTO s SELECT i, 'v' || i FROM range(50) r(i)")
+    run(spark, setup, "DELETE FROM s WHERE id % 7 = 0")
+    query = "SELECT count(*) AS n, sum(id) AS total, max(v) AS top FROM s"
+    con = referee.connect()
+    setup.attach(con)
+    expected = duck_rows(con, "SELECT count(*) AS n, sum(id) AS total, max(v) AS top FROM lake.s")
+    native = run(spark, setup, query)
+    assert selected(native) == expected
+    assert native["result"]["commands"][-1]["scans"][0]["reader"] == "spark-parquet"
+    forced_off = run(spark, setup, query, s3a=False)
+    assert selected(forced_off) == expected
+    assert forced_off["result"]["commands"][-1]["scans"][0]["reader"] == "python-source"
+    # a Spark without hadoop-aws: the probe finds no S3A and the pyarrow readers take over on their own
+    script = (
+        "import json, sys\n"
+        "from airflow_provider_lakehouse.spark.session import local_session\n"
+        "from airflow_provider_lakehouse.spark.driver import PlanRunner\n"
+        "from airflow_provider_lakehouse.spark.plan import plan_script\n"
+        "from tests.integration.test_spark_sql import spec_of\n"
+        "from tests.integration.lake_writer import setup_from_env\n"
+        "spark = local_session({'spark.master': 'local[1]'})\n"
+        "response = PlanRunner(spark, spec_of(setup_from_env())).run(plan_script(sys.argv[1]))\n"
+        "print(json.dumps(response['result']['commands'][-1]))\n"
+    )
+    from tests.integration.lake_writer import setup_to_env
+
+    env = dict(os.environ, LAKE_SETUP=setup_to_env(setup), PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.run([sys.executable, "-c", script, query], env=env, cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    command = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert command["rows"] == expected and command["scans"][0]["reader"] == "python-source"
 
 
 def test_remaining_statements_parameters_dialect_and_pruning(spark: Any, setup: LakeSetup) -> None:

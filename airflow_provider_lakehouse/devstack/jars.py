@@ -1,0 +1,69 @@
+"""The jars Spark's own S3 reader (S3A) needs, fetched with Maven once and cached.
+
+The pip PySpark ships Hadoop's client jars but not ``hadoop-aws``. It must be the same version as the bundled
+Hadoop, with what it declares at runtime: the AWS SDK v2 ``bundle`` and the S3 analytics accelerator. A
+throw-away POM that depends on ``hadoop-aws`` lets Maven resolve exactly those (``dependency:copy-dependencies``,
+runtime scope) from Maven's configured repositories; afterwards the cache is used offline.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.lakehouse</groupId>
+  <artifactId>s3a-jars</artifactId>
+  <version>1</version>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.hadoop</groupId>
+      <artifactId>hadoop-aws</artifactId>
+      <version>{version}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+def bundled_hadoop_version(spark_jars: Path) -> str:
+    """The Hadoop version of the pip PySpark's ``hadoop-client-api`` jar (``3.5.0`` for Spark 4.3)."""
+    for jar in spark_jars.glob("hadoop-client-api-*.jar"):
+        match = re.match(r"hadoop-client-api-(.+)\.jar$", jar.name)
+        if match:
+            return match.group(1)
+    raise RuntimeError(f"No hadoop-client-api jar in {spark_jars}.")
+
+
+def s3a_jars(cache: Path, spark_jars: Path, *, log: Callable[[str], None] = print) -> list[Path]:
+    """The S3A jars for the bundled Hadoop, from ``cache`` (filled with ``mvn`` the first time).
+
+    :raises RuntimeError: ``mvn`` is missing or could not resolve them (the caller falls back to pyarrow).
+    """
+    version = bundled_hadoop_version(spark_jars)
+    target = cache / f"hadoop-aws-{version}"
+    marker = target / "complete"
+    if marker.exists():
+        return sorted(target.glob("*.jar"))
+    if shutil.which("mvn") is None:
+        raise RuntimeError("mvn is not installed: cannot fetch hadoop-aws for S3A.")
+    log(f"fetching hadoop-aws {version} and the AWS SDK it declares with mvn (once; about 700 MB) ...")
+    with tempfile.TemporaryDirectory() as work:
+        pom = Path(work) / "pom.xml"
+        pom.write_text(_POM.format(version=version))
+        staging = Path(work) / "jars"
+        result = subprocess.run(
+            ["mvn", "-q", "-B", "-f", str(pom), "dependency:copy-dependencies", f"-DoutputDirectory={staging}",
+             "-DincludeScope=runtime"], capture_output=True, text=True, timeout=1800)
+        if result.returncode != 0 or not list(staging.glob("hadoop-aws-*.jar")):
+            raise RuntimeError(f"mvn could not fetch hadoop-aws {version}: {(result.stdout + result.stderr)[-1500:]}")
+        target.mkdir(parents=True, exist_ok=True)
+        for jar in staging.glob("*.jar"):
+            shutil.move(str(jar), target / jar.name)
+    marker.write_text("\n".join(sorted(j.name for j in target.glob("*.jar"))) + "\n")
+    return sorted(target.glob("*.jar"))
