@@ -25,7 +25,7 @@ def bucket_settings(bucket: str, s3: S3Spec) -> dict[str, str]:
     """The ``fs.s3a.bucket.<bucket>.*`` settings for ``s3`` (keys, endpoint, path-style, TLS per the endpoint).
 
     >>> sorted(bucket_settings("lake", S3Spec(access_key="k", secret_key="s", endpoint_url="http://127.0.0.1:9000")))[:3]
-    ['fs.s3a.bucket.lake.access.key', 'fs.s3a.bucket.lake.connection.ssl.enabled', 'fs.s3a.bucket.lake.endpoint']
+    ['fs.s3a.bucket.lake.access.key', 'fs.s3a.bucket.lake.aws.credentials.provider', 'fs.s3a.bucket.lake.connection.ssl.enabled']
     """
     prefix = f"fs.s3a.bucket.{bucket}."
     settings = {"endpoint.region": s3.region or "us-east-1"}
