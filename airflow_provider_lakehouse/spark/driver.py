@@ -49,8 +49,6 @@ DEFAULT_MAX_ROWS = 1000
 TABLE_WRITES = frozenset({"create_table", "ctas", "drop_table", "alter", "insert", "delete", "update", "merge"})
 SESSION_CONF = {
     "spark.sql.session.timeZone": "UTC",
-    # Files are pruned by the planner (see plan.TableRef.predicates), per view; no filter is pushed into Python.
-    "spark.sql.python.filterPushdown.enabled": "false",
     "spark.sql.parquet.fieldId.read.enabled": "true",
     # Casts that cannot convert, overflows and out-of-range values fail, as in DuckDB; where DuckDB succeeds
     # differently (division by zero, rounding casts, //) the planner writes DuckDB's semantics (.semantics).

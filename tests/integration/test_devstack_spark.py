@@ -165,7 +165,8 @@ def test_connect_server_answers_over_the_airflow_connection_and_is_reused(
     spark = SparkSession.builder.remote(url).getOrCreate()
     try:
         assert spark.range(1, 101).agg(functions.sum("id")).collect()[0][0] == 5050
-        assert spark.conf.get("spark.sql.python.filterPushdown.enabled") == "true"
+        # Idle Python workers end, so the long-lived server does not keep one daemon per finished task.
+        assert spark.conf.get("spark.python.worker.idleTimeoutSeconds") == "60"
         # Python UDFs run in the server's Python workers: they must be this virtualenv's interpreter.
         prefix = functions.udf(lambda _: __import__("sys").prefix, "string")
         assert spark.range(1).select(prefix("id")).collect()[0][0] == sys.prefix
