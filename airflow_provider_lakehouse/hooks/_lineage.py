@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_lakehouse.lineage import Dataset, Lineage, extract_lineage
+from airflow_provider_lakehouse.assets.lineage_extra import Edge, LineageRecord
+from airflow_provider_lakehouse.lineage import Dataset, DatasetLineage, InputColumn, Lineage, extract_lineage
 
 if TYPE_CHECKING:
     from airflow.sdk import Asset
@@ -44,6 +45,10 @@ class SqlTarget:
 
     def extract(self, sql: str) -> Lineage:
         return extract_lineage(sql, self.dialect, self.default_schema)
+
+    def dataset_id(self, dataset: Dataset) -> str:
+        """How the Lakehouse views name a dataset: its asset URI, else its key (e.g. a relative path)."""
+        return self.asset_uri(dataset) or dataset.key
 
     def asset_uri(self, dataset: Dataset) -> str | None:
         """The Airflow asset URI of a dataset (``None`` for what has no stable identity, e.g. relative paths)."""
@@ -101,11 +106,14 @@ def publish_asset_events(
     extras: Mapping[Dataset, dict[str, Any]],
     declared: Iterable[Any],
     alias: str | None,
+    *,
+    snapshot_read: int | None = None,
 ) -> None:
-    """Attach extras (snapshot id, rows and columns written) to the events of declared outlets; outputs known
-    only now go through the task's asset alias.
+    """Attach extras (snapshot id, rows and columns written, the column lineage record) to the events of
+    declared outlets; outputs known only now go through the task's asset alias.
 
     :param declared: the task's outlets (assets declared at parse time, and its alias).
+    :param snapshot_read: the lake snapshot the script read, kept in each output's lineage record.
     """
     try:
         from airflow.sdk import AssetAlias
@@ -121,6 +129,9 @@ def publish_asset_events(
             extra = dict(extras.get(item.dataset, {}))
             if item.columns_written:  # the column badges of the asset node: which columns this run wrote
                 extra["columns_written"] = list(item.columns_written)
+            ti = context.get("ti")
+            extra.update(lineage_record(lineage, item, target, snapshot_read=snapshot_read,
+                                        try_number=getattr(ti, "try_number", None)).to_extra())
             if asset.uri in declared_uris:
                 accessor = events[asset]
                 accessor.extra = {**(accessor.extra or {}), **extra}
@@ -130,6 +141,23 @@ def publish_asset_events(
                 log.info("output %s was not declared as an outlet; no asset event for it", asset.uri)
     except Exception:
         log.warning("could not publish asset events", exc_info=True)
+
+
+def lineage_record(lineage: Lineage, output: DatasetLineage, target: SqlTarget, *, snapshot_read: int | None = None,
+                   try_number: int | None = None) -> LineageRecord:
+    """The compact column lineage of one output, as kept in its asset event (see :mod:`..assets.lineage_extra`)."""
+
+    def edge(item: InputColumn) -> Edge:
+        t = item.transformation
+        return Edge(target.dataset_id(item.dataset), item.column, t.type, t.subtype, t.masking)
+
+    return LineageRecord(
+        columns={column: tuple(edge(i) for i in inputs) for column, inputs in output.column_lineage.items()},
+        rows=tuple(edge(i) for i in output.dataset_lineage),
+        reads={target.dataset_id(d.dataset): tuple(d.columns_read) for d in lineage.inputs},
+        snapshot_read=snapshot_read,
+        try_number=try_number,
+    )
 
 
 def report_hook_lineage(hook: Any, sql: str, target: SqlTarget) -> None:

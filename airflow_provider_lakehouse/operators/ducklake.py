@@ -11,6 +11,7 @@ from airflow_provider_lakehouse.hooks._lineage import SqlTarget
 from airflow_provider_lakehouse.hooks._task import task_identity
 from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
 from airflow_provider_lakehouse.operators._lineage import SqlLineageMixin
+from airflow_provider_lakehouse.operators._links import LakehouseLink
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -53,6 +54,7 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers = {"sql": "sql", "parameters": "json"}
     ui_color = "#fff3b0"
+    operator_extra_links = (LakehouseLink(),)
 
     def __init__(
         self,
@@ -93,7 +95,8 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         self.log.info("%s", describe_commit(response))
         self._run_outcome = response
         if lineage is not None:
-            self._publish_outputs(context, _asset_extras(lineage, self._sql_target(), response))
+            self._publish_outputs(context, _asset_extras(lineage, self._sql_target(), response),
+                                  snapshot_read=response["catalog_info"].get("snapshot_before"))
         return response
 
     # -- lineage ---------------------------------------------------------------------------------
