@@ -10,6 +10,7 @@ from airflow.sdk import BaseOperator
 from airflow_provider_lakehouse.datatables.runner import FETCH_MODES
 from airflow_provider_lakehouse.hooks.datatable import DataTableHook
 from airflow_provider_lakehouse.operators._lineage import SqlLineageMixin
+from airflow_provider_lakehouse.operators._links import LakehouseLink
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -40,6 +41,7 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers = {"sql": "sql", "parameters": "json"}
     ui_color = "#dbe9f6"
+    operator_extra_links = (LakehouseLink(),)
 
     def __init__(
         self,

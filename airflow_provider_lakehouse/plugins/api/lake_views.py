@@ -1,0 +1,247 @@
+"""What the lake pages show, read with the provider's pure-Python DuckLake reader (no Spark).
+
+Every function takes an open :class:`~airflow_provider_lakehouse.ducklake.catalog.DuckLake` and returns API
+models; none writes to the lake.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from airflow_provider_lakehouse.assets.uris import table_asset_uri
+from airflow_provider_lakehouse.ducklake import metadata
+from airflow_provider_lakehouse.ducklake.introspect import group_changes
+from airflow_provider_lakehouse.ducklake.reader import ROWID, read_data_file
+from airflow_provider_lakehouse.ducklake.task_commits import TASK_FIELD
+from airflow_provider_lakehouse.plugins.api.models import (
+    Changes,
+    ColumnEntry,
+    FileEntry,
+    LakeTable,
+    Preview,
+    SnapshotEntry,
+    StoreSummary,
+    TaskRef,
+)
+from airflow_provider_lakehouse.plugins.api.values import MAX_ROWS, capped_rows
+
+if TYPE_CHECKING:
+    from airflow_provider_lakehouse.ducklake.catalog import DuckLake
+    from airflow_provider_lakehouse.ducklake.model import Snapshot, TableInfo
+    from airflow_provider_lakehouse.ducklake.types import Column
+
+
+def task_of(extra_info: str | None) -> TaskRef | None:
+    """The Airflow task a commit records in ``commit_extra_info`` (see ``ducklake/task_commits.py``).
+
+    >>> task_of('{"airflow_task": {"dag_id": "d", "task_id": "t", "run_id": "r", "map_index": -1, "try_number": 2}}')
+    TaskRef(dag_id='d', task_id='t', run_id='r', map_index=-1, try_number=2)
+    >>> task_of("not json") is None
+    True
+    """
+    try:
+        info = json.loads(extra_info or "")
+        task = info.get(TASK_FIELD) if isinstance(info, dict) else None
+        if isinstance(task, dict):
+            return TaskRef(dag_id=str(task["dag_id"]), task_id=str(task["task_id"]), run_id=str(task["run_id"]),
+                           map_index=int(task.get("map_index", -1)), try_number=task.get("try_number"))
+    except (ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def snapshot_entry(snap: Snapshot) -> SnapshotEntry:
+    return SnapshotEntry(
+        snapshot_id=snap.snapshot_id, snapshot_time=_iso(snap.snapshot_time), schema_version=snap.schema_version,
+        changes=group_changes(snap.changes), author=snap.author, commit_message=snap.commit_message,
+        task=task_of(snap.commit_extra_info),
+    )
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if isinstance(value, (dt.datetime, dt.date)) else (None if value is None else str(value))
+
+
+def summary(name: str, conn_id: str, lake: DuckLake) -> StoreSummary:
+    """Schemas, tables, snapshot count and data size of the current snapshot (catalog queries only)."""
+    with lake.store.connection() as conn:
+        snap = metadata.latest_snapshot(conn).snapshot_id
+        schemas = metadata.schemas_at(conn, snap)
+        tables = metadata.tables_at(conn, snap)
+        count = conn.one("SELECT count(*) FROM {M}ducklake_snapshot")
+        size = conn.one(
+            "SELECT coalesce(sum(file_size_bytes), 0) FROM {M}ducklake_data_file WHERE begin_snapshot <= ? AND "
+            "(end_snapshot IS NULL OR end_snapshot > ?)", (snap, snap))
+    return StoreSummary(
+        kind="ducklake", name=name, conn_id=conn_id, reachable=True, schemas=sorted(s.name for s in schemas),
+        tables=sorted(t.qualified_name for t in tables), snapshot_count=int(count[0]) if count else None,
+        data_size_bytes=int(size[0]) if size else None,
+    )
+
+
+def recent_snapshots(lake: DuckLake, limit: int) -> list[SnapshotEntry]:
+    with lake.store.connection() as conn:
+        rows = conn.query(
+            "SELECT s.snapshot_id, s.snapshot_time, s.schema_version, s.next_catalog_id, s.next_file_id, c.changes_made, "
+            "c.author, c.commit_message, c.commit_extra_info FROM {M}ducklake_snapshot s LEFT JOIN "
+            "{M}ducklake_snapshot_changes c ON c.snapshot_id = s.snapshot_id ORDER BY s.snapshot_id DESC LIMIT ?",
+            (int(limit),))
+    return [snapshot_entry(metadata._snapshot(tuple(r))) for r in rows]
+
+
+def _column_entry(column: Column, stats: dict[int, tuple[Any, ...]]) -> ColumnEntry:
+    null, nan, low, high = stats.get(column.column_id, (None, None, None, None))
+    return ColumnEntry(
+        column_id=column.column_id, name=column.name, type=column.type, nullable=column.nullable,
+        default=column.default_value, min_value=low, max_value=high,
+        null_count=null, contains_nan=nan,
+        children=[_column_entry(c, stats) for c in column.children],
+    )
+
+
+def table_page(lake: DuckLake, lake_name: str, name: str, *, version: int | None = None,
+               snapshot_limit: int = 200) -> LakeTable:
+    """Columns with statistics, partitioning, sizes, files and the snapshots that changed the table."""
+    with lake.store.connection() as conn:
+        snap = lake.snapshot(version, conn=conn)
+        table = lake.find_table(conn, name, snap.snapshot_id)
+        files = metadata.data_files_at(conn, table, lake.table_dir(table), snap.snapshot_id)
+        stats = _column_stats(conn, table, files)
+        inlined = _inlined_count(lake, conn, table, snap.snapshot_id)
+        history = _table_snapshots(conn, table, snapshot_limit)
+    live = sum(f.record_count for f in files) - sum(f.delete_file.delete_count for f in files if f.delete_file)
+    live -= sum(1 for f in files for _p, s in f.inlined_deletes if s <= snap.snapshot_id)
+    by_id = {c.column_id: c.name for top in table.columns for c in top.walk()}
+    directory = lake.table_dir(table)
+    return LakeTable(
+        lake=lake_name, schema_name=table.schema_name, name=table.name, table_id=table.table_id,
+        snapshot_id=snap.snapshot_id, asset_uri=table_asset_uri("ducklake", lake_name, table.schema_name, table.name),
+        columns=[_column_entry(c, stats) for c in table.columns],
+        partitioning=[f"{p.transform}({by_id.get(p.column_id, p.column_id)})" if p.transform != "identity"
+                      else str(by_id.get(p.column_id, p.column_id)) for p in table.partition_fields],
+        row_count=live + inlined, inlined_row_count=inlined, file_count=len(files),
+        file_size_bytes=sum(f.file_size_bytes for f in files),
+        delete_file_count=sum(1 for f in files if f.delete_file),
+        files=[_file_entry(f, directory) for f in files],
+        snapshots=history,
+    )
+
+
+def _relative(path: str, directory: str) -> str:
+    return path[len(directory):] if path.startswith(directory) else path.rsplit("/", 1)[-1]
+
+
+def _file_entry(f: Any, directory: str) -> FileEntry:
+    d = f.delete_file
+    return FileEntry(
+        data_file_id=f.data_file_id, path=_relative(f.path, directory), record_count=f.record_count,
+        file_size_bytes=f.file_size_bytes, begin_snapshot=f.begin_snapshot,
+        delete_file=_relative(d.path, directory) if d else None, delete_count=d.delete_count if d else 0,
+        delete_file_size_bytes=d.file_size_bytes if d else 0, inlined_deletes=len(f.inlined_deletes),
+    )
+
+
+def _column_stats(conn: Any, table: TableInfo, files: Sequence[Any]) -> dict[int, tuple[Any, ...]]:
+    """Per column: (null count over visible files, contains NaN, min, max) from the catalog's statistics."""
+    result: dict[int, tuple[Any, ...]] = {}
+    for cid, contains_nan, low, high in conn.query(
+        "SELECT column_id, contains_nan, min_value, max_value FROM {M}ducklake_table_column_stats WHERE table_id = ?",
+        (table.table_id,),
+    ):
+        result[int(cid)] = (None, None if contains_nan is None else bool(contains_nan), low, high)
+    visible = {f.data_file_id for f in files}
+    nulls: dict[int, int] = {}
+    for fid, cid, nc in conn.query(
+        "SELECT data_file_id, column_id, null_count FROM {M}ducklake_file_column_stats WHERE table_id = ?",
+        (table.table_id,),
+    ):
+        if int(fid) in visible and nc is not None:
+            nulls[int(cid)] = nulls.get(int(cid), 0) + int(nc)
+    for cid, count in nulls.items():
+        _, nan, low, high = result.get(cid, (None, None, None, None))
+        result[cid] = (count, nan, low, high)
+    return result
+
+
+def _inlined_count(lake: DuckLake, conn: Any, table: TableInfo, snapshot_id: int) -> int:
+    from airflow_provider_lakehouse.ducklake.reader import read_inlined_rows
+
+    if not table.inlined_tables:
+        return 0
+    return read_inlined_rows(conn, table, table.columns[:1], snapshot_id,
+                             schema_at_version=lake.inlined_schemas(conn, table)).num_rows
+
+
+def _table_snapshots(conn: Any, table: TableInfo, limit: int) -> list[SnapshotEntry]:
+    """Snapshots whose changes name this table (by id or by its qualified name), newest first."""
+    rows = conn.query(
+        "SELECT s.snapshot_id, s.snapshot_time, s.schema_version, s.next_catalog_id, s.next_file_id, c.changes_made, "
+        "c.author, c.commit_message, c.commit_extra_info FROM {M}ducklake_snapshot s JOIN {M}ducklake_snapshot_changes c "
+        "ON c.snapshot_id = s.snapshot_id WHERE s.snapshot_id >= ? ORDER BY s.snapshot_id DESC",
+        (table.begin_snapshot,))
+    wanted = {str(table.table_id), table.qualified_name, f'"{table.schema_name}"."{table.name}"'}
+    entries = []
+    for row in rows:
+        entry = snapshot_entry(metadata._snapshot(tuple(row)))
+        if any(v in wanted for values in entry.changes.values() for v in values):
+            entries.append(entry)
+            if len(entries) >= limit:
+                break
+    return entries
+
+
+def preview(lake: DuckLake, name: str, *, version: int | None = None, timestamp: dt.datetime | None = None,
+            columns: Sequence[str] | None = None, limit: int = 100) -> Preview:
+    """The first ``limit`` rows in row-id order at a snapshot (DuckDB: ``... AT (VERSION => v) ORDER BY rowid``).
+
+    Files are read in row-id order and reading stops once ``limit`` rows are in hand, so a preview of a large
+    table reads one or two files, not all of them.
+    """
+    limit = max(1, min(int(limit), MAX_ROWS))
+    plan = lake.scan(name, columns=columns or None, version=version, timestamp=timestamp, virtual=(ROWID,))
+    names = [c.name for c in plan.columns]
+    pieces: list[pa.Table] = [plan.inlined] if plan.inlined.num_rows else []
+    ordered = all(f.row_id_start is not None for f in plan.files)
+    files = sorted(plan.files, key=lambda f: f.row_id_start or 0) if ordered else list(plan.files)
+    maps = lake.name_maps(plan)
+    from_files = 0
+    for f in files:
+        if ordered and from_files >= limit:
+            break  # row-id ranges of files do not overlap: later files hold only larger row ids
+        piece = read_data_file(lake.storage, f, plan.columns, plan.snapshot_id, virtual=plan.virtual,
+                               all_columns=plan.table.columns, name_map=maps.get(f.mapping_id))
+        from_files += piece.num_rows
+        pieces.append(piece)
+    table = pa.concat_tables(pieces) if pieces else plan.inlined
+    table = table.sort_by(ROWID).slice(0, limit)
+    rows, truncated = capped_rows(zip(*(table.column(n).to_pylist() for n in names)) if names else [])
+    return Preview(columns=names, types=[c.type for c in plan.columns], rows=rows, snapshot_id=plan.snapshot_id,
+                   truncated=truncated, limit=limit)
+
+
+def changes(lake: DuckLake, name: str, start: int, end: int, *, limit: int = 200) -> Changes:
+    """Rows inserted, deleted and updated in snapshots ``start``..``end``, as ``ducklake_table_changes`` gives them."""
+    if end < start:
+        start, end = end, start
+    table = lake.table_changes(name, start, end)
+    kinds = table.column("change_type").to_pylist() if table.num_rows else []
+    counts: dict[str, int] = {}
+    for kind in kinds:
+        counts[kind] = counts.get(kind, 0) + 1
+    limit = max(1, min(int(limit), MAX_ROWS))
+    order = sorted(range(table.num_rows), key=lambda i: (table.column("snapshot_id")[i].as_py(),
+                                                          table.column("rowid")[i].as_py(),
+                                                          _KIND_ORDER.get(kinds[i], 9)))
+    picked = table.take(pa.array(order[:limit], pa.int64())) if table.num_rows else table
+    names = table.column_names
+    rows, truncated = capped_rows(zip(*(picked.column(n).to_pylist() for n in names)) if picked.num_rows else [])
+    return Changes(start=start, end=end, columns=names, rows=rows, counts=counts,
+                   truncated=truncated or table.num_rows > limit)
+
+
+_KIND_ORDER = {"update_preimage": 0, "update_postimage": 1, "delete": 2, "insert": 3}
