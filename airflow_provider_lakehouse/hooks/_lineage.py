@@ -19,6 +19,25 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+class _HandledCommandFilter(logging.Filter):
+    """Drops sqlglot's "unsupported syntax ... Command" warning for ``CALL ducklake_*``: the planner runs those
+    statements and lineage reads them, so the warning (logged at every DAG parse) says nothing useful.
+
+    >>> record = logging.LogRecord("sqlglot", logging.WARNING, "", 0, "'CALL ducklake_x()' contains unsupported "
+    ...                            "syntax. Falling back to parsing as a 'Command'.", (), None)
+    >>> _HandledCommandFilter().filter(record)
+    False
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not ("unsupported syntax" in message and re.match(r"^'\s*CALL\s+ducklake_", message, re.IGNORECASE))
+
+
+if not any(isinstance(f, _HandledCommandFilter) for f in logging.getLogger("sqlglot").filters):
+    logging.getLogger("sqlglot").addFilter(_HandledCommandFilter())
+
 _JINJA_EXPRESSION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 _JINJA_BLOCK = re.compile(r"\{%|\{#")
 _TEMPLATE_STANDIN = "$__template_value"  # parses as a parameter wherever a value can go
