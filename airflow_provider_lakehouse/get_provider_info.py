@@ -118,8 +118,8 @@ def get_provider_info() -> dict[str, Any]:
             {"integration-name": "DuckLake", "python-modules": ["airflow_provider_lakehouse.operators.ducklake"]},
         ],
         "connection-types": [DATATABLE_CONNECTION, DUCKLAKE_CONNECTION],
-        # The Lakehouse views in the Airflow UI (nav entry, DAG and task-instance tabs) and their API.
-        "plugins": [{"name": "lakehouse", "plugin-class": "airflow_provider_lakehouse.plugins.lakehouse.LakehousePlugin"}],
+        # The Lakehouse UI plugin is registered through the ``airflow.plugins`` entry point (pyproject.toml), not
+        # here: Airflow loads providers' "plugins" only with lazy_load_providers off, the entry point always.
         "extra-links": ["airflow_provider_lakehouse.operators._links.LakehouseLink"],
         # Airflow 3 reads only "asset-uris"; the legacy "dataset-uris" key served Airflow 2 and is not needed.
         "asset-uris": [

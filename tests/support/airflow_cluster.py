@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote_plus
+from urllib.parse import quote
 
 from airflow_provider_lakehouse.devstack.ports import LOOPBACK, pick_port
 from tests.conftest import REPO_ROOT
@@ -152,20 +152,27 @@ class AirflowCluster:
 
 
 @contextmanager
-def airflow_cluster(stack: Any, env: dict[str, str], dags: list[Path], *, parallelism: int = 4) -> Iterator[AirflowCluster]:
-    """Start Airflow with ``dags`` (files copied into a fresh DAGs folder) and ``env`` (connections etc.); stop
-    it and drop its metadata database afterwards."""
+def airflow_cluster(stack: Any, env: dict[str, str], dags: list[Path], *, parallelism: int = 4,
+                    overrides: dict[str, str] | None = None) -> Iterator[AirflowCluster]:
+    """Start Airflow with ``dags`` (files, or folders such as ``sql/``, copied into a fresh DAGs folder) and
+    ``env`` (connections etc.); stop it and drop its metadata database afterwards.
+
+    :param overrides: settings applied last (e.g. the simple auth manager's users instead of all-admins).
+    """
     home = Path(env.get("LAKEHOUSE_TEST_TMP") or "/tmp") / f"airflow-{uuid.uuid4().hex[:8]}"
     dags_folder = home / "dags"
     dags_folder.mkdir(parents=True)
     for dag in dags:
-        shutil.copy(dag, dags_folder / dag.name)
+        if dag.is_dir():
+            shutil.copytree(dag, dags_folder / dag.name)
+        else:
+            shutil.copy(dag, dags_folder / dag.name)
     database = f"airflow_{uuid.uuid4().hex[:8]}"
     creds = stack.credentials()
     server = stack.postgres_server()
     with server.admin_connect() as admin:
         admin.execute(f'CREATE DATABASE "{database}" OWNER lakehouse')
-    url = (f"postgresql+psycopg://lakehouse:{quote_plus(creds['pg_password'])}@{LOOPBACK}:"
+    url = (f"postgresql+psycopg://lakehouse:{quote(creds['pg_password'], safe='')}@{LOOPBACK}:"
            f"{stack.postgres_port()}/{database}")
     port = pick_port(18280)
     cluster_env = dict(env)
@@ -190,6 +197,7 @@ def airflow_cluster(stack: Any, env: dict[str, str], dags: list[Path], *, parall
         "SPARK_LOCAL_IP": LOOPBACK,
         "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', os.environ.get('PATH', ''))}",
     })
+    cluster_env.update(overrides or {})
     cluster = AirflowCluster(home, cluster_env, port, url)
     try:
         cluster.cli("db", "migrate", timeout=600)
