@@ -179,6 +179,19 @@ def lineage_record(lineage: Lineage, output: DatasetLineage, target: SqlTarget, 
     )
 
 
+def is_real_input(item: DatasetLineage) -> bool:
+    """Whether a dataset was read for its data: a table the script only empties and refills (``DELETE FROM t;
+    INSERT INTO t ...``) is written, not read, though the convention records such in-place changes as both.
+
+    >>> from airflow_provider_lakehouse.lineage import Dataset
+    >>> is_real_input(DatasetLineage(Dataset("table", "agg.t"), "read_write", columns_written=("a",)))
+    False
+    >>> is_real_input(DatasetLineage(Dataset("table", "s.t"), "read_write", columns_read=("id",)))
+    True
+    """
+    return item.access == "read" or (item.is_input and bool(item.columns_read))
+
+
 def report_hook_lineage(hook: Any, sql: str, target: SqlTarget) -> None:
     """Tell Airflow's hook-lineage collector what a hook call read and wrote (it feeds OpenLineage).
 
@@ -196,7 +209,7 @@ def report_hook_lineage(hook: Any, sql: str, target: SqlTarget) -> None:
             uri = target.asset_uri(item.dataset)
             if uri is None:
                 continue
-            if item.is_input:
+            if is_real_input(item):
                 collector.add_input_asset(context=hook, uri=uri)
             if item.is_output:
                 collector.add_output_asset(context=hook, uri=uri)
