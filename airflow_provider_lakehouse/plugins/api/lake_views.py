@@ -55,12 +55,28 @@ def task_of(extra_info: str | None) -> TaskRef | None:
     return None
 
 
-def snapshot_entry(snap: Snapshot) -> SnapshotEntry:
+def snapshot_entry(snap: Snapshot, table_names: dict[str, str] | None = None) -> SnapshotEntry:
+    """A snapshot for the API; ``table_names`` turns the table ids DuckLake records in changes into names."""
+    changes = group_changes(snap.changes)
+    if table_names:
+        changes = {kind: [table_names.get(v, v) if kind in _BY_TABLE_ID else v for v in values]
+                   for kind, values in changes.items()}
     return SnapshotEntry(
         snapshot_id=snap.snapshot_id, snapshot_time=_iso(snap.snapshot_time), schema_version=snap.schema_version,
-        changes=group_changes(snap.changes), author=snap.author, commit_message=snap.commit_message,
-        task=task_of(snap.commit_extra_info),
+        changes=changes, author=snap.author, commit_message=snap.commit_message, task=task_of(snap.commit_extra_info),
     )
+
+
+#: change kinds whose values are table ids (``inserted_into_table:3``)
+_BY_TABLE_ID = {"tables_inserted_into", "tables_deleted_from", "tables_dropped", "tables_altered", "inlined_insert",
+                "inlined_delete", "inline_flush", "merge_adjacent", "rewrite_delete"}
+
+
+def table_names(conn: Any) -> dict[str, str]:
+    """``{table id: schema.table}`` for every table the catalog has ever had (dropped ones keep their last name)."""
+    schemas = {str(sid): name for sid, name in conn.query("SELECT schema_id, schema_name FROM {M}ducklake_schema")}
+    return {str(tid): f"{schemas.get(str(sid), '?')}.{name}" for tid, sid, name in conn.query(
+        "SELECT table_id, schema_id, table_name FROM {M}ducklake_table ORDER BY begin_snapshot")}
 
 
 def _iso(value: Any) -> str | None:
@@ -91,7 +107,8 @@ def recent_snapshots(lake: DuckLake, limit: int) -> list[SnapshotEntry]:
             "c.author, c.commit_message, c.commit_extra_info FROM {M}ducklake_snapshot s LEFT JOIN "
             "{M}ducklake_snapshot_changes c ON c.snapshot_id = s.snapshot_id ORDER BY s.snapshot_id DESC LIMIT ?",
             (int(limit),))
-    return [snapshot_entry(metadata._snapshot(tuple(r))) for r in rows]
+        names = table_names(conn)
+    return [snapshot_entry(metadata._snapshot(tuple(r)), names) for r in rows]
 
 
 def _column_entry(column: Column, stats: dict[int, tuple[Any, ...]]) -> ColumnEntry:
@@ -184,11 +201,13 @@ def _table_snapshots(conn: Any, table: TableInfo, limit: int) -> list[SnapshotEn
         "c.author, c.commit_message, c.commit_extra_info FROM {M}ducklake_snapshot s JOIN {M}ducklake_snapshot_changes c "
         "ON c.snapshot_id = s.snapshot_id WHERE s.snapshot_id >= ? ORDER BY s.snapshot_id DESC",
         (table.begin_snapshot,))
-    wanted = {str(table.table_id), table.qualified_name, f'"{table.schema_name}"."{table.name}"'}
+    wanted = {str(table.table_id), table.qualified_name}
+    names = table_names(conn)
     entries = []
     for row in rows:
-        entry = snapshot_entry(metadata._snapshot(tuple(row)))
-        if any(v in wanted for values in entry.changes.values() for v in values):
+        snap = metadata._snapshot(tuple(row))
+        if any(v in wanted for values in group_changes(snap.changes).values() for v in values):
+            entry = snapshot_entry(snap, names)
             entries.append(entry)
             if len(entries) >= limit:
                 break

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from typing import Any
 
 from airflow_provider_lakehouse.datatables.jsonsafe import to_json_safe
@@ -18,7 +19,11 @@ def cell(value: Any) -> Any:
 
     >>> cell("x" * 2500)[-12:]
     '… (500 more)'
+    >>> cell(Decimal("12.50")), cell(None)
+    ('12.50', None)
     """
+    if isinstance(value, Decimal):
+        return str(value)  # as DuckDB prints it: decimal(12,2) 12.50 stays "12.50", not the float 12.5
     safe = to_json_safe(value)
     if isinstance(safe, str) and len(safe) > MAX_CELL_CHARS:
         return f"{safe[:MAX_CELL_CHARS]}… ({len(safe) - MAX_CELL_CHARS} more)"
