@@ -241,6 +241,6 @@ def test_open_in_lakehouse_extra_link(lakehouse: LakehouseAirflow) -> None:
         f"{lakehouse.url}/api/v2/dags/example_ducklake_operations/dagRuns/{run_id}/taskInstances/load_orders/links",
         headers={"Authorization": f"Bearer {lakehouse.token('admin')}"}, timeout=30)
     assert response.status_code == 200, response.text
-    links = response.json()
+    links = response.json()["extra_links"]
     assert links.get("Open in Lakehouse", "").endswith(
         f"/dags/example_ducklake_operations/runs/{run_id}/tasks/load_orders/plugin/lakehouse-lineage")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +18,7 @@ import pyarrow as pa
 from airflow_provider_lakehouse.assets.uris import table_asset_uri
 from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.introspect import group_changes
-from airflow_provider_lakehouse.ducklake.reader import ROWID, read_data_file
+from airflow_provider_lakehouse.ducklake.reader import ROWID, read_data_file, read_inlined_rows
 from airflow_provider_lakehouse.ducklake.task_commits import TASK_FIELD
 from airflow_provider_lakehouse.plugins.api.models import (
     Changes,
@@ -122,17 +124,18 @@ def _column_entry(column: Column, stats: dict[int, tuple[Any, ...]]) -> ColumnEn
 
 
 def table_page(lake: DuckLake, lake_name: str, name: str, *, version: int | None = None,
-               snapshot_limit: int = 200) -> LakeTable:
-    """Columns with statistics, partitioning, sizes, files and the snapshots that changed the table."""
+               snapshot_limit: int = 200, file_limit: int = 100) -> LakeTable:
+    """Columns with statistics, partitioning, sizes, the first ``file_limit`` files (see :func:`files_page` for
+    the rest) and the latest ``snapshot_limit`` snapshots that changed the table. Counts and sizes are summed
+    by the catalog database: a table may have tens of thousands of files."""
     with lake.store.connection() as conn:
         snap = lake.snapshot(version, conn=conn)
         table = lake.find_table(conn, name, snap.snapshot_id)
-        files = metadata.data_files_at(conn, table, lake.table_dir(table), snap.snapshot_id)
-        stats = _column_stats(conn, table, files)
+        files = metadata.data_files_at(conn, table, lake.table_dir(table), snap.snapshot_id, limit=file_limit)
+        totals = _file_totals(conn, table, snap.snapshot_id)
+        stats = _column_stats(conn, table, snap.snapshot_id)
         inlined = _inlined_count(lake, conn, table, snap.snapshot_id)
         history = _table_snapshots(conn, table, snapshot_limit)
-    live = sum(f.record_count for f in files) - sum(f.delete_file.delete_count for f in files if f.delete_file)
-    live -= sum(1 for f in files for _p, s in f.inlined_deletes if s <= snap.snapshot_id)
     by_id = {c.column_id: c.name for top in table.columns for c in top.walk()}
     directory = lake.table_dir(table)
     return LakeTable(
@@ -141,12 +144,51 @@ def table_page(lake: DuckLake, lake_name: str, name: str, *, version: int | None
         columns=[_column_entry(c, stats) for c in table.columns],
         partitioning=[f"{p.transform}({by_id.get(p.column_id, p.column_id)})" if p.transform != "identity"
                       else str(by_id.get(p.column_id, p.column_id)) for p in table.partition_fields],
-        row_count=live + inlined, inlined_row_count=inlined, file_count=len(files),
-        file_size_bytes=sum(f.file_size_bytes for f in files),
-        delete_file_count=sum(1 for f in files if f.delete_file),
+        row_count=totals.live_rows + inlined, inlined_row_count=inlined, file_count=totals.files,
+        file_size_bytes=totals.bytes, delete_file_count=totals.delete_files,
         files=[_file_entry(f, directory) for f in files],
         snapshots=history,
     )
+
+
+@dataclass(frozen=True)
+class _Totals:
+    files: int
+    bytes: int
+    delete_files: int
+    live_rows: int  # in files: records less deleted rows (DuckDB's metadata-only COUNT(*))
+
+
+def _file_totals(conn: Any, table: TableInfo, snapshot_id: int) -> _Totals:
+    s = snapshot_id
+    visible = "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)"
+    files, size, records = conn.one(
+        f"SELECT count(*), coalesce(sum(file_size_bytes), 0), coalesce(sum(record_count), 0) "
+        f"FROM {{M}}ducklake_data_file WHERE table_id = ? AND {visible}", (table.table_id, s, s))
+    deletes, deleted = conn.one(
+        f"SELECT count(*), coalesce(sum(d.delete_count), 0) FROM {{M}}ducklake_delete_file d "
+        f"JOIN {{M}}ducklake_data_file f ON f.data_file_id = d.data_file_id WHERE d.table_id = ? "
+        f"AND d.begin_snapshot <= ? AND (d.end_snapshot IS NULL OR d.end_snapshot > ?) "
+        f"AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)", (table.table_id, s, s, s, s))
+    inlined_table = f"ducklake_inlined_delete_{table.table_id}"
+    if conn.table_exists(inlined_table):
+        (inlined_deleted,) = conn.one(
+            f"SELECT count(*) FROM {{M}}{inlined_table} d JOIN {{M}}ducklake_data_file f ON f.data_file_id = d.file_id "
+            f"WHERE d.begin_snapshot <= ? AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)",
+            (s, s, s))
+        deleted = int(deleted) + int(inlined_deleted)
+    return _Totals(int(files), int(size), int(deletes), int(records) - int(deleted))
+
+
+def files_page(lake: DuckLake, name: str, *, version: int | None = None, offset: int = 0,
+               limit: int = 100) -> list[FileEntry]:
+    """A page of the table's visible data files (by file id), each with its delete file."""
+    with lake.store.connection() as conn:
+        snap = lake.snapshot(version, conn=conn)
+        table = lake.find_table(conn, name, snap.snapshot_id)
+        files = metadata.data_files_at(conn, table, lake.table_dir(table), snap.snapshot_id, limit=limit, offset=offset)
+    directory = lake.table_dir(table)
+    return [_file_entry(f, directory) for f in files]
 
 
 def _relative(path: str, directory: str) -> str:
@@ -163,31 +205,27 @@ def _file_entry(f: Any, directory: str) -> FileEntry:
     )
 
 
-def _column_stats(conn: Any, table: TableInfo, files: Sequence[Any]) -> dict[int, tuple[Any, ...]]:
-    """Per column: (null count over visible files, contains NaN, min, max) from the catalog's statistics."""
+def _column_stats(conn: Any, table: TableInfo, snapshot_id: int) -> dict[int, tuple[Any, ...]]:
+    """Per column: (null count over the visible files, contains NaN, min, max) from the catalog's statistics;
+    the null counts are summed by the catalog database (a table may have tens of thousands of files)."""
     result: dict[int, tuple[Any, ...]] = {}
     for cid, contains_nan, low, high in conn.query(
         "SELECT column_id, contains_nan, min_value, max_value FROM {M}ducklake_table_column_stats WHERE table_id = ?",
         (table.table_id,),
     ):
         result[int(cid)] = (None, None if contains_nan is None else bool(contains_nan), low, high)
-    visible = {f.data_file_id for f in files}
-    nulls: dict[int, int] = {}
-    for fid, cid, nc in conn.query(
-        "SELECT data_file_id, column_id, null_count FROM {M}ducklake_file_column_stats WHERE table_id = ?",
-        (table.table_id,),
+    for cid, count in conn.query(
+        "SELECT s.column_id, sum(s.null_count) FROM {M}ducklake_file_column_stats s JOIN {M}ducklake_data_file f "
+        "ON f.data_file_id = s.data_file_id WHERE s.table_id = ? AND f.begin_snapshot <= ? "
+        "AND (f.end_snapshot IS NULL OR f.end_snapshot > ?) GROUP BY s.column_id",
+        (table.table_id, snapshot_id, snapshot_id),
     ):
-        if int(fid) in visible and nc is not None:
-            nulls[int(cid)] = nulls.get(int(cid), 0) + int(nc)
-    for cid, count in nulls.items():
-        _, nan, low, high = result.get(cid, (None, None, None, None))
-        result[cid] = (count, nan, low, high)
+        _, nan, low, high = result.get(int(cid), (None, None, None, None))
+        result[int(cid)] = (None if count is None else int(count), nan, low, high)
     return result
 
 
 def _inlined_count(lake: DuckLake, conn: Any, table: TableInfo, snapshot_id: int) -> int:
-    from airflow_provider_lakehouse.ducklake.reader import read_inlined_rows
-
     if not table.inlined_tables:
         return 0
     return read_inlined_rows(conn, table, table.columns[:1], snapshot_id,
@@ -196,11 +234,13 @@ def _inlined_count(lake: DuckLake, conn: Any, table: TableInfo, snapshot_id: int
 
 def _table_snapshots(conn: Any, table: TableInfo, limit: int) -> list[SnapshotEntry]:
     """Snapshots whose changes name this table (by id or by its qualified name), newest first."""
+    # the database narrows by text (a table appears in changes by id or quoted name); Python decides exactly
     rows = conn.query(
         "SELECT s.snapshot_id, s.snapshot_time, s.schema_version, s.next_catalog_id, s.next_file_id, c.changes_made, "
         "c.author, c.commit_message, c.commit_extra_info FROM {M}ducklake_snapshot s JOIN {M}ducklake_snapshot_changes c "
-        "ON c.snapshot_id = s.snapshot_id WHERE s.snapshot_id >= ? ORDER BY s.snapshot_id DESC",
-        (table.begin_snapshot,))
+        "ON c.snapshot_id = s.snapshot_id WHERE s.snapshot_id >= ? AND (c.changes_made LIKE ? OR c.changes_made LIKE ?) "
+        "ORDER BY s.snapshot_id DESC",
+        (table.begin_snapshot, f"%:{table.table_id}%", f'%"{table.name}"%'))
     wanted = {str(table.table_id), table.qualified_name}
     names = table_names(conn)
     entries = []
@@ -218,28 +258,86 @@ def preview(lake: DuckLake, name: str, *, version: int | None = None, timestamp:
             columns: Sequence[str] | None = None, limit: int = 100) -> Preview:
     """The first ``limit`` rows in row-id order at a snapshot (DuckDB: ``... AT (VERSION => v) ORDER BY rowid``).
 
-    Files are read in row-id order and reading stops once ``limit`` rows are in hand, so a preview of a large
-    table reads one or two files, not all of them.
+    Row-id ranges of files do not overlap, so the first rows are in the first files by row id: only those are
+    listed and read (in parallel: object storage latency adds up), and of a large file only the first row
+    groups. A 10 M-row table previews as fast as a small one.
     """
     limit = max(1, min(int(limit), MAX_ROWS))
-    plan = lake.scan(name, columns=columns or None, version=version, timestamp=timestamp, virtual=(ROWID,))
-    names = [c.name for c in plan.columns]
-    pieces: list[pa.Table] = [plan.inlined] if plan.inlined.num_rows else []
-    ordered = all(f.row_id_start is not None for f in plan.files)
-    files = sorted(plan.files, key=lambda f: f.row_id_start or 0) if ordered else list(plan.files)
-    maps = lake.name_maps(plan)
-    from_files = 0
-    for f in files:
-        if ordered and from_files >= limit:
-            break  # row-id ranges of files do not overlap: later files hold only larger row ids
-        piece = read_data_file(lake.storage, f, plan.columns, plan.snapshot_id, virtual=plan.virtual,
-                               all_columns=plan.table.columns, name_map=maps.get(f.mapping_id))
-        from_files += piece.num_rows
-        pieces.append(piece)
-    table = pa.concat_tables(pieces) if pieces else plan.inlined
+    with lake.store.connection() as conn:
+        snap = lake.snapshot(version, timestamp, conn)
+        table = lake.find_table(conn, name, snap.snapshot_id)
+        wanted = lake._columns(table, columns)  # noqa: SLF001 - the catalog's own column lookup (names -> columns)
+        unnumbered = conn.one(
+            "SELECT count(*) FROM {M}ducklake_data_file WHERE table_id = ? AND row_id_start IS NULL AND "
+            "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)",
+            (table.table_id, snap.snapshot_id, snap.snapshot_id))
+        if unnumbered and int(unnumbered[0]):
+            return _preview_of_all(lake, name, snap.snapshot_id, columns, limit)
+        inlined = read_inlined_rows(conn, table, wanted, snap.snapshot_id, virtual=(ROWID,),
+                                    schema_at_version=lake.inlined_schemas(conn, table))
+        pieces: list[pa.Table] = [inlined] if inlined.num_rows else []
+        from_files, offset, batch = 0, 0, 8
+        with ThreadPoolExecutor(max_workers=_READERS) as pool:
+            while from_files < limit:
+                files = metadata.data_files_at(conn, table, lake.table_dir(table), snap.snapshot_id, limit=batch,
+                                               offset=offset, by_row_id=True)
+                if not files:
+                    break
+                maps = {f.mapping_id: metadata.name_mapping(conn, f.mapping_id) for f in files
+                        if f.mapping_id is not None}
+                picked, estimate = [], from_files
+                for f in files:  # enough files for ``limit`` live rows by the catalog's counts
+                    picked.append(f)
+                    estimate += _live_upper_bound(f)
+                    if estimate >= limit:
+                        break
+                offset += len(picked)
+                batch *= 4
+
+                def read(f: Any, maps: dict[Any, Any] = maps) -> pa.Table:
+                    # a file's first ``limit`` + deleted positions hold at least ``limit`` live rows
+                    rows = None if f.partial_max is not None else limit + _deleted_upper_bound(f)
+                    return read_data_file(lake.storage, f, wanted, snap.snapshot_id, virtual=(ROWID,),
+                                          all_columns=table.columns, name_map=maps.get(f.mapping_id), max_rows=rows)
+
+                for piece in pool.map(read, picked):  # a file read in part alone holds ``limit`` rows
+                    from_files += piece.num_rows
+                    pieces.append(_first_rows(piece, limit))
+    return _preview_table(pieces, inlined, wanted, snap.snapshot_id, limit)
+
+
+def _first_rows(piece: pa.Table, limit: int) -> pa.Table:
+    """The ``limit`` smallest row ids of one file's rows (a file's rows are usually in row-id order already)."""
+    ids = piece.column(ROWID).to_numpy(zero_copy_only=False)
+    if piece.num_rows <= limit:
+        return piece
+    if len(ids) > 1 and (ids[1:] >= ids[:-1]).all():
+        return piece.slice(0, limit)
+    return piece.sort_by(ROWID).slice(0, limit)
+
+
+def _live_upper_bound(f: Any) -> int:
+    return max(0, f.record_count - (f.delete_file.delete_count if f.delete_file else 0))
+
+
+def _deleted_upper_bound(f: Any) -> int:
+    return (f.delete_file.delete_count if f.delete_file else 0) + len(f.inlined_deletes)
+
+
+def _preview_of_all(lake: DuckLake, name: str, snapshot_id: int, columns: Sequence[str] | None,
+                    limit: int) -> Preview:
+    """Files without row ids (registered from outside, staged): read everything and sort."""
+    plan = lake.scan(name, columns=columns or None, version=snapshot_id, virtual=(ROWID,))
+    return _preview_table([lake.read_plan(plan)], plan.inlined, list(plan.columns), plan.snapshot_id, limit)
+
+
+def _preview_table(pieces: list[pa.Table], empty: pa.Table, wanted: Sequence[Column], snapshot_id: int,
+                   limit: int) -> Preview:
+    names = [c.name for c in wanted]
+    table = pa.concat_tables(pieces) if pieces else empty
     table = table.sort_by(ROWID).slice(0, limit)
     rows, truncated = capped_rows(zip(*(table.column(n).to_pylist() for n in names)) if names else [])
-    return Preview(columns=names, types=[c.type for c in plan.columns], rows=rows, snapshot_id=plan.snapshot_id,
+    return Preview(columns=names, types=[c.type for c in wanted], rows=rows, snapshot_id=snapshot_id,
                    truncated=truncated, limit=limit)
 
 
@@ -263,4 +361,5 @@ def changes(lake: DuckLake, name: str, start: int, end: int, *, limit: int = 200
                    truncated=truncated or table.num_rows > limit)
 
 
+_READERS = 8  # parallel file reads of a preview
 _KIND_ORDER = {"update_preimage": 0, "update_postimage": 1, "delete": 2, "insert": 3}

@@ -87,7 +87,7 @@ class LakeTable(BaseModel):
     file_count: int
     file_size_bytes: int
     delete_file_count: int
-    files: list[FileEntry]
+    files: list[FileEntry]  # the first ones; all of them page by page from .../files
     snapshots: list[SnapshotEntry]  # the snapshots that changed this table, newest first
 
 

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
@@ -21,6 +22,7 @@ from airflow_provider_lakehouse.plugins.api.models import (
     Changes,
     DagDataFlow,
     DataTableDetail,
+    FileEntry,
     LakeTable,
     LineageEdge,
     LineageGraph,
@@ -78,26 +80,38 @@ def _open_lake(ref: stores.StoreRef) -> tuple[Any, Redactor]:
 
         if not os.path.exists(spec.catalog):
             raise LookupError(f"Lake {ref.name!r} has no catalog yet.")
-    lake = stores.open_lake_readonly(spec)
+    try:
+        lake = stores.open_lake_readonly(spec)
+    except Exception as exc:  # a driver may echo connection details: only redacted text leaves this function
+        kind = LookupError if isinstance(exc, LookupError) else RuntimeError
+        raise kind(f"Lake {ref.name!r} could not be opened: {_clean(exc, redactor)}") from None
     with _lakes_lock:
         _lakes[ref] = (now, lake, redactor)
     return lake, redactor
 
 
+@dataclass
+class _Guard:
+    """What an error message must not show: the secrets of the store the route opened."""
+
+    redactor: Redactor | None = None
+
+
 @contextmanager
-def _errors(redactor: Redactor | None = None) -> Iterator[None]:
+def _errors() -> Iterator[_Guard]:
     """Map the provider's errors to HTTP answers whose text names no secret."""
+    guard = _Guard()
     try:
-        yield
+        yield guard
     except HTTPException:
         raise
     except (NoSuchTableError, NoSuchSchemaError, ConnectionNotFoundError, LookupError) as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, _clean(exc, redactor)) from None
+        raise HTTPException(status.HTTP_404_NOT_FOUND, _clean(exc, guard.redactor)) from None
     except ValueError as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, _clean(exc, redactor)) from None
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, _clean(exc, guard.redactor)) from None
     except Exception as exc:
         log.warning("lakehouse view failed", exc_info=True)
-        raise HTTPException(status.HTTP_502_BAD_GATEWAY, _clean(exc, redactor)) from None
+        raise HTTPException(status.HTTP_502_BAD_GATEWAY, _clean(exc, guard.redactor)) from None
 
 
 def _clean(exc: BaseException, redactor: Redactor | None) -> str:
@@ -141,9 +155,8 @@ def lake_snapshots(lake: str, user: User, offset: Annotated[int, Query(ge=0)] = 
     """The lake's snapshots, newest first (a page of them)."""
     ref = _ref("ducklake", lake)
     require_store(user, ref)
-    redactor = None
-    with _errors(redactor):
-        opened, redactor = _open_lake(ref)
+    with _errors() as guard:
+        opened, guard.redactor = _open_lake(ref)
         return lake_views.recent_snapshots(opened, offset + limit)[offset:]
 
 
@@ -152,10 +165,22 @@ def lake_table(lake: str, table: str, user: User, version: Annotated[int | None,
     ref = _ref("ducklake", lake)
     require_store(user, ref)
     name = _table_name(table)
-    redactor = None
-    with _errors(redactor):
-        opened, redactor = _open_lake(ref)
+    with _errors() as guard:
+        opened, guard.redactor = _open_lake(ref)
         return lake_views.table_page(opened, ref.name, name, version=version)
+
+
+@router.get("/lakes/{lake}/tables/{table}/files", response_model=list[FileEntry])
+def lake_files(lake: str, table: str, user: User, version: Annotated[int | None, Query(ge=0)] = None,
+               offset: Annotated[int, Query(ge=0)] = 0, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+               ) -> list[FileEntry]:
+    """A page of the table's data files with their delete files (paths relative to the table's directory)."""
+    ref = _ref("ducklake", lake)
+    require_store(user, ref)
+    name = _table_name(table)
+    with _errors() as guard:
+        opened, guard.redactor = _open_lake(ref)
+        return lake_views.files_page(opened, name, version=version, offset=offset, limit=limit)
 
 
 @router.get("/lakes/{lake}/tables/{table}/preview", response_model=Preview)
@@ -171,9 +196,8 @@ def lake_preview(
     require_store(user, ref)
     name = _table_name(table)
     wanted = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
-    redactor = None
-    with _errors(redactor):
-        opened, redactor = _open_lake(ref)
+    with _errors() as guard:
+        opened, guard.redactor = _open_lake(ref)
         return lake_views.preview(opened, name, version=version, timestamp=timestamp, columns=wanted, limit=limit)
 
 
@@ -186,9 +210,8 @@ def lake_changes(lake: str, table: str, user: User, start: Annotated[int, Query(
     name = _table_name(table)
     if abs(end - start) > 1000:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "Compare at most 1000 snapshots at once.")
-    redactor = None
-    with _errors(redactor):
-        opened, redactor = _open_lake(ref)
+    with _errors() as guard:
+        opened, guard.redactor = _open_lake(ref)
         return lake_views.changes(opened, name, start, end, limit=limit)
 
 
@@ -197,10 +220,9 @@ def lake_changes(lake: str, table: str, user: User, start: Annotated[int, Query(
 def datatable(name: str, user: User) -> DataTableDetail:
     ref = _ref("datatable", name)
     require_store(user, ref)
-    redactor = None
-    with _errors(redactor):
+    with _errors() as guard:
         spec = stores.datatable_spec(ref)
-        redactor = Redactor([spec.password])
+        guard.redactor = Redactor([spec.password])
         return datatable_views.describe(spec, ref.name)
 
 
@@ -213,10 +235,9 @@ def datatable_preview(name: str, table: str, user: User, columns: str | None = N
     if "." not in table:
         schema = "public"
     wanted = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
-    redactor = None
-    with _errors(redactor):
+    with _errors() as guard:
         spec = stores.datatable_spec(ref)
-        redactor = Redactor([spec.password])
+        guard.redactor = Redactor([spec.password])
         return datatable_views.preview(spec, schema, table_name, columns=wanted, limit=limit)
 
 

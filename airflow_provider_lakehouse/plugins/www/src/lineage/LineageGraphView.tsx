@@ -99,7 +99,8 @@ export const LineageGraphView = ({ graph, go, initialColumn }: { graph: LineageG
                     <g key={column} onClick={() => setSelected({ dataset: node.id, column })} style={{ cursor: "pointer" }}
                       data-column={`${node.id}#${column}`} data-state={s}>
                       <rect x={box.x + 1} y={y} width={NODE_WIDTH - 2} height={ROW_HEIGHT} fill={fills[s]} opacity={s === "plain" || s === "dim" ? 1 : 0.85} />
-                      <text x={box.x + 10} y={y + 15} fontSize="12" fontFamily="monospace" fill="currentColor" opacity={s === "dim" ? 0.35 : 1}>
+                      <text x={box.x + 10} y={y + 15} style={{ fontSize: "12px", fontFamily: "var(--chakra-fonts-mono, monospace)" }}
+                        fill="currentColor" opacity={s === "dim" ? 0.35 : 1}>
                         {column}
                       </text>
                     </g>
@@ -110,7 +111,8 @@ export const LineageGraphView = ({ graph, go, initialColumn }: { graph: LineageG
           })}
         </svg>
       </Box>
-      <Table.Root size="sm" mt={4} data-testid="lineage-edges">
+      <Box overflowX="auto" mt={4}>
+      <Table.Root size="sm" data-testid="lineage-edges">
         <Table.Header>
           <Table.Row>
             {["Input", "Column", "Output", "Column", "Transformation", "Task", "From"].map((h, i) => (
@@ -134,11 +136,14 @@ export const LineageGraphView = ({ graph, go, initialColumn }: { graph: LineageG
                 <Table.Cell fontFamily="mono" fontSize="xs">
                   {e.dag_id ? <Link href={airflowUrl(`dags/${encodeURIComponent(e.dag_id)}`)} color="fg.info">{`${e.dag_id}.${e.task_id}`}</Link> : "–"}
                 </Table.Cell>
-                <Table.Cell fontSize="xs">{e.origin === "run" ? "recorded by a run" : "the DAG's SQL"}</Table.Cell>
+                <Table.Cell fontSize="xs" title={e.origin === "run" ? "recorded by the task's latest run" : "read from the DAG's SQL (the task has not run)"}>
+                  {e.origin === "run" ? "run" : "SQL"}
+                </Table.Cell>
               </Table.Row>
             ))}
         </Table.Body>
       </Table.Root>
+      </Box>
     </Box>
   );
 };

@@ -1,12 +1,12 @@
 import { Badge, Box, Button, Flex, Heading, HStack, Input, Link, NativeSelect, Table, Tabs, Text } from "@chakra-ui/react";
 import { Fragment, useState } from "react";
 
-import { airflowUrl, useApi } from "../api";
+import { airflowUrl, getJson, useApi } from "../api";
 import { TaskLink } from "../components/TaskLink";
-import { InternalLink, Loading, RowsTable, Section, Stat } from "../components/ui";
+import { ErrorBox, InternalLink, Loading, RowsTable, Section, Stat } from "../components/ui";
 import { describeChanges, formatBytes, formatCount, formatTime } from "../format";
 import type { Route } from "../nav";
-import type { Changes, ColumnEntry, LakeTable, Preview, SnapshotEntry } from "../types";
+import type { Changes, ColumnEntry, FileEntry, LakeTable, Preview, SnapshotEntry } from "../types";
 
 const ColumnRows = ({ columns, depth = 0 }: { columns: ColumnEntry[]; depth?: number }) => (
   <>
@@ -142,6 +142,43 @@ const ChangesPanel = ({ lake, table, info }: { lake: string; table: string; info
   );
 };
 
+/** The table page lists the first files; the rest come a page at a time. */
+const MoreFiles = ({ lake, table, shown, total }: { lake: string; table: string; shown: number; total: number }) => {
+  const [pages, setPages] = useState<FileEntry[]>([]);
+  const [error, setError] = useState<Error | null>(null);
+  const next = shown + pages.length;
+  if (next >= total) return null;
+  const load = () =>
+    getJson<FileEntry[]>(`lakes/${encodeURIComponent(lake)}/tables/${encodeURIComponent(table)}/files?offset=${next}&limit=500`)
+      .then((more) => setPages((previous) => [...previous, ...more]))
+      .catch(setError);
+  return (
+    <Box mt={2}>
+      {pages.length > 0 ? (
+        <Table.Root size="sm">
+          <Table.Body>
+            {pages.map((f) => (
+              <Table.Row key={f.data_file_id}>
+                <Table.Cell fontFamily="mono">{f.data_file_id}</Table.Cell>
+                <Table.Cell fontFamily="mono" fontSize="xs">{f.path}</Table.Cell>
+                <Table.Cell>{formatCount(f.record_count)}</Table.Cell>
+                <Table.Cell>{formatBytes(f.file_size_bytes)}</Table.Cell>
+                <Table.Cell>{f.begin_snapshot}</Table.Cell>
+                <Table.Cell fontFamily="mono" fontSize="xs">{f.delete_file ?? ""}</Table.Cell>
+                <Table.Cell>{f.delete_count || ""}</Table.Cell>
+              </Table.Row>
+            ))}
+          </Table.Body>
+        </Table.Root>
+      ) : null}
+      <Button size="xs" variant="outline" mt={2} onClick={load} data-testid="more-files">
+        Show more files ({formatCount(total - next)} not shown)
+      </Button>
+      {error ? <ErrorBox error={error} /> : null}
+    </Box>
+  );
+};
+
 export const LakeTablePage = ({ lake, table, tab, go }: { lake: string; table: string; tab?: string; go: (r: Route) => void }) => {
   const state = useApi<LakeTable>(`lakes/${encodeURIComponent(lake)}/tables/${encodeURIComponent(table)}`);
   const current = tab ?? "columns";
@@ -173,7 +210,7 @@ export const LakeTablePage = ({ lake, table, tab, go }: { lake: string; table: s
             <Tabs.List mb={3}>
               <Tabs.Trigger value="columns">Columns</Tabs.Trigger>
               <Tabs.Trigger value="snapshots">Snapshots ({info.snapshots.length})</Tabs.Trigger>
-              <Tabs.Trigger value="files">Files ({info.files.length})</Tabs.Trigger>
+              <Tabs.Trigger value="files">Files ({formatCount(info.file_count)})</Tabs.Trigger>
               <Tabs.Trigger value="preview">Preview</Tabs.Trigger>
               <Tabs.Trigger value="changes">Changes</Tabs.Trigger>
             </Tabs.List>
@@ -238,6 +275,7 @@ export const LakeTablePage = ({ lake, table, tab, go }: { lake: string; table: s
                   ))}
                 </Table.Body>
               </Table.Root>
+              <MoreFiles lake={lake} table={table} shown={info.files.length} total={info.file_count} />
               {info.inlined_row_count > 0 ? (
                 <Text fontSize="sm" color="fg.muted" mt={2}>
                   Plus {formatCount(info.inlined_row_count)} row(s) inlined in the catalog (not yet in a file).
