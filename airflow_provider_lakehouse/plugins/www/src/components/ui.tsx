@@ -106,3 +106,14 @@ export const InternalLink = ({ onClick, children, testId }: { onClick: () => voi
     {children}
   </Link>
 );
+
+/** A table's header row from its column titles. */
+export const HeaderRow = ({ names }: { names: string[] }) => (
+  <Table.Header>
+    <Table.Row>
+      {names.map((h, i) => (
+        <Table.ColumnHeader key={`${h}${i}`}>{h}</Table.ColumnHeader>
+      ))}
+    </Table.Row>
+  </Table.Header>
+);

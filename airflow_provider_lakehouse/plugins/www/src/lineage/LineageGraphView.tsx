@@ -2,7 +2,7 @@ import { Badge, Box, Flex, Link, Table, Text } from "@chakra-ui/react";
 import { useMemo, useState } from "react";
 
 import { airflowUrl } from "../api";
-import { InternalLink } from "../components/ui";
+import { HeaderRow, InternalLink } from "../components/ui";
 import type { Route } from "../nav";
 import type { LineageGraph } from "../types";
 import { columnKey, edgeKey, impact } from "./impact";
@@ -113,13 +113,7 @@ export const LineageGraphView = ({ graph, go, initialColumn }: { graph: LineageG
       </Box>
       <Box overflowX="auto" mt={4}>
       <Table.Root size="sm" data-testid="lineage-edges">
-        <Table.Header>
-          <Table.Row>
-            {["Input", "Column", "Output", "Column", "Transformation", "Task", "From"].map((h, i) => (
-              <Table.ColumnHeader key={`${h}${i}`}>{h}</Table.ColumnHeader>
-            ))}
-          </Table.Row>
-        </Table.Header>
+        <HeaderRow names={["Input", "Column", "Output", "Column", "Transformation", "Task", "From"]} />
         <Table.Body>
           {graph.edges
             .filter((e) => !hit || hit.edges.has(edgeKey(e)))

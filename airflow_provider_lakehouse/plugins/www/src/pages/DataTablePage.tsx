@@ -2,7 +2,7 @@ import { Badge, Box, Button, Flex, Heading, Input, Table, Text } from "@chakra-u
 import { useState } from "react";
 
 import { useApi } from "../api";
-import { InternalLink, Loading, RowsTable, Section } from "../components/ui";
+import { HeaderRow, InternalLink, Loading, RowsTable, Section } from "../components/ui";
 import { formatCount } from "../format";
 import type { Route } from "../nav";
 import type { DataTableDetail, DataTableTable, Preview } from "../types";
@@ -45,13 +45,7 @@ export const DataTablePage = ({ datatable, table, go }: { datatable: string; tab
           {detail.schemas.map((schema) => (
             <Section key={schema.name} title={`Data Table ${detail.name} · schema ${schema.name}`}>
               <Table.Root size="sm" data-testid={`datatable-schema-${schema.name}`}>
-                <Table.Header>
-                  <Table.Row>
-                    {["Table", "Kind", "Rows (approx.)", "Columns", ""].map((h) => (
-                      <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>
-                    ))}
-                  </Table.Row>
-                </Table.Header>
+                <HeaderRow names={["Table", "Kind", "Rows (approx.)", "Columns", ""]} />
                 <Table.Body>
                   {schema.tables.map((t) => {
                     const qualified = `${t.schema_name}.${t.name}`;

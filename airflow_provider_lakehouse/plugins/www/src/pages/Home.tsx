@@ -1,7 +1,7 @@
 import { Badge, Box, Flex, Heading, Table, Text } from "@chakra-ui/react";
 
 import { useApi } from "../api";
-import { InternalLink, Loading, Section } from "../components/ui";
+import { HeaderRow, InternalLink, Loading, Section } from "../components/ui";
 import { TaskLink } from "../components/TaskLink";
 import { describeChanges, formatBytes, formatCount, formatTime } from "../format";
 import type { Route } from "../nav";
@@ -73,16 +73,7 @@ export const Home = ({ go }: { go: (r: Route) => void }) => {
           </Section>
           <Section title="Recent lake changes">
             <Table.Root size="sm" data-testid="recent-changes">
-              <Table.Header>
-                <Table.Row>
-                  <Table.ColumnHeader>Lake</Table.ColumnHeader>
-                  <Table.ColumnHeader>Snapshot</Table.ColumnHeader>
-                  <Table.ColumnHeader>Time</Table.ColumnHeader>
-                  <Table.ColumnHeader>Changes</Table.ColumnHeader>
-                  <Table.ColumnHeader>Author / message</Table.ColumnHeader>
-                  <Table.ColumnHeader>Task</Table.ColumnHeader>
-                </Table.Row>
-              </Table.Header>
+              <HeaderRow names={["Lake", "Snapshot", "Time", "Changes", "Author / message", "Task"]} />
               <Table.Body>
                 {overview.recent_changes.map((c) => (
                   <Table.Row key={`${c.lake}-${c.snapshot_id}`}>

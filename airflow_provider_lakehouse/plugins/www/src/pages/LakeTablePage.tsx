@@ -3,7 +3,7 @@ import { Fragment, useState } from "react";
 
 import { airflowUrl, getJson, useApi } from "../api";
 import { TaskLink } from "../components/TaskLink";
-import { ErrorBox, InternalLink, Loading, RowsTable, Section, Stat } from "../components/ui";
+import { ErrorBox, HeaderRow, InternalLink, Loading, RowsTable, Section, Stat } from "../components/ui";
 import { describeChanges, formatBytes, formatCount, formatTime } from "../format";
 import type { Route } from "../nav";
 import type { Changes, ColumnEntry, FileEntry, LakeTable, Preview, SnapshotEntry } from "../types";
@@ -142,6 +142,19 @@ const ChangesPanel = ({ lake, table, info }: { lake: string; table: string; info
   );
 };
 
+const FileRow = ({ file: f }: { file: FileEntry }) => (
+  <Table.Row>
+    <Table.Cell fontFamily="mono">{f.data_file_id}</Table.Cell>
+    <Table.Cell fontFamily="mono" fontSize="xs">{f.path}</Table.Cell>
+    <Table.Cell>{formatCount(f.record_count)}</Table.Cell>
+    <Table.Cell>{formatBytes(f.file_size_bytes)}</Table.Cell>
+    <Table.Cell>{f.begin_snapshot}</Table.Cell>
+    <Table.Cell fontFamily="mono" fontSize="xs">{f.delete_file ?? ""}</Table.Cell>
+    <Table.Cell>{f.delete_count || ""}</Table.Cell>
+    <Table.Cell>{f.inlined_deletes || ""}</Table.Cell>
+  </Table.Row>
+);
+
 /** The table page lists the first files; the rest come a page at a time. */
 const MoreFiles = ({ lake, table, shown, total }: { lake: string; table: string; shown: number; total: number }) => {
   const [pages, setPages] = useState<FileEntry[]>([]);
@@ -157,17 +170,7 @@ const MoreFiles = ({ lake, table, shown, total }: { lake: string; table: string;
       {pages.length > 0 ? (
         <Table.Root size="sm">
           <Table.Body>
-            {pages.map((f) => (
-              <Table.Row key={f.data_file_id}>
-                <Table.Cell fontFamily="mono">{f.data_file_id}</Table.Cell>
-                <Table.Cell fontFamily="mono" fontSize="xs">{f.path}</Table.Cell>
-                <Table.Cell>{formatCount(f.record_count)}</Table.Cell>
-                <Table.Cell>{formatBytes(f.file_size_bytes)}</Table.Cell>
-                <Table.Cell>{f.begin_snapshot}</Table.Cell>
-                <Table.Cell fontFamily="mono" fontSize="xs">{f.delete_file ?? ""}</Table.Cell>
-                <Table.Cell>{f.delete_count || ""}</Table.Cell>
-              </Table.Row>
-            ))}
+            {pages.map((f) => <FileRow key={f.data_file_id} file={f} />)}
           </Table.Body>
         </Table.Root>
       ) : null}
@@ -216,13 +219,7 @@ export const LakeTablePage = ({ lake, table, tab, go }: { lake: string; table: s
             </Tabs.List>
             <Tabs.Content value="columns">
               <Table.Root size="sm" data-testid="columns-table">
-                <Table.Header>
-                  <Table.Row>
-                    {["Column", "Type", "Nullable", "Default", "Column id", "Min", "Max", "Nulls"].map((h) => (
-                      <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>
-                    ))}
-                  </Table.Row>
-                </Table.Header>
+                <HeaderRow names={["Column", "Type", "Nullable", "Default", "Column id", "Min", "Max", "Nulls"]} />
                 <Table.Body>
                   <ColumnRows columns={info.columns} />
                 </Table.Body>
@@ -230,13 +227,7 @@ export const LakeTablePage = ({ lake, table, tab, go }: { lake: string; table: s
             </Tabs.Content>
             <Tabs.Content value="snapshots">
               <Table.Root size="sm" data-testid="snapshot-timeline">
-                <Table.Header>
-                  <Table.Row>
-                    {["Snapshot", "Time", "Changes", "Author", "Message", "Committed by task"].map((h) => (
-                      <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>
-                    ))}
-                  </Table.Row>
-                </Table.Header>
+                <HeaderRow names={["Snapshot", "Time", "Changes", "Author", "Message", "Committed by task"]} />
                 <Table.Body>
                   {info.snapshots.map((s) => (
                     <Table.Row key={s.snapshot_id} data-snapshot={s.snapshot_id}>
@@ -253,26 +244,9 @@ export const LakeTablePage = ({ lake, table, tab, go }: { lake: string; table: s
             </Tabs.Content>
             <Tabs.Content value="files">
               <Table.Root size="sm" data-testid="files-table">
-                <Table.Header>
-                  <Table.Row>
-                    {["File id", "Path (in the table's directory)", "Rows", "Size", "Since snapshot", "Delete file", "Deleted rows", "Inlined deletes"].map((h) => (
-                      <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>
-                    ))}
-                  </Table.Row>
-                </Table.Header>
+                <HeaderRow names={["File id", "Path (in the table's directory)", "Rows", "Size", "Since snapshot", "Delete file", "Deleted rows", "Inlined deletes"]} />
                 <Table.Body>
-                  {info.files.map((f) => (
-                    <Table.Row key={f.data_file_id}>
-                      <Table.Cell fontFamily="mono">{f.data_file_id}</Table.Cell>
-                      <Table.Cell fontFamily="mono" fontSize="xs">{f.path}</Table.Cell>
-                      <Table.Cell>{formatCount(f.record_count)}</Table.Cell>
-                      <Table.Cell>{formatBytes(f.file_size_bytes)}</Table.Cell>
-                      <Table.Cell>{f.begin_snapshot}</Table.Cell>
-                      <Table.Cell fontFamily="mono" fontSize="xs">{f.delete_file ?? ""}</Table.Cell>
-                      <Table.Cell>{f.delete_count || ""}</Table.Cell>
-                      <Table.Cell>{f.inlined_deletes || ""}</Table.Cell>
-                    </Table.Row>
-                  ))}
+                  {info.files.map((f) => <FileRow key={f.data_file_id} file={f} />)}
                 </Table.Body>
               </Table.Root>
               <MoreFiles lake={lake} table={table} shown={info.files.length} total={info.file_count} />

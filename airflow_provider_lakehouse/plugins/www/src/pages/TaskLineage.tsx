@@ -1,7 +1,7 @@
 import { Badge, Box, Flex, Link, Table, Text } from "@chakra-ui/react";
 
 import { useApi } from "../api";
-import { ColumnBadges, Loading, Section, Stat } from "../components/ui";
+import { ColumnBadges, HeaderRow, Loading, Section, Stat } from "../components/ui";
 import { formatCount } from "../format";
 import type { TaskInstanceLineage } from "../types";
 import { datasetLink } from "./DagFlow";
@@ -27,11 +27,7 @@ export const TaskLineage = ({ dagId, runId, taskId, mapIndex }: { dagId: string;
               <Stat label="snapshot read" value={ti.snapshot_read ?? "–"} />
             </Flex>
             <Table.Root size="sm" data-testid="ti-datasets">
-              <Table.Header>
-                <Table.Row>
-                  {["Dataset", "Access", "Columns", "Rows written", "Snapshot created"].map((h) => <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>)}
-                </Table.Row>
-              </Table.Header>
+              <HeaderRow names={["Dataset", "Access", "Columns", "Rows written", "Snapshot created"]} />
               <Table.Body>
                 {Object.entries(ti.reads).map(([d, cols]) => (
                   <Table.Row key={`r-${d}`} data-dataset={d} data-access="read">
@@ -56,11 +52,7 @@ export const TaskLineage = ({ dagId, runId, taskId, mapIndex }: { dagId: string;
           </Section>
           <Section title="Column edges">
             <Table.Root size="sm" data-testid="ti-edges">
-              <Table.Header>
-                <Table.Row>
-                  {["Input", "Column", "Output", "Column", "Transformation"].map((h, i) => <Table.ColumnHeader key={`${h}${i}`}>{h}</Table.ColumnHeader>)}
-                </Table.Row>
-              </Table.Header>
+              <HeaderRow names={["Input", "Column", "Output", "Column", "Transformation"]} />
               <Table.Body>
                 {ti.edges.map((e, i) => (
                   <Table.Row key={i} data-edge-row={`${e.source}.${e.source_column}->${e.target}.${e.target_column ?? "*"}`}>
