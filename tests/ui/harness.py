@@ -51,7 +51,9 @@ class LakehouseAirflow:
         import httpx
 
         headers = {"Authorization": f"Bearer {self.token(user)}"} if user else {}
-        return httpx.get(f"{self.url}/lakehouse/api/{path.lstrip('/')}", headers=headers, params=params, timeout=120)
+        # params only when given: httpx would replace a query string written in ``path`` with an empty one
+        return httpx.get(f"{self.url}/lakehouse/api/{path.lstrip('/')}", headers=headers, params=params or None,
+                         timeout=120)
 
 
 def plugins_folder(workdir: Path) -> Path:
@@ -91,7 +93,35 @@ def lakehouse_airflow(stack: Any, stack_env: dict[str, str], workdir: Path) -> I
             if state != "success":
                 raise RuntimeError(f"{dag_id} {run_id}: {state} {cluster.task_instances(dag_id, run_id)}")
             harness.runs[dag_id] = run_id
+        add_inlined_rows(setup)
         yield harness
+
+
+def add_inlined_rows(setup: LakeSetup) -> None:
+    """DuckDB writes into the lake too: two rows small enough to be inlined in the catalog, and a delete from a
+    data file, so the views also show inlined rows and a DuckDB-written delete file."""
+    from tests import referee
+
+    con = referee.connect()
+    setup.attach(con, data_inlining_row_limit=10)
+    con.sql("INSERT INTO lake.main.messages VALUES ('Added by DuckDB', 'duck', '2026-01-04', 'positive'), "
+            "('Also inlined', 'duck', '2026-01-04', NULL)")
+    con.sql("DELETE FROM lake.main.messages WHERE author = 'ben'")
+    con.close()
+
+
+def attach(info_file: Path) -> LakehouseAirflow:
+    """The Airflow a running ``python -m tests.ui.harness`` serves (to rerun the UI tests without a new one)."""
+    from airflow_provider_lakehouse.ducklake.store import PostgresStore
+    from tests import referee
+
+    info = json.loads(info_file.read_text())
+    env = info["env"]
+    conn = json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
+    lake = LakeSetup(PostgresStore(referee.postgres_spec(conn), metadata_schema=conn["extra"]["metadata_schema"]),
+                     conn["extra"]["data_path"], s3=referee.s3_spec(json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])))
+    cluster = AirflowCluster(Path(info["home"]), env, int(info["api_port"]), info["metadata_url"])
+    return LakehouseAirflow(cluster, lake, info["passwords"], info["runs"])
 
 
 def main() -> None:  # pragma: no cover - a manual tool
@@ -105,7 +135,8 @@ def main() -> None:  # pragma: no cover - a manual tool
     env = dict(os.environ, **stack.env())
     with lakehouse_airflow(stack, env, Path(tempfile.mkdtemp())) as harness:
         info = {"url": harness.url, "passwords": harness.passwords, "runs": harness.runs,
-                "home": str(harness.cluster.home)}
+                "home": str(harness.cluster.home), "env": harness.cluster.env, "api_port": harness.cluster.api_port,
+                "metadata_url": harness.cluster.metadata_url}
         Path("/tmp/lakehouse-ui.json").write_text(json.dumps(info))
         print(json.dumps(info), flush=True)
         while not Path("/tmp/lakehouse-ui.stop").exists():
