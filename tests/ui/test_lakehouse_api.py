@@ -136,19 +136,24 @@ def test_preview_at_every_snapshot_equals_duckdbs_rows(lakehouse: LakehouseAirfl
     assert projected["columns"] == [page["columns"][-1]["name"]] and len(projected["rows"]) <= 5
 
 
-def test_changes_between_snapshots_equal_ducklake_table_changes(lakehouse: LakehouseAirflow) -> None:
+@pytest.mark.parametrize("table", ["main.messages", "sales.customer_totals"])
+def test_changes_between_snapshots_equal_ducklake_table_changes(lakehouse: LakehouseAirflow, table: str) -> None:
+    """Every pair of snapshots of tables whose snapshots each change a row at most once (main.messages: inserts
+    by a task and by DuckDB, inlined rows, a DuckDB delete). A row changed twice within one snapshot (updated
+    then deleted by one script) is listed by DuckDB step by step and by the provider as its net change: see
+    docs/ui.md, Limits."""
     con = duck(lakehouse)
-    page = lakehouse.get("lakes/main/tables/sales.orders").json()
-    ids = sorted(s["snapshot_id"] for s in page["snapshots"])
-    start, end = ids[0] + 1, ids[-1]
-    changes = lakehouse.get("lakes/main/tables/sales.orders/changes", start=start, end=end, limit=500).json()
-    expected = referee.rows(con, f"SELECT * FROM ducklake_table_changes('lake', 'sales', 'orders', {start}, {end})")
-    got = {tuple(r) for r in changes["rows"]}
-    assert changes["counts"] == {k: sum(1 for e in expected if e["change_type"] == k)
-                                 for k in {e["change_type"] for e in expected}}
-    if len(expected) <= 500:
-        assert got == {tuple(cell(e[c]) for c in changes["columns"]) for e in expected}
-    assert {"update_preimage", "update_postimage", "delete"} <= set(changes["counts"])
+    schema, name = table.split(".")
+    ids = sorted(s["snapshot_id"] for s in lakehouse.get(f"lakes/main/tables/{table}").json()["snapshots"])
+    for start in ids:
+        for end in (i for i in ids if i >= start):
+            changes = lakehouse.get(f"lakes/main/tables/{table}/changes", start=start, end=end, limit=500).json()
+            expected = referee.rows(con, f"SELECT * FROM ducklake_table_changes('lake', '{schema}', '{name}', "
+                                         f"{start}, {end})")
+            assert sorted(map(repr, changes["rows"])) == sorted(
+                repr([cell(e[c]) for c in changes["columns"]]) for e in expected), (table, start, end)
+            assert changes["counts"] == {k: sum(1 for e in expected if e["change_type"] == k)
+                                         for k in {e["change_type"] for e in expected}}
 
 
 def test_data_table_page_and_preview_equal_postgres(lakehouse: LakehouseAirflow) -> None:

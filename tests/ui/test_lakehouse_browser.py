@@ -50,26 +50,35 @@ def table_texts(page: Any, test_id: str) -> list[list[str]]:
 
 
 @pytest.fixture(scope="module")
-def page(lakehouse: LakehouseAirflow) -> Any:
-    with browser() as chromium:
-        context = chromium.new_context(viewport={"width": 1440, "height": 900}, device_scale_factor=1)
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT)
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        log_in(page, lakehouse.url, "admin", lakehouse.passwords["admin"])
-        page.plugin_errors = errors  # type: ignore[attr-defined]
-        yield page
-        context.close()
+def chromium() -> Any:
+    """One browser for the module (Playwright's sync API allows one at a time per thread)."""
+    with browser() as instance:
+        yield instance
 
 
-def test_anonymous_browser_is_refused(lakehouse: LakehouseAirflow) -> None:
-    with browser() as chromium:
-        context = chromium.new_context()
-        response = context.request.get(f"{lakehouse.url}/lakehouse/api/overview")
-        assert response.status == 401
-        assert context.request.get(f"{lakehouse.url}/lakehouse/api/lakes/main/tables/sales.orders/preview").status == 401
-        context.close()
+@pytest.fixture(scope="module")
+def page(lakehouse: LakehouseAirflow, chromium: Any) -> Any:
+    context = chromium.new_context(viewport={"width": 1440, "height": 900}, device_scale_factor=1)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT)
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    log_in(page, lakehouse.url, "admin", lakehouse.passwords["admin"])
+    page.plugin_errors = errors  # type: ignore[attr-defined]
+    yield page
+    context.close()
+
+
+def test_anonymous_browser_is_refused(lakehouse: LakehouseAirflow, chromium: Any) -> None:
+    context = chromium.new_context()
+    response = context.request.get(f"{lakehouse.url}/lakehouse/api/overview")
+    assert response.status == 401
+    assert context.request.get(f"{lakehouse.url}/lakehouse/api/lakes/main/tables/sales.orders/preview").status == 401
+    page = context.new_page()  # and the page itself, opened without logging in, shows no lake
+    page.goto(f"{lakehouse.url}/plugin/lakehouse")
+    page.wait_for_url(lambda url: "/auth/login" in url or "/plugin/lakehouse" in url, timeout=TIMEOUT)
+    assert page.get_by_test_id("store-ducklake-main").count() == 0
+    context.close()
 
 
 def test_home(page: Any, lakehouse: LakehouseAirflow) -> None:
@@ -121,16 +130,22 @@ def test_lake_table_page(page: Any, lakehouse: LakehouseAirflow) -> None:
     assert table_texts(page, "preview-rows") == [[js_text(cell(v)) for v in row.values()] for row in expected]
     shot(page, "ui-lake-preview")
 
-    page.get_by_role("tab", name="Changes").click()
-    page.get_by_label("changes from").select_option(str(loaded))
-    page.get_by_label("changes to").select_option(str(api["snapshots"][0]["snapshot_id"]))
+    # changes of main.messages (a task's inserts, DuckDB's inlined inserts and a delete) equal DuckDB's
+    messages = lakehouse.get("lakes/main/tables/main.messages").json()
+    first, last = messages["snapshots"][-1]["snapshot_id"], messages["snapshots"][0]["snapshot_id"]
+    page.goto(f"{lakehouse.url}/plugin/lakehouse?lake=main&table=main.messages&tab=changes")
+    page.get_by_label("changes from").select_option(str(first))
+    page.get_by_label("changes to").select_option(str(last))
     page.get_by_test_id("changes-apply").click()
     counts = page.get_by_test_id("changes-counts")
     counts.wait_for()
-    duck = referee.rows(con, f"SELECT change_type, count(*) AS n FROM ducklake_table_changes('lake', 'sales', "
-                             f"'orders', {loaded + 1}, {api['snapshots'][0]['snapshot_id']}) GROUP BY 1")
-    for row in duck:
-        assert f"{row['change_type']}: {row['n']}" in counts.inner_text()
+    page.get_by_test_id("changes-rows").wait_for()
+    duck = referee.rows(con, f"SELECT * FROM ducklake_table_changes('lake', 'main', 'messages', {first + 1}, {last}) "
+                             "ORDER BY snapshot_id, rowid")
+    for kind in {r["change_type"] for r in duck}:
+        assert f"{kind}: {sum(1 for r in duck if r['change_type'] == kind)}" in counts.inner_text()
+    shown = table_texts(page, "changes-rows")
+    assert sorted(shown) == sorted([js_text(cell(r[c])) for c in duck[0]] for r in duck)
     shot(page, "ui-lake-changes")
 
 
@@ -192,16 +207,14 @@ def test_task_instance_lineage(page: Any, lakehouse: LakehouseAirflow) -> None:
     shot(page, "ui-task-lineage")
 
 
-def test_dark_mode(lakehouse: LakehouseAirflow) -> None:
-    with browser() as chromium:
-        context = chromium.new_context(viewport={"width": 1440, "height": 900}, color_scheme="dark")
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT)
-        page.add_init_script("localStorage.setItem('theme', 'dark')")
-        log_in(page, lakehouse.url, "admin", lakehouse.passwords["admin"])
-        page.goto(f"{lakehouse.url}/plugin/lakehouse?lake=main&table=sales.orders")
-        page.get_by_test_id("columns-table").wait_for()
-        assert "dark" in (page.locator("html").get_attribute("class") or "") + (
-            page.locator("html").get_attribute("style") or "")
-        shot(page, "ui-lake-table-dark")
-        context.close()
+def test_dark_mode(lakehouse: LakehouseAirflow, chromium: Any) -> None:
+    context = chromium.new_context(viewport={"width": 1440, "height": 900}, color_scheme="dark")
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT)
+    page.add_init_script("localStorage.setItem('theme', 'dark')")
+    log_in(page, lakehouse.url, "admin", lakehouse.passwords["admin"])
+    page.goto(f"{lakehouse.url}/plugin/lakehouse?lake=main&table=sales.orders")
+    page.get_by_test_id("columns-table").wait_for()
+    assert "dark" in (page.locator("html").get_attribute("class") or "")
+    shot(page, "ui-lake-table-dark")
+    context.close()

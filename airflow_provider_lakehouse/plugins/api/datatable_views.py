@@ -50,8 +50,10 @@ def describe(spec: PostgresSpec, name: str) -> DataTableDetail:
     conn = _connect(spec)
     try:
         tables = conn.execute(
-            "SELECT n.nspname, c.relname, c.relkind, c.reltuples::bigint FROM pg_class c JOIN pg_namespace n "
-            "ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname <> ALL(%s) "
+            # reltuples is -1 until the table is first vacuumed or analysed; the statistics collector counts sooner
+            "SELECT n.nspname, c.relname, c.relkind, coalesce(nullif(c.reltuples, -1)::bigint, s.n_live_tup) "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace LEFT JOIN pg_stat_all_tables s "
+            "ON s.relid = c.oid WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname <> ALL(%s) "
             "AND n.nspname NOT LIKE 'pg_temp%%' AND n.nspname NOT LIKE 'pg_toast%%' ORDER BY 1, 2",
             (list(_SYSTEM_SCHEMAS),)).fetchall()
         columns = conn.execute(

@@ -258,20 +258,18 @@ def preview(lake: DuckLake, name: str, *, version: int | None = None, timestamp:
             columns: Sequence[str] | None = None, limit: int = 100) -> Preview:
     """The first ``limit`` rows in row-id order at a snapshot (DuckDB: ``... AT (VERSION => v) ORDER BY rowid``).
 
-    Row-id ranges of files do not overlap, so the first rows are in the first files by row id: only those are
-    listed and read (in parallel: object storage latency adds up), and of a large file only the first row
-    groups. A 10 M-row table previews as fast as a small one.
+    A table only ever appended to keeps each file's rows at ``row_id_start + position``: the first rows are in
+    the first files by row id, so only those are listed and read (in parallel: object storage latency adds up),
+    and of a large file only its first row groups; a 10 M-row table previews as fast as a small one. Updates,
+    compaction and flushed inlined rows write files that carry older row ids, so a table that had any is read
+    whole and sorted, as DuckDB's top-N does.
     """
     limit = max(1, min(int(limit), MAX_ROWS))
     with lake.store.connection() as conn:
         snap = lake.snapshot(version, timestamp, conn)
         table = lake.find_table(conn, name, snap.snapshot_id)
         wanted = lake._columns(table, columns)  # noqa: SLF001 - the catalog's own column lookup (names -> columns)
-        unnumbered = conn.one(
-            "SELECT count(*) FROM {M}ducklake_data_file WHERE table_id = ? AND row_id_start IS NULL AND "
-            "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)",
-            (table.table_id, snap.snapshot_id, snap.snapshot_id))
-        if unnumbered and int(unnumbered[0]):
+        if _rows_may_be_renumbered(conn, table, snap.snapshot_id):
             return _preview_of_all(lake, name, snap.snapshot_id, columns, limit)
         inlined = read_inlined_rows(conn, table, wanted, snap.snapshot_id, virtual=(ROWID,),
                                     schema_at_version=lake.inlined_schemas(conn, table))
@@ -314,6 +312,28 @@ def _first_rows(piece: pa.Table, limit: int) -> pa.Table:
     if len(ids) > 1 and (ids[1:] >= ids[:-1]).all():
         return piece.slice(0, limit)
     return piece.sort_by(ROWID).slice(0, limit)
+
+
+#: what a snapshot may do to a table without renumbering rows into a new file
+_APPEND_ONLY = {"tables_created", "tables_inserted_into", "inlined_insert", "schemas_created"}
+
+
+def _rows_may_be_renumbered(conn: Any, table: TableInfo, snapshot_id: int) -> bool:
+    """Whether a snapshot up to ``snapshot_id`` did more to the table than append (or some file has no row ids)."""
+    unnumbered = conn.one(
+        "SELECT count(*) FROM {M}ducklake_data_file WHERE table_id = ? AND row_id_start IS NULL AND "
+        "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)", (table.table_id, snapshot_id, snapshot_id))
+    if unnumbered and int(unnumbered[0]):
+        return True
+    wanted = str(table.table_id)
+    for (text,) in conn.query(
+        "SELECT changes_made FROM {M}ducklake_snapshot_changes WHERE snapshot_id >= ? AND snapshot_id <= ? "
+        "AND changes_made LIKE ?", (table.begin_snapshot, snapshot_id, f"%:{wanted}%"),
+    ):
+        for kind, values in group_changes(text).items():
+            if kind not in _APPEND_ONLY and wanted in values:
+                return True
+    return False
 
 
 def _live_upper_bound(f: Any) -> int:

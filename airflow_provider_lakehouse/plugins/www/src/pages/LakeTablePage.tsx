@@ -120,7 +120,10 @@ const ChangesPanel = ({ lake, table, info }: { lake: string; table: string; info
         </Button>
       </Flex>
       {query === null ? (
-        <Text color="fg.muted" fontSize="sm">Pick two snapshots: the rows inserted, deleted and updated between them are listed.</Text>
+        <Text color="fg.muted" fontSize="sm">
+          Pick two snapshots: the rows inserted, deleted and updated between them are listed. A row changed twice
+          within one snapshot (one task's script) shows its net change.
+        </Text>
       ) : (
         <Loading state={state}>
           {(changes) => (
