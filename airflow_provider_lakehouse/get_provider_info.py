@@ -26,9 +26,10 @@ def _number(label: str, description: str, default: float, minimum: float = 0) ->
             "schema": {"type": ["number", "null"], "default": default, "minimum": minimum}}
 
 
+# No null in the enum: the form would offer (and show) the text "null"; an empty field already means libpq's default.
 _SSLMODE = _string(
-    "SSL mode", "libpq sslmode for the Postgres connection.",
-    enum=[None, "disable", "allow", "prefer", "require", "verify-ca", "verify-full"],
+    "SSL mode", "libpq sslmode for the Postgres connection (empty: libpq's default, prefer).",
+    enum=["disable", "allow", "prefer", "require", "verify-ca", "verify-full"],
 )
 
 DATATABLE_CONNECTION: dict[str, Any] = {
@@ -67,7 +68,8 @@ DUCKLAKE_CONNECTION: dict[str, Any] = {
         ),
         "metadata_schema": _string("Metadata schema", "Postgres schema holding the DuckLake catalog tables (default: public)."),
         "catalog_postgres_conn_id": _string(
-            "Catalog Postgres connection id", f"Catalog in an existing Postgres connection, {_POSTGRES_FIELDS_NOTE}."
+            "Catalog Postgres connection id",
+            "Keep the catalog in the database of this Postgres connection instead of the catalog fields above.",
         ),
         "catalog_sqlite_path": _string(
             "Catalog SQLite file", "Embedded local lake: a SQLite catalog file instead of Postgres (single host)."
@@ -78,8 +80,9 @@ DUCKLAKE_CONNECTION: dict[str, Any] = {
         "spark_conn_id": _string(
             "Spark connection id", "A 'spark' connection (spark-submit) or 'spark_connect' connection; empty: local Spark."
         ),
-        "spark_conf": {"label": "Spark conf", "description": "Extra Spark properties for the job, as a JSON object.",
-                       "schema": {"type": ["object", "null"], "format": "json"}},
+        # A text field: an object-typed field renders as an editor showing "{}" even when nothing is set.
+        "spark_conf": _string("Spark conf", 'Extra Spark properties for the job, as a JSON object, e.g. '
+                                            '{"spark.executor.memory": "2g"}.'),
         "spark_s3a": {"label": "Read S3 with s3a://",
                       "description": "Spark reads the lake's S3 files itself with S3A (credentials are set per "
                                      "session). Empty: when the cluster has hadoop-aws, else executors read them "
@@ -116,6 +119,9 @@ def get_provider_info() -> dict[str, Any]:
             {"integration-name": "DuckLake", "python-modules": ["airflow_provider_lakehouse.operators.ducklake"]},
         ],
         "connection-types": [DATATABLE_CONNECTION, DUCKLAKE_CONNECTION],
+        # The Lakehouse UI plugin is registered through the ``airflow.plugins`` entry point (pyproject.toml), not
+        # here: Airflow loads providers' "plugins" only with lazy_load_providers off, the entry point always.
+        "extra-links": ["airflow_provider_lakehouse.operators._links.LakehouseLink"],
         # Airflow 3 reads only "asset-uris"; the legacy "dataset-uris" key served Airflow 2 and is not needed.
         "asset-uris": [
             {"schemes": ["datatable"],

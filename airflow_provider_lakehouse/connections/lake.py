@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,6 +99,11 @@ def ducklake_spec_from_connection(
     else:
         catalog = postgres_spec_from_connection(catalog_conn or conn)
     spark_conf = extra.get("spark_conf") or {}
+    if isinstance(spark_conf, str):  # the connection form's text field holds the JSON object as text
+        try:
+            spark_conf = json.loads(spark_conf) if spark_conf.strip() else {}
+        except ValueError:
+            raise InvalidConnectionError(f"Connection {conn.conn_id!r}: 'spark_conf' is not valid JSON.") from None
     if not isinstance(spark_conf, Mapping):
         raise InvalidConnectionError(f"Connection {conn.conn_id!r}: 'spark_conf' must be a JSON object.")
     return DuckLakeSpec(

@@ -15,11 +15,14 @@ from pathlib import Path
 from contextlib import contextmanager
 
 from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
+from airflow_provider_lakehouse.devstack.demo_output import dataset_uri, result_line, run_progress
 from airflow_provider_lakehouse.devstack.stack import Stack
 
 # The example DAGs the main job runs, in order.
 DEMO_DAGS = ("example_datatable", "example_ducklake_sentiment", "example_ducklake_operations", "tpcds_pipeline")
 DEMO_SCALE_FACTOR = 0.01  # the README's main command: small enough for a laptop-sized demo
+UI_PORT = 8080
+LAKEHOUSE_URL = f"http://127.0.0.1:{UI_PORT}/plugin/lakehouse"
 
 
 def _say(message: str) -> None:
@@ -95,8 +98,9 @@ def demo(args: list[str]) -> int:
             begin = time.monotonic()
             log_file = logs / f"{dag_id}.log"
             with log_file.open("w") as out:
-                rc = subprocess.run([sys.executable, "-m", "airflow", "dags", "test", dag_id], env=environment,
-                                    stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT).returncode
+                process = subprocess.Popen([sys.executable, "-m", "airflow", "dags", "test", dag_id], env=environment,
+                                           stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT)
+                rc = _wait_with_progress(process, dag_id, Path(environment["AIRFLOW_HOME"]) / "airflow.db", begin)
             seconds = time.monotonic() - begin
             outcome = "succeeded" if rc == 0 else f"FAILED (exit {rc})"
             _say(f"{dag_id} {outcome} in {seconds:.1f} s; full log: {log_file}")
@@ -110,12 +114,33 @@ def demo(args: list[str]) -> int:
         _say(f"OpenLineage events (schema, column lineage, snapshot ids, statistics): {lineage_file}")
         _say(f"Airflow home (metadata DB with the assets and asset events, task logs): {environment['AIRFLOW_HOME']}")
         _say(f"To look around: source {stack.state_dir / 'env.sh'}  (then airflow, psql, or the Python API)")
+        _say(f"Lakehouse views (lakes, snapshots, previews, column lineage): {LAKEHOUSE_URL}")
+        _say(f"  start the UI first: source {stack.state_dir / 'env.sh'} && airflow api-server -p {UI_PORT}  "
+             f"(log in as admin, password in {environment['AIRFLOW_HOME']}/simple_auth_manager_passwords.json.generated)")
     return 1 if failed else 0
 
 
+def _wait_with_progress(process: subprocess.Popen[bytes], dag_id: str, metadata_db: Path, begin: float) -> int:
+    """Wait for ``airflow dags test``; every 20 s say how far the run is (tasks done / total, the running task)."""
+    last = ""
+    next_line = begin + 20
+    while process.poll() is None:
+        time.sleep(1)
+        if time.monotonic() < next_line:
+            continue
+        next_line = time.monotonic() + 20
+        progress = run_progress(metadata_db, dag_id)
+        line = progress.line(dag_id, time.monotonic() - begin) if progress else f"{dag_id}: starting"
+        if line != last:
+            _say(f"  {line}")
+            last = line
+    return int(process.returncode or 0)
+
+
 def _print_xcoms(dag_id: str, environment: dict[str, str]) -> None:
-    for task_id, value in sorted(read_xcoms(dag_id, environment).items()):
-        _say(f"  {task_id} -> {json.dumps(value)[:300]}")
+    """One result line per task, in the order the tasks ran."""
+    for task_id, value in read_xcoms(dag_id, environment).items():
+        _say(f"  {result_line(task_id, value)}")
 
 
 def _generate_tpcds(environment: dict[str, str]) -> None:
@@ -139,8 +164,8 @@ def _print_lineage(dag_id: str, events_file: Path) -> None:
         name = event.get("job", {}).get("name", "")
         if event.get("eventType") != "COMPLETE" or not name.startswith(f"{dag_id}."):
             continue
-        inputs = [f"{d['namespace']}/{d['name']}" for d in event.get("inputs") or ()]
-        outputs = [f"{d['namespace']}/{d['name']}" for d in event.get("outputs") or ()]
+        inputs = [dataset_uri(d["namespace"], d["name"]) for d in event.get("inputs") or ()]
+        outputs = [dataset_uri(d["namespace"], d["name"]) for d in event.get("outputs") or ()]
         if inputs or outputs:
             _say(f"  lineage {name[len(dag_id) + 1:]}: {', '.join(inputs) or '-'} -> {', '.join(outputs) or '-'}")
 
@@ -159,6 +184,10 @@ def read_xcoms(dag_id: str, environment: dict[str, str]) -> dict[str, object]:
         "    run = s.query(DagRun).filter(DagRun.dag_id==sys.argv[1]).order_by(DagRun.id.desc()).first()\n"
         "    rows = s.query(XComModel).filter(XComModel.dag_id==sys.argv[1], XComModel.run_id==run.run_id,"
         " XComModel.key=='return_value').all() if run else []\n"
+        "    from airflow.models import TaskInstance as TI\n"
+        "    started = {t.task_id: str(t.start_date) for t in s.query(TI).filter(TI.dag_id==sys.argv[1],"
+        " TI.run_id==run.run_id)} if run else {}\n"
+        "    rows.sort(key=lambda r: (started.get(r.task_id, ''), r.task_id))\n"  # run order
         "    print(json.dumps({r.task_id: r.value for r in rows}, default=str))\n"
     )
     result = subprocess.run([sys.executable, "-c", script, dag_id], env=environment, capture_output=True, text=True)

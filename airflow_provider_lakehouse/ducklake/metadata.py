@@ -224,8 +224,10 @@ def all_table_dirs(conn: CatalogConnection, data_path: str) -> dict[int, str]:
                 "SELECT table_id, schema_id, path, path_is_relative FROM {M}ducklake_table ORDER BY begin_snapshot")}
 
 
-def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, snapshot_id: int) -> list[DataFileInfo]:
-    """Visible data files of ``table`` with their visible delete file and inlined deletions."""
+def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, snapshot_id: int, *,
+                  limit: int | None = None, offset: int = 0, by_row_id: bool = False) -> list[DataFileInfo]:
+    """Visible data files of ``table`` with their visible delete file and inlined deletions; ``limit`` and
+    ``offset`` page through them (by file id, or by first row id), for tables with very many files."""
     s = snapshot_id
     deletes: dict[int, DeleteFileInfo] = {}
     for row in conn.query(
@@ -248,8 +250,9 @@ def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, sna
     for row in conn.query(
         f"SELECT data_file_id, path, path_is_relative, record_count, file_size_bytes, footer_size, row_id_start, "
         f"begin_snapshot, partial_max, mapping_id, partition_id FROM {{M}}ducklake_data_file "
-        f"WHERE table_id = ? AND {visible()} ORDER BY data_file_id",
-        (table.table_id, s, s),
+        f"WHERE table_id = ? AND {visible()} ORDER BY {'row_id_start, ' if by_row_id else ''}data_file_id"
+        + (" LIMIT ? OFFSET ?" if limit is not None else ""),
+        (table.table_id, s, s, *((int(limit), int(offset)) if limit is not None else ())),
     ):
         fid = int(row[0])
         files.append(DataFileInfo(

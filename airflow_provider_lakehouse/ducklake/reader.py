@@ -82,8 +82,10 @@ def read_data_file(
     virtual: Sequence[str] = (),
     all_columns: Sequence[Column] | None = None,
     name_map: dict[int, tuple[str, int, int | None, bool]] | None = None,
+    max_rows: int | None = None,
 ) -> pa.Table:
-    """Read one data file as the table's ``columns`` at ``snapshot_id``.
+    """Read one data file as the table's ``columns`` at ``snapshot_id``; with ``max_rows``, only the first row
+    groups that hold that many rows (before deletions).
 
     Columns are matched by Parquet field id (= column id), or by a ``map_by_name`` mapping, or -
     for legacy files with neither - by position against ``all_columns``. Columns missing from the
@@ -108,7 +110,13 @@ def read_data_file(
             by_id = {c.column_id: i for i, c in enumerate(all_columns) if i < len(file_schema)}
         wanted = sorted({by_id[c.column_id] for c in columns if c.column_id in by_id}
                         | {by_id[x] for x in (ROW_ID_FIELD_ID, SNAPSHOT_ID_FIELD_ID) if x in by_id})
-        data = parquet.read(columns=[file_schema[i].name for i in wanted], use_threads=True) if wanted else None
+        groups = None
+        if max_rows is not None:  # a preview of a large file: its first row groups only
+            counts = np.cumsum([parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)])
+            groups = list(range(min(len(counts), int(np.searchsorted(counts, max_rows)) + 1)))
+        names = [file_schema[i].name for i in wanted]
+        data = (parquet.read_row_groups(groups, columns=names, use_threads=True) if groups is not None
+                else parquet.read(columns=names, use_threads=True)) if wanted else None
     num_rows = data.num_rows if data is not None else file.record_count
     by_index = {i: data.column(file_schema[i].name) for i in wanted} if data is not None else {}
 

@@ -11,12 +11,32 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_lakehouse.lineage import Dataset, Lineage, extract_lineage
+from airflow_provider_lakehouse.assets.lineage_extra import Edge, LineageRecord
+from airflow_provider_lakehouse.lineage import Dataset, DatasetLineage, InputColumn, Lineage, extract_lineage
 
 if TYPE_CHECKING:
     from airflow.sdk import Asset
 
 log = logging.getLogger(__name__)
+
+
+class _HandledCommandFilter(logging.Filter):
+    """Drops sqlglot's "unsupported syntax ... Command" warning for ``CALL ducklake_*``: the planner runs those
+    statements and lineage reads them, so the warning (logged at every DAG parse) says nothing useful.
+
+    >>> record = logging.LogRecord("sqlglot", logging.WARNING, "", 0, "'CALL ducklake_x()' contains unsupported "
+    ...                            "syntax. Falling back to parsing as a 'Command'.", (), None)
+    >>> _HandledCommandFilter().filter(record)
+    False
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not ("unsupported syntax" in message and re.match(r"^'\s*CALL\s+ducklake_", message, re.IGNORECASE))
+
+
+if not any(isinstance(f, _HandledCommandFilter) for f in logging.getLogger("sqlglot").filters):
+    logging.getLogger("sqlglot").addFilter(_HandledCommandFilter())
 
 _JINJA_EXPRESSION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 _JINJA_BLOCK = re.compile(r"\{%|\{#")
@@ -44,6 +64,10 @@ class SqlTarget:
 
     def extract(self, sql: str) -> Lineage:
         return extract_lineage(sql, self.dialect, self.default_schema)
+
+    def dataset_id(self, dataset: Dataset) -> str:
+        """How the Lakehouse views name a dataset: its asset URI, else its key (e.g. a relative path)."""
+        return self.asset_uri(dataset) or dataset.key
 
     def asset_uri(self, dataset: Dataset) -> str | None:
         """The Airflow asset URI of a dataset (``None`` for what has no stable identity, e.g. relative paths)."""
@@ -101,11 +125,14 @@ def publish_asset_events(
     extras: Mapping[Dataset, dict[str, Any]],
     declared: Iterable[Any],
     alias: str | None,
+    *,
+    snapshot_read: int | None = None,
 ) -> None:
-    """Attach extras (snapshot id, rows and columns written) to the events of declared outlets; outputs known
-    only now go through the task's asset alias.
+    """Attach extras (snapshot id, rows and columns written, the column lineage record) to the events of
+    declared outlets; outputs known only now go through the task's asset alias.
 
     :param declared: the task's outlets (assets declared at parse time, and its alias).
+    :param snapshot_read: the lake snapshot the script read, kept in each output's lineage record.
     """
     try:
         from airflow.sdk import AssetAlias
@@ -121,6 +148,9 @@ def publish_asset_events(
             extra = dict(extras.get(item.dataset, {}))
             if item.columns_written:  # the column badges of the asset node: which columns this run wrote
                 extra["columns_written"] = list(item.columns_written)
+            ti = context.get("ti")
+            extra.update(lineage_record(lineage, item, target, snapshot_read=snapshot_read,
+                                        try_number=getattr(ti, "try_number", None)).to_extra())
             if asset.uri in declared_uris:
                 accessor = events[asset]
                 accessor.extra = {**(accessor.extra or {}), **extra}
@@ -130,6 +160,36 @@ def publish_asset_events(
                 log.info("output %s was not declared as an outlet; no asset event for it", asset.uri)
     except Exception:
         log.warning("could not publish asset events", exc_info=True)
+
+
+def lineage_record(lineage: Lineage, output: DatasetLineage, target: SqlTarget, *, snapshot_read: int | None = None,
+                   try_number: int | None = None) -> LineageRecord:
+    """The compact column lineage of one output, as kept in its asset event (see :mod:`..assets.lineage_extra`)."""
+
+    def edge(item: InputColumn) -> Edge:
+        t = item.transformation
+        return Edge(target.dataset_id(item.dataset), item.column, t.type, t.subtype, t.masking)
+
+    return LineageRecord(
+        columns={column: tuple(edge(i) for i in inputs) for column, inputs in output.column_lineage.items()},
+        rows=tuple(edge(i) for i in output.dataset_lineage),
+        reads={target.dataset_id(d.dataset): tuple(d.columns_read) for d in lineage.inputs},
+        snapshot_read=snapshot_read,
+        try_number=try_number,
+    )
+
+
+def is_real_input(item: DatasetLineage) -> bool:
+    """Whether a dataset was read for its data: a table the script only empties and refills (``DELETE FROM t;
+    INSERT INTO t ...``) is written, not read, though the convention records such in-place changes as both.
+
+    >>> from airflow_provider_lakehouse.lineage import Dataset
+    >>> is_real_input(DatasetLineage(Dataset("table", "agg.t"), "read_write", columns_written=("a",)))
+    False
+    >>> is_real_input(DatasetLineage(Dataset("table", "s.t"), "read_write", columns_read=("id",)))
+    True
+    """
+    return item.access == "read" or (item.is_input and bool(item.columns_read))
 
 
 def report_hook_lineage(hook: Any, sql: str, target: SqlTarget) -> None:
@@ -149,7 +209,7 @@ def report_hook_lineage(hook: Any, sql: str, target: SqlTarget) -> None:
             uri = target.asset_uri(item.dataset)
             if uri is None:
                 continue
-            if item.is_input:
+            if is_real_input(item):
                 collector.add_input_asset(context=hook, uri=uri)
             if item.is_output:
                 collector.add_output_asset(context=hook, uri=uri)

@@ -136,15 +136,18 @@ class DucklakeHook(BaseHook):
 
     def _run_here(self, plan: Plan, options: RunOptions, redactor: Redactor) -> dict[str, Any]:
         from airflow_provider_lakehouse.spark.driver import PlanRunner
+        from airflow_provider_lakehouse.spark.progress import progress_lines
         from airflow_provider_lakehouse.spark.session import connect_session, local_session
 
         if self.engine != "spark_connect":
-            return PlanRunner(local_session(self.spec.spark_conf), self.spec, options, redact=redactor.redact).run(plan)
-        from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+            spark = local_session(self.spec.spark_conf)
+        else:
+            from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
-        url = SparkConnectHook(conn_id=self.spec.spark_conn_id or "").get_connection_url()
-        spark = connect_session(url, self.spec.spark_conf)  # shared with other tasks: never stopped here
-        return PlanRunner(spark, self.spec, options, redact=redactor.redact).run(plan)
+            url = SparkConnectHook(conn_id=self.spec.spark_conn_id or "").get_connection_url()
+            spark = connect_session(url, self.spec.spark_conf)  # shared with other tasks: never stopped here
+        with progress_lines(spark, logger=self.log):  # long statements say how far Spark is
+            return PlanRunner(spark, self.spec, options, redact=redactor.redact).run(plan)
 
     def _submit(self, plan: Plan, options: RunOptions) -> dict[str, Any]:
         """spark-submit the driver application; the plan and the lake spec travel in a mode-600 file whose

@@ -84,10 +84,11 @@ class SqlLineageMixin:
             self._run_lineage = None
         return self._run_lineage
 
-    def _publish_outputs(self, context: Mapping[str, Any], extras: Mapping[Dataset, dict[str, Any]]) -> None:
+    def _publish_outputs(self, context: Mapping[str, Any], extras: Mapping[Dataset, dict[str, Any]],
+                         snapshot_read: int | None = None) -> None:
         if self._run_lineage is not None:
             publish_asset_events(context, self._run_lineage, self._sql_target(), extras, self.outlets,
-                                 self._lineage_alias)
+                                 self._lineage_alias, snapshot_read=snapshot_read)
 
     # -- OpenLineage -------------------------------------------------------------------------
     def get_openlineage_facets_on_start(self) -> OperatorLineage:

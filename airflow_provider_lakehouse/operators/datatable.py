@@ -10,6 +10,8 @@ from airflow.sdk import BaseOperator
 from airflow_provider_lakehouse.datatables.runner import FETCH_MODES
 from airflow_provider_lakehouse.hooks.datatable import DataTableHook
 from airflow_provider_lakehouse.operators._lineage import SqlLineageMixin
+from airflow_provider_lakehouse.operators._links import LakehouseLink
+from airflow_provider_lakehouse.operators._statement_log import datatable_statement_lines
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -40,6 +42,7 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers = {"sql": "sql", "parameters": "json"}
     ui_color = "#dbe9f6"
+    operator_extra_links = (LakehouseLink(),)
 
     def __init__(
         self,
@@ -74,8 +77,9 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
         result = hook.run(self.sql, self.parameters, fetch=self.fetch, autocommit=self.autocommit,  # type: ignore[arg-type]
                           report_lineage=False)  # this operator emits its own, richer lineage
         self._run_outcome = result
-        for st in result.statements:
-            self.log.info("statement %d (%s): %d row(s)", st.index, st.kind or "?", st.rowcount)
+        writes = {i: [d.name for d in datasets] for i, datasets in lineage.statement_outputs.items()} if lineage else {}
+        for line in datatable_statement_lines(result.statements, writes):
+            self.log.info("%s", line)
         if lineage is not None:
             written = lineage.rows_written({st.index: st.rowcount for st in result.statements})
             self._publish_outputs(context, {d: {"rows_written": n} for d, n in written.items()})

@@ -11,6 +11,8 @@ from airflow_provider_lakehouse.hooks._lineage import SqlTarget
 from airflow_provider_lakehouse.hooks._task import task_identity
 from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
 from airflow_provider_lakehouse.operators._lineage import SqlLineageMixin
+from airflow_provider_lakehouse.operators._links import LakehouseLink
+from airflow_provider_lakehouse.operators._statement_log import lake_statement_lines
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -53,6 +55,7 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers = {"sql": "sql", "parameters": "json"}
     ui_color = "#fff3b0"
+    operator_extra_links = (LakehouseLink(),)
 
     def __init__(
         self,
@@ -86,14 +89,13 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         self._hook = DucklakeHook(ducklake=plan.lake, spark_conn_id=self.spark_conn_id)
         lineage = self._lineage_before_run()
         response = self._hook.run_plan(plan, RunOptions(max_rows=self.max_rows, task=task_identity(context)))
-        for command in response["result"]["commands"]:
-            count = command.get("row_count", command.get("affected_rows"))
-            self.log.info("statement %d (%s): %s row(s)", command["command_index"], command["kind"],
-                          "-" if count is None else count)
+        for line in lake_statement_lines(plan, response):
+            self.log.info("%s", line)
         self.log.info("%s", describe_commit(response))
         self._run_outcome = response
         if lineage is not None:
-            self._publish_outputs(context, _asset_extras(lineage, self._sql_target(), response))
+            self._publish_outputs(context, _asset_extras(lineage, self._sql_target(), response),
+                                  snapshot_read=response["catalog_info"].get("snapshot_before"))
         return response
 
     # -- lineage ---------------------------------------------------------------------------------

@@ -165,10 +165,12 @@ class PlanRunner:
         try:
             for step in plan.steps:
                 result = _StepResult(step.index, step.kind)
+                step_started = time.monotonic()
                 try:
                     self._run_step(step, plan.parameters, result)
                 except Exception as exc:  # Spark, Arrow and catalog errors all name the statement
                     raise self._error(step, exc) from None
+                result.data["elapsed_s"] = round(time.monotonic() - step_started, 3)  # the task log's line per statement
                 results.append(result)
             if not self._autocommit and self._tx is not None:
                 before = self._tx.base.snapshot_id

@@ -11,6 +11,7 @@ from typing import Any
 
 LOCAL_CONF = {
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",  # progress goes to the task log as lines (see .progress)
     "spark.sql.session.timeZone": "UTC",
     # Executors' Python must be this interpreter: they import this package to read and write lake files.
     "spark.pyspark.python": sys.executable,
@@ -34,9 +35,38 @@ def local_session(conf: Mapping[str, str] | None = None) -> Any:
         settings.setdefault("spark.driver.host", os.environ["SPARK_LOCAL_IP"])
     for key, value in settings.items():
         builder = builder.config(key, value)
+    _start_jvm_with_logged_output(settings)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def _start_jvm_with_logged_output(settings: Mapping[str, str]) -> None:
+    """Launch this process's Spark JVM with its console output in pipes, logged at its real level (see
+    :mod:`.jvm_output`); the builder then reuses it. Left to PySpark when a JVM already runs or this fails."""
+    from pyspark import SparkConf, SparkContext
+
+    if SparkContext._gateway is not None:  # noqa: SLF001 - the one JVM of this process already runs
+        return
+    try:
+        from subprocess import PIPE
+
+        from pyspark.java_gateway import launch_gateway
+
+        from airflow_provider_lakehouse.spark.jvm_output import forward
+
+        conf = SparkConf().setAll(list(settings.items()))
+        popen_kwargs: dict[str, Any] = {"stdout": PIPE, "stderr": PIPE}
+        gateway = launch_gateway(conf, popen_kwargs=popen_kwargs)
+        process = getattr(gateway, "proc", None)
+        if process is not None:
+            forward(process.stdout, "stdout")
+            forward(process.stderr, "stderr")
+        SparkContext._ensure_initialized(gateway=gateway, conf=conf)  # noqa: SLF001 - PySpark's own entry point
+    except Exception:
+        import logging
+
+        logging.getLogger(__name__).debug("starting the JVM with logged output failed; PySpark starts it", exc_info=True)
 
 
 #: sessions this process holds, by session key (a process may talk to several lakes or servers)

@@ -152,14 +152,21 @@ class AirflowCluster:
 
 
 @contextmanager
-def airflow_cluster(stack: Any, env: dict[str, str], dags: list[Path], *, parallelism: int = 4) -> Iterator[AirflowCluster]:
-    """Start Airflow with ``dags`` (files copied into a fresh DAGs folder) and ``env`` (connections etc.); stop
-    it and drop its metadata database afterwards."""
+def airflow_cluster(stack: Any, env: dict[str, str], dags: list[Path], *, parallelism: int = 4,
+                    overrides: dict[str, str] | None = None) -> Iterator[AirflowCluster]:
+    """Start Airflow with ``dags`` (files, or folders such as ``sql/``, copied into a fresh DAGs folder) and
+    ``env`` (connections etc.); stop it and drop its metadata database afterwards.
+
+    :param overrides: settings applied last (e.g. the simple auth manager's users instead of all-admins).
+    """
     home = Path(env.get("LAKEHOUSE_TEST_TMP") or "/tmp") / f"airflow-{uuid.uuid4().hex[:8]}"
     dags_folder = home / "dags"
     dags_folder.mkdir(parents=True)
     for dag in dags:
-        shutil.copy(dag, dags_folder / dag.name)
+        if dag.is_dir():
+            shutil.copytree(dag, dags_folder / dag.name)
+        else:
+            shutil.copy(dag, dags_folder / dag.name)
     database = f"airflow_{uuid.uuid4().hex[:8]}"
     creds = stack.credentials()
     server = stack.postgres_server()
@@ -191,6 +198,7 @@ def airflow_cluster(stack: Any, env: dict[str, str], dags: list[Path], *, parall
         "SPARK_LOCAL_IP": LOOPBACK,
         "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', os.environ.get('PATH', ''))}",
     })
+    cluster_env.update(overrides or {})
     cluster = AirflowCluster(home, cluster_env, port, url)
     try:
         cluster.cli("db", "migrate", timeout=600)
