@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from airflow_provider_lakehouse.devstack.bootstrap import ensure_venv, in_venv, reexec_in_venv
+from airflow_provider_lakehouse.devstack.prerequisites import check_runtime, ensure_test_tools
 
 _COMMANDS = {
     "demo": "set up, start the stack, run the example DAGs with `airflow dags test`, stop what was started",
@@ -28,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=list(_COMMANDS), metavar="command")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed on (test: to pytest)")
     ns = parser.parse_args(argv)
+    if not in_venv():  # checked once, before anything is installed
+        check_runtime()
+        if ns.command == "test":
+            ensure_test_tools()
     if ns.command == "install":
         ensure_venv()
         return 0
