@@ -74,10 +74,14 @@ def test_anonymous_browser_is_refused(lakehouse: LakehouseAirflow, chromium: Any
     response = context.request.get(f"{lakehouse.url}/lakehouse/api/overview")
     assert response.status == 401
     assert context.request.get(f"{lakehouse.url}/lakehouse/api/lakes/main/tables/sales.orders/preview").status == 401
-    page = context.new_page()  # and the page itself, opened without logging in, shows no lake
+    page = context.new_page()  # and the page itself, opened without logging in, sends the browser to log in
     page.goto(f"{lakehouse.url}/plugin/lakehouse")
-    page.wait_for_url(lambda url: "/auth/login" in url or "/plugin/lakehouse" in url, timeout=TIMEOUT)
+    # Airflow's UI loads first, then redirects; closing the context while that navigation is in flight can hang
+    # Chromium's close, so the test waits for the login page it expects.
+    page.wait_for_url(lambda url: "/auth/login" in url, timeout=TIMEOUT)
+    page.wait_for_load_state("load")
     assert page.get_by_test_id("store-ducklake-main").count() == 0
+    page.close()
     context.close()
 
 
