@@ -280,9 +280,9 @@ class DuckLake:
 
         return maintenance.merge_adjacent_files(self, table, **kwargs)
 
-    def flush_inlined_data(self, table: str) -> Any:
+    def flush_inlined_data(self, table: str, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.flush_inlined_data`."""
         from airflow_provider_lakehouse.ducklake import maintenance
 
-        return maintenance.flush_inlined_data(self, table)
+        return maintenance.flush_inlined_data(self, table, **kwargs)
 

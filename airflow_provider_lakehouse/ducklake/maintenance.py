@@ -7,6 +7,7 @@ did (or would do).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -214,15 +215,17 @@ def delete_orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = No
 
 
 def merge_adjacent_files(lake: DuckLake, table: str, *, max_file_size: int = 64 * 1024 * 1024,
-                         min_files: int = 2, author: str | None = None,
-                         message: str | None = None) -> MaintenanceReport:
+                         min_files: int = 2, author: str | None = None, message: str | None = None,
+                         annotations: Mapping[str, Any] | None = None) -> MaintenanceReport:
     """Merge a table's small files (no deletes, same partition) into one *partial* file that keeps every row's
     row id and snapshot id, so time travel still works; the sources are scheduled for deletion.
 
     :param author: the snapshot's author (e.g. the task that ran the merge); ``message`` its commit message.
+    :param annotations: JSON fields for the snapshot's ``commit_extra_info`` (e.g. the Airflow task).
     """
     report = MaintenanceReport(dry_run=False)
     with lake.transaction(author=author, message=message or "merge adjacent files") as tx:
+        tx.annotate(**(annotations or {}))
         state = tx.table_state(table)
         candidates = [f for f in tx.base_files(state).values()
                       if f.delete_file is None and not f.inlined_deletes and f.file_size_bytes < max_file_size
@@ -244,15 +247,17 @@ def merge_adjacent_files(lake: DuckLake, table: str, *, max_file_size: int = 64 
     return report
 
 
-def flush_inlined_data(lake: DuckLake, table: str, *, author: str | None = None,
-                       message: str | None = None) -> MaintenanceReport:
+def flush_inlined_data(lake: DuckLake, table: str, *, author: str | None = None, message: str | None = None,
+                       annotations: Mapping[str, Any] | None = None) -> MaintenanceReport:
     """Write a table's inlined rows (kept in the catalog database) to a Parquet file, preserving row ids
     and the snapshots that inserted and deleted them, then remove them from the catalog.
 
     :param author: the snapshot's author; ``message`` its commit message.
+    :param annotations: JSON fields for the snapshot's ``commit_extra_info`` (e.g. the Airflow task).
     """
     report = MaintenanceReport(dry_run=False)
     with lake.transaction(author=author, message=message or "flush inlined data") as tx:
+        tx.annotate(**(annotations or {}))
         state = tx.table_state(table)
         info = state.info
         if info is None or not info.inlined_tables:

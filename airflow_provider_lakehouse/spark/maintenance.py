@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -45,11 +45,11 @@ def catalog_function(lake: DuckLake, ref: CatalogRef) -> pa.Table:
 
 
 def run_call(lake: DuckLake, step: Step, evaluate: Callable[[str], Any], *, author: str | None = None,
-             message: str | None = None) -> dict[str, Any]:
+             message: str | None = None, annotations: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Run a maintenance CALL; named arguments are Spark SQL expressions, evaluated with ``evaluate``.
 
-    Snapshots it commits (merging files, flushing inlined rows) carry ``author`` and ``message``; their ids are
-    returned under ``snapshot_ids``.
+    Snapshots it commits (merging files, flushing inlined rows) carry ``author``, ``message`` and the JSON
+    fields ``annotations`` (the task that ran it); their ids are returned under ``snapshot_ids``.
     """
     name = step.target
     named = {k: evaluate(v) for k, v in step.details["named"].items()}
@@ -74,11 +74,13 @@ def run_call(lake: DuckLake, step: Step, evaluate: Callable[[str], Any], *, auth
     tables = _tables(lake, positional, named)
     _no_more(name, named)
     if name == "ducklake_merge_adjacent_files":
-        reports = {t: lake.merge_adjacent_files(t, author=author, message=message) for t in tables}
+        reports = {t: lake.merge_adjacent_files(t, author=author, message=message,
+                                                annotations=annotations) for t in tables}
         merged = {t: r.files_merged for t, r in reports.items()}
         return {"files_merged": sum(merged.values()), "tables": merged, "snapshot_ids": _created(reports)}
     if name == "ducklake_flush_inlined_data":
-        reports = {t: lake.flush_inlined_data(t, author=author, message=message) for t in tables}
+        reports = {t: lake.flush_inlined_data(t, author=author, message=message,
+                                              annotations=annotations) for t in tables}
         flushed = {t: r.rows_flushed for t, r in reports.items()}
         return {"rows_flushed": sum(flushed.values()), "tables": flushed, "snapshot_ids": _created(reports)}
     raise LakehouseError(f"Unknown maintenance call {name}.")

@@ -466,3 +466,32 @@ def test_a_retry_of_a_try_that_committed_does_not_commit_again(spark: Any, setup
     cleared = run(spark, setup, script, task=replace(first, try_number=3, first_try_number=3))
     assert "deduplicated" not in cleared and cleared["catalog_info"]["snapshots_created"] == [snapshot + 1]
     assert sorted(lake.read("r").column("id").to_pylist()) == [1, 1, 20, 20]
+
+
+def test_maintenance_snapshots_name_their_task_but_are_not_the_scripts_commit(spark: Any, setup: LakeSetup) -> None:
+    """A CALL that compacts or flushes commits a snapshot naming the task (author, message and the task record
+    the UI links), without the task key retries deduplicate on: a retry of a maintenance-only task runs again."""
+    import json
+    from dataclasses import replace
+
+    from airflow_provider_lakehouse.ducklake.task_commits import TASK_FIELD, TASK_KEY, TaskIdentity
+
+    run(spark, setup, "CREATE TABLE m (id INTEGER)")
+    for value in range(3):
+        run(spark, setup, f"INSERT INTO m VALUES ({value})")
+    task = TaskIdentity("dag", "maintain", "manual__1", try_number=1, first_try_number=1)
+    response = run(spark, setup, "CALL ducklake_merge_adjacent_files('dl')", task=task)
+    (snapshot_id,) = response["catalog_info"]["snapshots_created"]
+    lake = setup.open()
+    snapshot = lake.snapshot(snapshot_id)
+    info = json.loads(snapshot.commit_extra_info or "{}")
+    assert snapshot.author == "dag.maintain" and snapshot.commit_message == task.message
+    assert info[TASK_FIELD]["task_id"] == "maintain" and TASK_KEY not in info
+
+    run(spark, setup, "INSERT INTO m VALUES (3)")
+    retried = run(spark, setup, "CALL ducklake_merge_adjacent_files('dl')", task=replace(task, try_number=2))
+    assert "deduplicated" not in retried
+    assert sorted(lake.read("m").column("id").to_pylist()) == [0, 1, 2, 3]
+    # flushing passes the same record (this call failed with a TypeError before: the lake took no author)
+    flushed = run(spark, setup, "CALL ducklake_flush_inlined_data('dl')", task=task)
+    assert [c["kind"] for c in flushed["result"]["commands"]] == ["call"]
