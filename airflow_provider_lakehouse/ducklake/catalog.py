@@ -79,7 +79,14 @@ class DuckLake:
             data_path += "/"
         with store.connection() as conn:
             if not conn.table_exists("ducklake_metadata"):
-                ddl.initialize(conn, store, data_path)
+                try:
+                    ddl.initialize(conn, store, data_path)
+                except Exception:
+                    # Tasks that start together on a new lake all try to create it; Postgres lets one win and
+                    # fails the others on its unique indexes once the winner committed. Use the winner's catalog.
+                    with store.connection() as fresh:
+                        if not fresh.table_exists("ducklake_metadata"):
+                            raise
         return cls(store, s3=s3, retry=retry)
 
     def __repr__(self) -> str:

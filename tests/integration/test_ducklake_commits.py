@@ -257,3 +257,22 @@ def test_concurrent_create_schema_if_not_exists_is_no_conflict(setup: LakeSetup)
     third.commit()
     with pytest.raises(CommitConflictError, match="schema 'other' was created concurrently"):
         fourth.commit()
+
+
+def test_tasks_starting_together_on_a_new_lake_all_open_it(setup: LakeSetup) -> None:
+    """The first tasks of a DAG on a new lake each create its catalog at once; one creates it, the others
+    open it (found when 4 TPC-DS ingest tasks started together: Postgres' unique index on schema names)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    start = threading.Barrier(4)
+
+    def open_new_lake(_: int) -> int:
+        start.wait()
+        return setup.create().current_snapshot_id()
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(open_new_lake, range(4))) == [0, 0, 0, 0]
+    con = referee.connect()
+    setup.attach(con)
+    assert con.sql("SELECT count(*) FROM ducklake_snapshots('lake')").fetchone() == (1,)
