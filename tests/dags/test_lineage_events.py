@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_lakehouse.assets.lineage_extra import EXTRA_KEY, LineageRecord
 from airflow_provider_lakehouse.devstack.commands import read_xcoms
 from tests.conftest import run_airflow
 from tests.dags.test_example_ducklake import lake_env
@@ -149,7 +150,18 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
                 "datatable://main/analytics.customers"):
         assert uri in db["assets"]
     assert db["aliases"]["lakehouse__example_ducklake_operations__correct_orders"] == ["ducklake://main/sales.orders"]
-    extras = {(e["task"], e["uri"]): e["extra"] for e in db["events"] if e["dag"] == "example_ducklake_operations"}
+    # Each output's column lineage record (what the Lakehouse views draw) is checked apart from the counts.
+    records = {(e["task"], e["uri"]): LineageRecord.from_extra(e["extra"]) for e in db["events"]
+               if e["dag"] == "example_ducklake_operations"}
+    load_record = records[("load_orders", "ducklake://main/sales.orders")]
+    landing = "s3://landing/examples/orders.parquet"
+    assert load_record is not None
+    assert {k: set(v) for k, v in load_record.reads.items()} == {
+        landing: {"amount", "customer_id", "order_day", "order_id"}}
+    assert (landing, "amount", "DIRECT", "IDENTITY") in {
+        (e.source, e.column, e.type, e.subtype) for e in load_record.columns["amount"]}
+    extras = {(e["task"], e["uri"]): {k: v for k, v in e["extra"].items() if k != EXTRA_KEY}
+              for e in db["events"] if e["dag"] == "example_ducklake_operations"}
     order_columns = ["amount", "customer_id", "order_day", "order_id"]
     assert extras[("land_files", "s3://landing/examples/orders.parquet")] == {
         "rows_written": 1000, "columns_written": order_columns}
@@ -159,6 +171,7 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
         "snapshot_id": corrected_snapshot, "rows_written": affected, "columns_written": order_columns}
     # a DAG scheduled on the lake table got a run queued by the table's change
     assert ["ducklake://main/sales.orders", "example_lineage_consumer"] in db["queued"]
-    table_extras = {(e["task"], e["uri"]): e["extra"] for e in db["events"] if e["dag"] == "example_datatable"}
+    table_extras = {(e["task"], e["uri"]): {k: v for k, v in e["extra"].items() if k != EXTRA_KEY}
+                    for e in db["events"] if e["dag"] == "example_datatable"}
     assert table_extras[("insert_rows", "datatable://main/analytics.customers")] == {  # * of jsonb_to_recordset AS r(...)
         "rows_written": 3, "columns_written": ["email", "id", "lifetime_value", "name", "profile", "signed_up"]}
