@@ -136,8 +136,14 @@ def _connect_server_daemons(stack: Any) -> int:
     """Python worker daemons under the Spark Connect server (one per session; sessions are shared)."""
     import psutil
 
+    def is_daemon(child: psutil.Process) -> bool:
+        try:
+            return child.cmdline()[-2:] == ["pyspark.daemon", "pyspark.worker"]
+        except psutil.Error:  # ended meanwhile (a zombie, or gone): idle workers end after 60 s by design
+            return False
+
     server = psutil.Process(stack.spark_connect_server().pid())
-    return sum(1 for child in server.children() if child.cmdline()[-2:] == ["pyspark.daemon", "pyspark.worker"])
+    return sum(1 for child in server.children() if is_daemon(child))
 
 
 def _future() -> Any:
