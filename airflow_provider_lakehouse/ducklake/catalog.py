@@ -163,7 +163,7 @@ class DuckLake:
         with self.store.connection() as conn:
             snap = self.snapshot(version, timestamp, conn)
             table = self.find_table(conn, name, snap.snapshot_id)
-            wanted = self._columns(table, columns)
+            wanted = self.columns_named(table, columns)
             files = metadata.data_files_at(conn, table, self.table_dir(table), snap.snapshot_id)
             kept = files
             if filters:
@@ -205,7 +205,11 @@ class DuckLake:
             result = result.filter(filter_expression(filters))
         return result
 
-    def _columns(self, table: TableInfo, names: Sequence[str] | None) -> list[Column]:
+    def columns_named(self, table: TableInfo, names: Sequence[str] | None) -> list[Column]:
+        """The table's columns called ``names``, in that order (all of them for ``None``).
+
+        :raises NoSuchTableError: when the table has no column of one of the names.
+        """
         if names is None:
             return list(table.columns)
         try:

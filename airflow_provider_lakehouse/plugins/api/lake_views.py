@@ -268,7 +268,7 @@ def preview(lake: DuckLake, name: str, *, version: int | None = None, timestamp:
     with lake.store.connection() as conn:
         snap = lake.snapshot(version, timestamp, conn)
         table = lake.find_table(conn, name, snap.snapshot_id)
-        wanted = lake._columns(table, columns)  # noqa: SLF001 - the catalog's own column lookup (names -> columns)
+        wanted = lake.columns_named(table, columns)
         if _rows_may_be_renumbered(conn, table, snap.snapshot_id):
             return _preview_of_all(lake, name, snap.snapshot_id, columns, limit)
         inlined = read_inlined_rows(conn, table, wanted, snap.snapshot_id, virtual=(ROWID,),
