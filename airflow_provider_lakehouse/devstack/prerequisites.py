@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 
 MIN_PYTHON = (3, 11)
 MAX_PYTHON = (3, 12)  # pyproject.toml: requires-python >=3.11,<3.13
@@ -66,7 +67,7 @@ def check_runtime() -> None:
             "(set JAVA_HOME to a JDK 17 or newer)")
 
 
-def ensure_test_tools(say: object = print) -> None:
+def ensure_test_tools(log: Callable[[str], None] = print) -> None:
     """Node 20+ with npm, and Chromium (installed from Debian's packages when missing and we are root)."""
     node = shutil.which("node")
     if node is None or shutil.which("npm") is None:
@@ -82,9 +83,7 @@ def ensure_test_tools(say: object = print) -> None:
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         raise MissingPrerequisite(
             "[bootstrap] the browser tests need Debian's chromium: run `apt-get install -y chromium` as root")
-    if callable(say):
-        say("[bootstrap] installing Debian's chromium for the browser tests (apt-get)")
-    quiet = {"stdout": subprocess.DEVNULL, "env": dict(os.environ, DEBIAN_FRONTEND="noninteractive")}
-    subprocess.run(["apt-get", "update", "-q"], check=True, **quiet)  # type: ignore[call-overload]
-    subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"],
-                   check=True, **quiet)  # type: ignore[call-overload]
+    log("[bootstrap] installing Debian's chromium for the browser tests (apt-get)")
+    apt_env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for command in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]):
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=apt_env)

@@ -66,8 +66,14 @@ class TaskIdentity:
         return f"airflow {self.author} run {self.run_id}{mapped} try {self.try_number}"
 
     def commit_fields(self) -> dict[str, Any]:
-        """What :meth:`~airflow_provider_lakehouse.ducklake.transaction.Transaction.annotate` records."""
-        return {TASK_KEY: self.key, TASK_FIELD: asdict(self)}
+        """What :meth:`~airflow_provider_lakehouse.ducklake.transaction.Transaction.annotate` records for the
+        script's commit: the task and the key a retry deduplicates on."""
+        return {TASK_KEY: self.key, **self.attribution_fields()}
+
+    def attribution_fields(self) -> dict[str, Any]:
+        """The task alone, for snapshots it made that are not its script's commit (maintenance): shown as the
+        committing task, never taken for an earlier try's commit."""
+        return {TASK_FIELD: asdict(self)}
 
     @property
     def is_retry(self) -> bool:

@@ -12,7 +12,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -23,7 +23,7 @@ from airflow_provider_lakehouse.datatables.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.model import TableInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
-from airflow_provider_lakehouse.ducklake.task_commits import OUTCOME_FIELD, TASK_FIELD, CommittedTry, TaskIdentity, find_committed_try
+from airflow_provider_lakehouse.ducklake.task_commits import OUTCOME_FIELD, CommittedTry, TaskIdentity, find_committed_try
 from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transaction
 from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
@@ -65,7 +65,6 @@ class RunOptions:
     :param s3a: read S3 lakes with Spark's own ``s3a://`` reader: None (default) when the cluster has hadoop-aws
         (probed once per session; credentials are set per session, see .s3a), True always, False never (executors
         read the files with pyarrow, see .scans).
-
     :param author: stored as each snapshot's author (default: the task's ``dag_id.task_id``).
     :param message: each snapshot's commit message (default: names the task instance and try).
     :param task: the Airflow task instance the script runs for: recorded in the commit, and a retry of a try
@@ -494,12 +493,10 @@ class PlanRunner:
         from airflow_provider_lakehouse.spark.maintenance import run_call
 
         evaluate = lambda sql: self._evaluate(sql, args)  # noqa: E731
-        # The task is named for display (who compacted), without the key retries deduplicate on: a maintenance
-        # snapshot is not the script's own commit.
         task = self.options.task
         outcome = run_call(self.lake, step, evaluate, author=self.options.commit_author,
                            message=self.options.commit_message,
-                           annotations={TASK_FIELD: asdict(task)} if task is not None else None)
+                           annotations=task.attribution_fields() if task is not None else None)
         created = outcome.pop("snapshot_ids", [])
         self._committed.extend(created)
         result.data.update(outcome, status="executed", snapshot_id=created[-1] if created else None)
