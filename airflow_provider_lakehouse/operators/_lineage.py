@@ -40,6 +40,7 @@ class SqlLineageMixin:
     _lineage_alias: str | None = None
     _run_lineage: Lineage | None = None
     _run_outcome: Any = None
+    _run_facts: Mapping[Dataset, DatasetFacts] | None = None
 
     # -- provided by the operator ------------------------------------------------------------
     def _sql_target(self) -> SqlTarget:
@@ -84,6 +85,22 @@ class SqlLineageMixin:
             self._run_lineage = None
         return self._run_lineage
 
+    def _record_outcome(self, outcome: Any) -> None:
+        """Keep the run's outcome and, when OpenLineage is on, read its schemas and statistics now.
+
+        Why now: the OpenLineage listener builds the COMPLETE event in a child it kills after ``[openlineage]
+        execution_timeout`` (10 s by default). Reading the catalog there (a new catalog connection, extension
+        loads) overran it on a loaded CI machine and the event was silently dropped; the task itself has no
+        such limit.
+        """
+        self._run_outcome = outcome
+        if self._run_lineage is None or not _openlineage_enabled():
+            return
+        try:
+            self._run_facts = self._facts(self._sql_target(), self._run_lineage, outcome)
+        except Exception:
+            log.warning("lineage: could not read schemas and statistics", exc_info=True)
+
     def _publish_outputs(self, context: Mapping[str, Any], extras: Mapping[Dataset, dict[str, Any]],
                          snapshot_read: int | None = None) -> None:
         if self._run_lineage is not None:
@@ -112,7 +129,9 @@ class SqlLineageMixin:
             target = self._sql_target()
             lineage = self._run_lineage or target.extract(self.sql)
             facts: Mapping[Dataset, DatasetFacts] = {}
-            if with_facts:
+            if with_facts and self._run_facts is not None:
+                facts = self._run_facts
+            elif with_facts:
                 try:
                     facts = self._facts(target, lineage, self._run_outcome)
                 except Exception:
@@ -124,3 +143,15 @@ class SqlLineageMixin:
         except Exception:
             log.warning("lineage: no OpenLineage datasets for task %s", self.task_id, exc_info=True)
             return OperatorLineage()
+
+
+def _openlineage_enabled() -> bool:
+    """Whether the OpenLineage provider is installed and on (its own switch, ``[openlineage] disabled``)."""
+    try:
+        from airflow.providers.openlineage.conf import is_disabled
+    except ImportError:
+        return False
+    try:
+        return not is_disabled()
+    except Exception:  # noqa: BLE001 - a broken OpenLineage config must not fail the task
+        return False

@@ -92,7 +92,7 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         for line in lake_statement_lines(plan, response):
             self.log.info("%s", line)
         self.log.info("%s", describe_commit(response))
-        self._run_outcome = response
+        self._record_outcome(response)
         if lineage is not None:
             self._publish_outputs(context, _asset_extras(lineage, self._sql_target(), response),
                                   snapshot_read=response["catalog_info"].get("snapshot_before"))
