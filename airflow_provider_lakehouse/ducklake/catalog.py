@@ -263,9 +263,9 @@ class DuckLake:
 
     def table_changes(self, name: str, start: int, end: int) -> pa.Table:
         """Inserts, deletes and update pre/post images between two snapshots (like ``ducklake_table_changes()``)."""
-        from airflow_provider_lakehouse.ducklake import introspect
+        from airflow_provider_lakehouse.ducklake import change_feed
 
-        return introspect.table_changes(self, name, start, end)
+        return change_feed.table_changes(self, name, start, end)
 
     def expire_snapshots(self, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.expire_snapshots`."""

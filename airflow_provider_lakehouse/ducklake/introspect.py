@@ -1,17 +1,13 @@
-"""Introspection: snapshot history, table sizes, and a table's changes between two snapshots."""
+"""Introspection: snapshot history and table sizes (a table's changes: :mod:`.change_feed`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from airflow_provider_lakehouse.ducklake import changes as changelog
 from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.model import Snapshot
-from airflow_provider_lakehouse.ducklake.reader import ROWID, ROW_SNAPSHOT
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.ducklake.catalog import DuckLake
@@ -96,60 +92,3 @@ def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats
                 len(deletes), sum(d.file_size_bytes for d in deletes), live + inlined, inlined,  # type: ignore[union-attr]
             ))
     return result
-
-
-def table_changes(lake: DuckLake, name: str, start: int, end: int) -> pa.Table:
-    """Rows inserted, deleted and updated in snapshots ``start``..``end`` (inclusive), like
-    ``ducklake_table_changes``: columns ``snapshot_id``, ``rowid``, ``change_type`` (``insert``, ``delete``,
-    ``update_preimage``, ``update_postimage``) and the table's columns."""
-    table = lake.table(name, version=end)
-    columns = [c.name for c in table.columns]
-    pieces = []
-    previous = _rows(lake, name, start - 1, columns)
-    for snap in range(start, end + 1):
-        try:
-            current = _rows(lake, name, snap, columns)
-        except LookupError:
-            continue
-        before_ids = set(previous.column(ROWID).to_pylist())
-        after_ids = set(current.column(ROWID).to_pylist())
-        inserted = current.filter(pc.invert(pc.is_in(current.column(ROWID), pa.array(list(before_ids), pa.int64()))))
-        deleted = previous.filter(pc.invert(pc.is_in(previous.column(ROWID), pa.array(list(after_ids), pa.int64()))))
-        # same row id in both, but rewritten in this snapshot: an update
-        rewritten = current.filter(pc.and_(pc.is_in(current.column(ROWID), pa.array(list(before_ids), pa.int64())),
-                                           pc.equal(current.column(ROW_SNAPSHOT), snap)))
-        rewritten_ids = pa.array(rewritten.column(ROWID).to_pylist(), pa.int64())
-        pre = previous.filter(pc.is_in(previous.column(ROWID), rewritten_ids))
-        for rows, kind in ((inserted, "insert"), (deleted, "delete"), (pre, "update_preimage"),
-                           (rewritten, "update_postimage")):
-            if rows.num_rows:
-                pieces.append(_label(rows, snap, kind, columns))
-        previous = current
-    if not pieces:
-        schema = pa.schema([("snapshot_id", pa.int64()), ("rowid", pa.int64()), ("change_type", pa.string())]
-                           + [pa.field(c.name, c.arrow_type) for c in table.columns])
-        return schema.empty_table()
-    return pa.concat_tables(pieces, promote_options="permissive")
-
-
-def _rows(lake: DuckLake, name: str, snap: int, columns: list[str]) -> pa.Table:
-    try:
-        # Before snapshot 0 (a range starting at 0) nothing existed, as before the table was created.
-        table = lake.table(name, version=snap) if snap >= 0 else None
-    except LookupError:
-        table = None
-    if table is None:
-        empty = lake.read(name, virtual=(ROWID, ROW_SNAPSHOT)).slice(0, 0)
-        return empty
-    present = [c for c in columns if any(tc.name == c for tc in table.columns)]
-    return lake.read(name, version=snap, columns=present, virtual=(ROWID, ROW_SNAPSHOT))
-
-
-def _label(rows: pa.Table, snap: int, kind: str, columns: list[str]) -> pa.Table:
-    n = rows.num_rows
-    data = {"snapshot_id": pa.array([snap] * n, pa.int64()), "rowid": rows.column(ROWID),
-            "change_type": pa.array([kind] * n, pa.string())}
-    for c in columns:
-        if c in rows.column_names:
-            data[c] = rows.column(c)
-    return pa.table(data)

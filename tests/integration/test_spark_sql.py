@@ -495,3 +495,30 @@ def test_maintenance_snapshots_name_their_task_but_are_not_the_scripts_commit(sp
     # flushing passes the same record (this call failed with a TypeError before: the lake took no author)
     flushed = run(spark, setup, "CALL ducklake_flush_inlined_data('dl')", task=task)
     assert [c["kind"] for c in flushed["result"]["commands"]] == ["call"]
+
+
+def test_change_feed_of_a_script_that_changes_a_row_twice_equals_duckdbs(spark: Any, setup: LakeSetup) -> None:
+    """Our engine writes each statement's files, so a script that inserts, updates and deletes the same rows in
+    one snapshot leaves every step in the lake; DuckDB's ``ducklake_table_changes`` lists every step, and so do
+    the pure-Python feed (the Lakehouse UI) and ``ducklake_table_changes`` in lake SQL."""
+    from collections import Counter
+
+    from tests.integration.test_change_feed import assert_feeds_equal
+
+    run(spark, setup, "ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE c (id INTEGER, v VARCHAR); "
+                      "INSERT INTO c SELECT i, 'v' || i FROM range(6) r(i)")
+    response = run(spark, setup, "ATTACH 'ducklake' AS dl; USE dl; "
+                                 "UPDATE c SET v = v || '+' WHERE id < 3; DELETE FROM c WHERE id = 1; "
+                                 "INSERT INTO c VALUES (10, 'new'); UPDATE c SET v = 'newer' WHERE id = 10; "
+                                 "DELETE FROM c WHERE id = 4")
+    snapshot = response["catalog_info"]["snapshot_after"]
+    con = referee.connect()
+    setup.attach(con)
+    duck = Counter(r[0] for r in con.sql(
+        f"SELECT change_type FROM ducklake_table_changes('lake', 'main', 'c', {snapshot}, {snapshot})").fetchall())
+    net = {"update_preimage": 2, "update_postimage": 2, "delete": 2, "insert": 1}  # ids 0, 2; 1, 4; 10
+    assert duck != Counter(net), "DuckDB lists the steps, not the net change"
+    assert_feeds_equal(setup, con, table="c")
+    in_sql = selected(run(spark, setup, "ATTACH 'ducklake' AS dl; SELECT change_type FROM "
+                                        f"ducklake_table_changes('dl', 'main', 'c', {snapshot}, {snapshot})"))
+    assert Counter(r["change_type"] for r in in_sql) == duck

@@ -121,8 +121,8 @@ const ChangesPanel = ({ lake, table, info }: { lake: string; table: string; info
       </Flex>
       {query === null ? (
         <Text color="fg.muted" fontSize="sm">
-          Pick two snapshots: the rows inserted, deleted and updated between them are listed. A row changed twice
-          within one snapshot (one task's script) shows its net change.
+          Pick two snapshots: the rows inserted, deleted and updated between them are listed as DuckDB's
+          ducklake_table_changes lists them; a row changed twice by one task's script appears once per step.
         </Text>
       ) : (
         <Loading state={state}>
