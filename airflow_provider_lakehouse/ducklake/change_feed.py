@@ -48,8 +48,6 @@ if TYPE_CHECKING:
     from airflow_provider_lakehouse.ducklake.storage import Storage
     from airflow_provider_lakehouse.ducklake.store import CatalogConnection
 
-#: the leading columns of ``ducklake_table_changes``
-CHANGE_COLUMNS = ("snapshot_id", "rowid", "change_type")
 #: what each insertion or deletion carries besides the columns: its row id and the snapshot of the change
 _VIRTUAL = (ROWID, ROW_SNAPSHOT)
 #: read as a file's begin snapshot, to tell files that record a snapshot per row from those that do not
@@ -305,7 +303,8 @@ def _inlined(conn: CatalogConnection, table: TableInfo, columns: list[Column],
              schemas: dict[int, Any], bound: str, start: int, end: int) -> pa.Table:
     """Inlined rows whose ``bound`` (``begin_snapshot``: inserted, ``end_snapshot``: deleted) is in the range,
     with a ``__ducklake_row_snapshot`` column holding that snapshot."""
-    pieces = [_empty(columns)]
+    schema = output_schema(columns, _VIRTUAL)
+    pieces = [schema.empty_table()]
     for name, version in table.inlined_tables:
         if not conn.table_exists(name):
             continue
@@ -323,7 +322,7 @@ def _inlined(conn: CatalogConnection, table: TableInfo, columns: list[Column],
                                  else [decode_value(row[2 + index], old_columns[index]) for row in rows])
         data[ROWID] = [int(r[0]) for r in rows]
         data[ROW_SNAPSHOT] = [int(r[1]) for r in rows]
-        pieces.append(pa.Table.from_pydict(data, schema=_empty(columns).schema))
+        pieces.append(pa.Table.from_pydict(data, schema=schema))
     return pa.concat_tables(pieces)
 
 
@@ -352,10 +351,6 @@ def _pair_up(inserted: pa.Table, deleted: pa.Table, columns: list[Column]) -> pa
             **{c.name: chosen.column(c.name) for c in columns},
         }))
     return pa.concat_tables(pieces)
-
-
-def _empty(columns: list[Column]) -> pa.Table:
-    return output_schema(columns, _VIRTUAL).empty_table()
 
 
 def _int(value: Any) -> int | None:
