@@ -88,10 +88,9 @@ class SqlLineageMixin:
     def _record_outcome(self, outcome: Any) -> None:
         """Keep the run's outcome and, when OpenLineage is on, read its schemas and statistics now.
 
-        Why now: the OpenLineage listener builds the COMPLETE event in a child it kills after ``[openlineage]
-        execution_timeout`` (10 s by default). Reading the catalog there (a new catalog connection, extension
-        loads) overran it on a loaded CI machine and the event was silently dropped; the task itself has no
-        such limit.
+        Why now: the OpenLineage listener builds the COMPLETE event in a forked child that it kills after
+        ``[openlineage] execution_timeout`` (10 s by default), dropping the event. A catalog read there (a new
+        catalog connection, extension loads) would count against that limit; the task itself has none.
         """
         self._run_outcome = outcome
         if self._run_lineage is None or not _openlineage_enabled():
@@ -136,9 +135,9 @@ class SqlLineageMixin:
                     facts = self._facts(target, lineage, self._run_outcome)
                 except Exception:
                     log.warning("lineage: could not read schemas and statistics", exc_info=True)
-                schemas = {d.key: [name for name, _ in f.fields] for d, f in facts.items() if f.fields}
-                if schemas:  # the catalog's columns expand SELECT * and place INSERTs without a column list
-                    lineage = extract_lineage(self.sql, target.dialect, target.default_schema, schemas)
+            schemas = {d.key: [name for name, _ in f.fields] for d, f in facts.items() if f.fields}
+            if schemas:  # the catalog's columns expand SELECT * and place INSERTs without a column list
+                lineage = extract_lineage(self.sql, target.dialect, target.default_schema, schemas)
             return operator_lineage(self.sql, target, lineage, self._naming(target), facts)
         except Exception:
             log.warning("lineage: no OpenLineage datasets for task %s", self.task_id, exc_info=True)

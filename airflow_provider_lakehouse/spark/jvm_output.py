@@ -13,6 +13,8 @@ import re
 import threading
 from typing import IO
 
+from airflow_provider_lakehouse.spark.thread_logging import log_between_forks
+
 log = logging.getLogger("airflow_provider_lakehouse.spark.jvm")
 
 _LOG4J = re.compile(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) ")
@@ -46,7 +48,8 @@ def level_of(line: str, previous: int) -> int:
 
 
 def forward(stream: IO[bytes], name: str) -> threading.Thread:
-    """Read ``stream`` line by line (``\\r`` also ends a progress-bar line) in a daemon thread and log it."""
+    """Read ``stream`` line by line (``\\r`` also ends a progress-bar line) in a daemon thread and log it
+    (between forks: see :mod:`.thread_logging`)."""
 
     def run() -> None:
         previous = logging.INFO
@@ -58,9 +61,9 @@ def forward(stream: IO[bytes], name: str) -> threading.Thread:
                 line = raw.decode(errors="replace").rstrip()
                 if line:
                     previous = level_of(line, previous)
-                    log.log(previous, "%s", line)
+                    log_between_forks(log, previous, "%s", line)
         if buffer.strip():
-            log.log(previous, "%s", buffer.decode(errors="replace").rstrip())
+            log_between_forks(log, previous, "%s", buffer.decode(errors="replace").rstrip())
 
     thread = threading.Thread(target=run, name=f"spark-jvm-{name}", daemon=True)
     thread.start()

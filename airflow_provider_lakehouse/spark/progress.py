@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_lakehouse.spark.thread_logging import log_between_forks
+
 log = logging.getLogger(__name__)
 
 
@@ -109,7 +111,7 @@ def progress_lines(spark: Any, *, first_after_s: float = 10.0, every_s: float = 
             if elapsed is None:
                 continue
             try:
-                logger.info("%s", describe(elapsed, _classic_stages(spark)))
+                log_between_forks(logger, logging.INFO, "%s", describe(elapsed, _classic_stages(spark)))
             except Exception:
                 return  # the session went away: the statement's own error says why
 

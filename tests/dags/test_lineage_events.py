@@ -50,6 +50,14 @@ def complete_events(events: list[dict[str, Any]], dag_id: str) -> dict[str, dict
     return out
 
 
+def _missing_events(events: list[dict[str, Any]], outputs: dict[str, str]) -> str:
+    """What was emitted, and what Airflow said about OpenLineage, for a COMPLETE event that is missing."""
+    emitted = [(event["eventType"], event["job"]["name"]) for event in events]
+    said = [line for text in outputs.values() for line in text.splitlines()
+            if "openlineage" in line.lower() and ("warn" in line.lower() or "error" in line.lower())]
+    return f"events emitted: {emitted}\nOpenLineage warnings and errors: {said[-40:]}"
+
+
 def dataset(datasets: list[dict[str, Any]], namespace: str, name: str) -> dict[str, Any]:
     found = [d for d in datasets if d["namespace"] == namespace and d["name"] == name]
     assert found, f"no dataset {namespace} {name} among {[(d['namespace'], d['name']) for d in datasets]}"
@@ -74,9 +82,11 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     result = run_airflow(env, "dags", "unpause", "example_lineage_consumer")  # paused DAGs get no queued runs
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    outputs = {}
     for dag_id in ("example_ducklake_operations", "example_datatable"):
         result = run_airflow(env, "dags", "test", dag_id)
-        assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+        outputs[dag_id] = result.stdout + result.stderr
+        assert result.returncode == 0, outputs[dag_id][-6000:]
 
     text = events_file.read_text()
     events = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -95,6 +105,7 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
     # -- the lake: load, correct ---------------------------------------------------------------
     xcoms = read_xcoms("example_ducklake_operations", env)
     lake_events = complete_events(events, "example_ducklake_operations")
+    assert {"load_orders", "correct_orders"} <= set(lake_events), _missing_events(events, outputs)
     load = lake_events["load_orders"]
     assert load["job"]["facets"]["sql"]["dialect"] == "duckdb"
     assert "read_parquet" in load["job"]["facets"]["sql"]["query"]
@@ -126,6 +137,7 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
 
     # -- the data table: Postgres naming, schema from information_schema ----------------------
     table_events = complete_events(events, "example_datatable")
+    assert {"insert_rows", "create_table", "signed_up_since"} <= set(table_events), _missing_events(events, outputs)
     conn = json.loads(env["AIRFLOW_CONN_DATATABLE_MAIN"])
     customers = dataset(table_events["insert_rows"]["outputs"], f"postgres://{conn['host']}:{conn['port']}",
                         f"{conn['schema']}.analytics.customers")

@@ -63,6 +63,9 @@ def _processes_with(needle: str) -> list[int]:
 
 def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str], tmp_path: Path) -> None:
     stack.start_spark_connect(log=lambda _m: None)
+    # The server is shared with earlier tests: their sessions (other settings, other daemons) live on until the
+    # server's session timeout, so only daemons that start during this test are this test's.
+    earlier_daemons = set(_connect_server_daemons(stack))
     env, setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
     landing = str(tmp_path / "landing")
     generate(0.01, landing, extension_dir=referee.extension_dir())
@@ -128,20 +131,20 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
     # only the killed mid-script try can have left files: its first statement's, never committed
     assert all(path.startswith(sched_dir) for path in orphans) and len(orphans) <= 2, orphans
     assert _processes_with(home) == [], "a task, JVM or Python worker of this Airflow is still running"
-    # Bounded, not instant: a daemon the server is replacing can outlive its successor for a moment (CI saw 2
-    # once). Per-task daemons never end, so waiting past the workers' 60 s idle timeout still catches them.
-    daemons = _connect_server_daemons(stack)
+    # Bounded, not instant: a daemon the server is replacing can outlive its successor for a moment. Per-task
+    # daemons never end, so waiting past the workers' 60 s idle timeout still catches them.
+    daemons = _new_daemons(stack, earlier_daemons)
     deadline = time.monotonic() + 90
     while len(daemons) > 1 and time.monotonic() < deadline:
         time.sleep(5)
-        daemons = _connect_server_daemons(stack)
+        daemons = _new_daemons(stack, earlier_daemons)
     assert len(daemons) <= 1, f"the Spark Connect server kept per-task Python workers: {daemons}"
     print(f"deduplicated retries: map indexes {deduplicated} and killed_after_commit; orphans: {len(orphans)}")
 
 
-def _connect_server_daemons(stack: Any) -> list[str]:
-    """Python worker daemons under the Spark Connect server (one per session; sessions are shared), each as
-    its pid, start time and session artifact id, to say which session a second one belongs to."""
+def _connect_server_daemons(stack: Any) -> dict[int, str]:
+    """Python worker daemons under the Spark Connect server (one per session; sessions are shared), by pid, each
+    described by its start time and session artifact id, to say which session a second one belongs to."""
     import psutil
 
     def describe(child: psutil.Process) -> str | None:
@@ -154,7 +157,13 @@ def _connect_server_daemons(stack: Any) -> list[str]:
             return None
 
     server = psutil.Process(stack.spark_connect_server().pid())
-    return [d for d in map(describe, server.children()) if d is not None]
+    described = {child.pid: describe(child) for child in server.children()}
+    return {pid: text for pid, text in described.items() if text is not None}
+
+
+def _new_daemons(stack: Any, earlier: set[int]) -> list[str]:
+    """The Connect server's daemons that were not there before this test."""
+    return [text for pid, text in _connect_server_daemons(stack).items() if pid not in earlier]
 
 
 def _future() -> Any:
