@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,10 @@ def ensure_venv(*, quiet: bool = False) -> Path:
     say("installing the project and its test dependencies (first time: a few minutes)")
     subprocess.run([*pip, "install", "-q", "--upgrade", "pip"], check=True)
     subprocess.run([*pip, "install", "-q", "-e", f"{REPO_ROOT}[dev]"], check=True)
+    # The editable build leaves its egg-info in the checkout; Python run from there (``python -m airflow``)
+    # then finds the provider twice, and Airflow logs "Plugin 'lakehouse' already registered" in every task
+    # and lists it as a plugin import error. The installed metadata lives in the venv.
+    shutil.rmtree(REPO_ROOT / "airflow_provider_lakehouse.egg-info", ignore_errors=True)
     subprocess.run([*pip, "install", "-q", "--force-reinstall", "--no-deps", PYSPARK_PIN], check=True)
     subprocess.run([*pip, "check"], check=True, stdout=subprocess.DEVNULL)
     stamp_file.write_text(_stamp())

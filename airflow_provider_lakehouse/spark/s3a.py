@@ -60,9 +60,15 @@ def use_s3a(spark: Any, buckets: set[str], s3: S3Spec | None, wanted: bool | Non
 
 
 def _probe(spark: Any, bucket: str) -> bool:
-    """Ask Spark for a path that does not exist: "path not found" means S3A answered."""
+    """Ask Spark for paths that do not exist: "path not found" means S3A answered.
+
+    Two paths, not one: for a single path Spark first looks for a streaming sink's metadata directory there and
+    logs the miss as a WARN with a 30-line stack trace, into every task log; for several it goes straight to
+    the path check.
+    """
+    probe = f"s3a://{bucket}/__lakehouse_s3a_probe__"
     try:
-        spark.read.parquet(f"s3a://{bucket}/__lakehouse_s3a_probe__/none.parquet").schema  # noqa: B018
+        spark.read.parquet(f"{probe}/none.parquet", f"{probe}/none-either.parquet").schema  # noqa: B018
     except Exception as exc:  # the error's text is all Spark Connect hands over
         text = str(exc)
         if "PATH_NOT_FOUND" in text or "Path does not exist" in text:

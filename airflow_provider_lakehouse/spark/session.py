@@ -24,10 +24,9 @@ def local_session(conf: Mapping[str, str] | None = None) -> Any:
     """The process's local SparkSession (created on first use, then reused: one JVM per worker process)."""
     from pyspark.sql import SparkSession
 
-    import logging
+    from airflow_provider_lakehouse.spark.py4j_logging import quiet_py4j
 
-    # py4j logs every connection close at INFO, also from __del__ at interpreter exit (after logging closed).
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    quiet_py4j()
     settings = dict(LOCAL_CONF)
     settings.update(conf or {})
     builder = SparkSession.builder.master(settings.pop("spark.master", "local[*]")).appName("lakehouse")

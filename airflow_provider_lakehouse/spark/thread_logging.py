@@ -23,7 +23,7 @@ _NO_FORK_IN_PROGRESS = threading.Lock()
 def log_between_forks(logger: logging.Logger, level: int, message: str, *args: Any) -> None:
     """``logger.log(level, message, *args)``, never while this process forks."""
     with _NO_FORK_IN_PROGRESS:
-        logger.log(level, message, *args)
+        logger.log(level, message, *args, stacklevel=2)  # the record's location: the caller, not this helper
 
 
 def _release_after_fork() -> None:
