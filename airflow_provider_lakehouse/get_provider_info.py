@@ -122,6 +122,23 @@ def get_provider_info() -> dict[str, Any]:
         # The Lakehouse UI plugin is registered through the ``airflow.plugins`` entry point (pyproject.toml), not
         # here: Airflow loads providers' "plugins" only with lazy_load_providers off, the entry point always.
         "extra-links": ["airflow_provider_lakehouse.operators._links.LakehouseLink"],
+        "config": {
+            "lakehouse": {
+                "description": "The Lakehouse views in the Airflow UI.",
+                "options": {
+                    "listed_connections": {
+                        "description": "Lake and Data Table connection ids (ducklake_<name>, datatable_<name>, "
+                                       "comma-separated) that the Lakehouse home lists although they are kept "
+                                       "only in a secrets backend, which cannot be listed. Connections in the "
+                                       "metadata database or in AIRFLOW_CONN_* variables are listed anyway.",
+                        "version_added": "0.1.0",
+                        "type": "string",
+                        "example": "ducklake_finance,datatable_reporting",
+                        "default": "",
+                    },
+                },
+            },
+        },
         # Airflow 3 reads only "asset-uris"; the legacy "dataset-uris" key served Airflow 2 and is not needed.
         "asset-uris": [
             {"schemes": ["datatable"],

@@ -4,11 +4,19 @@ the listing of lakes and Data Tables from the environment, and what the plugin r
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from airflow_provider_lakehouse.assets.lineage_extra import EXTRA_KEY, Edge, LineageRecord
+from airflow_provider_lakehouse.assets.lineage_extra import (
+    EXTRA_KEY,
+    Edge,
+    LineageRecord,
+)
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget, lineage_record
 from airflow_provider_lakehouse.lineage import extract_lineage
 from airflow_provider_lakehouse.plugins.api.lineage_graph import build_graph
@@ -67,11 +75,48 @@ def test_stores_are_listed_from_the_environment(monkeypatch: pytest.MonkeyPatch)
         stores.store_ref("ducklake", "../etc")
 
 
+LIST_AND_OPEN = """
+import json
+from airflow_provider_lakehouse.plugins.api import stores
+listed = [(r.kind, r.name) for r in stores.list_stores()]
+spec = stores.lake_spec(stores.store_ref("ducklake", "vaulted"))
+print(json.dumps({"listed": listed, "data_path": spec.data_path}))
+"""
+
+
+def test_a_lake_kept_only_in_a_secrets_backend_is_listed_once_named(tmp_path: Path) -> None:
+    """Airflow's secrets backends cannot be listed; ``[lakehouse] listed_connections`` names what they hold."""
+    secrets = tmp_path / "connections.json"
+    secrets.write_text(json.dumps({"ducklake_vaulted": {
+        "conn_type": "ducklake", "extra": {"catalog_sqlite_path": str(tmp_path / "catalog.sqlite"),
+                                           "data_path": str(tmp_path / "data") + "/"}}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW_CONN_", "AIRFLOW__"))}
+    env.update(AIRFLOW_HOME=str(tmp_path / "home"),
+               AIRFLOW__SECRETS__BACKEND="airflow.secrets.local_filesystem.LocalFilesystemBackend",
+               AIRFLOW__SECRETS__BACKEND_KWARGS=json.dumps({"connections_file_path": str(secrets)}))
+
+    def run() -> dict[str, Any]:
+        result = subprocess.run([sys.executable, "-c", LIST_AND_OPEN], env=env, capture_output=True, text=True,
+                                timeout=300, check=False, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    unnamed = run()
+    assert ["ducklake", "vaulted"] not in unnamed["listed"]  # opens by name, but nothing can list it
+    assert unnamed["data_path"] == str(tmp_path / "data") + "/"
+    env["AIRFLOW__LAKEHOUSE__LISTED_CONNECTIONS"] = "ducklake_vaulted, not_a_lake"
+    assert ["ducklake", "vaulted"] in run()["listed"]
+
+
 def test_plugin_serves_its_committed_bundle_as_javascript() -> None:
     from fastapi.testclient import TestClient
 
     from airflow_provider_lakehouse.plugins.api.app import BUNDLE, DIST, create_app
-    from airflow_provider_lakehouse.plugins.lakehouse import NAV_VIEW, TASK_VIEW, react_apps
+    from airflow_provider_lakehouse.plugins.lakehouse import (
+        NAV_VIEW,
+        TASK_VIEW,
+        react_apps,
+    )
 
     assert (DIST / BUNDLE).is_file()
     apps = react_apps()

@@ -1,12 +1,14 @@
 """Which lakes and Data Tables exist, and how to open them read-only, on the api-server.
 
 Connections are looked up the way the api-server looks up any connection (secrets backends, environment
-variables ``AIRFLOW_CONN_*``, the metadata database). Listing can only see the last two: a lake defined
-only in an external secrets backend opens by name but is not listed on the home page.
+variables ``AIRFLOW_CONN_*``, the metadata database). Listing sees the last two by itself; secrets backends
+cannot be listed (Airflow's backends only answer "get this id"), so connections kept only there are listed
+when named in ``[lakehouse] listed_connections``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -19,12 +21,16 @@ from airflow_provider_lakehouse.connections.lake import (
     s3_spec_from_aws_connection,
 )
 from airflow_provider_lakehouse.connections.names import datatable_conn_id
-from airflow_provider_lakehouse.connections.specs import PostgresSpec, postgres_spec_from_connection
+from airflow_provider_lakehouse.connections.specs import (
+    PostgresSpec,
+    postgres_spec_from_connection,
+)
 from airflow_provider_lakehouse.exceptions import ConnectionNotFoundError
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 
+log = logging.getLogger(__name__)
 StoreKind = Literal["ducklake", "datatable"]
 _NAME = re.compile(r"^[A-Za-z0-9_]{1,200}$")
 _PREFIX = {"ducklake": "ducklake_", "datatable": "datatable_"}
@@ -68,10 +74,9 @@ def list_stores() -> list[StoreRef]:
         if kind:
             found.add(StoreRef(kind, conn_id[len(_PREFIX[kind]):]))
     try:
-        from sqlalchemy import select
-
         from airflow.models.connection import Connection
         from airflow.utils.session import create_session
+        from sqlalchemy import select
 
         with create_session() as session:
             for conn_id, conn_type in session.execute(select(Connection.conn_id, Connection.conn_type)):
@@ -80,7 +85,31 @@ def list_stores() -> list[StoreRef]:
                     found.add(StoreRef(kind, conn_id.lower()[len(_PREFIX[kind]):]))
     except Exception:  # a database hiccup must not hide the environment's lakes
         pass
+    for conn_id in listed_connections():
+        kind = _kind_of(conn_id, None)
+        if kind:
+            found.add(StoreRef(kind, conn_id[len(_PREFIX[kind]):]))
+        else:
+            log.warning("[lakehouse] listed_connections: %r is neither ducklake_<name> nor datatable_<name>; "
+                        "not listed", conn_id)
     return sorted(found, key=lambda r: (r.kind, r.name))
+
+
+def listed_connections() -> list[str]:
+    """The connection ids named in ``[lakehouse] listed_connections`` (comma-separated), lower-cased.
+
+    >>> import os; os.environ["AIRFLOW__LAKEHOUSE__LISTED_CONNECTIONS"] = " ducklake_Finance, datatable_ops,"
+    >>> listed_connections()
+    ['ducklake_finance', 'datatable_ops']
+    >>> del os.environ["AIRFLOW__LAKEHOUSE__LISTED_CONNECTIONS"]
+    """
+    try:
+        from airflow.configuration import conf
+
+        value = conf.get("lakehouse", "listed_connections", fallback="") or ""
+    except Exception:  # noqa: BLE001 - no Airflow configuration: nothing configured
+        return []
+    return [part.strip().lower() for part in value.split(",") if part.strip()]
 
 
 def _kind_of(conn_id: str, conn_type: str | None) -> StoreKind | None:
