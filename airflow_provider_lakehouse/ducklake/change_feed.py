@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
@@ -39,6 +38,7 @@ from airflow_provider_lakehouse.ducklake.reader import (
     default_array,
     output_schema,
     read_data_file,
+    read_delete_file,
 )
 from airflow_provider_lakehouse.ducklake.store import quote_ident
 
@@ -102,12 +102,9 @@ class _DeleteFile:
     def read(self, storage: Storage, start: int | None = None, end: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """Its positions and, when it records them (``_ducklake_internal_snapshot_id``), each one's snapshot;
         with ``start``/``end``, only the positions whose recorded snapshot is in that range."""
-        with storage.open_input(self.path) as handle:
-            deletes = pq.ParquetFile(handle).read()
-        positions = deletes.column(1).to_numpy().astype(np.int64)
-        if deletes.num_columns < 3 or deletes.schema.names[2] != "_ducklake_internal_snapshot_id":
+        positions, snapshots = read_delete_file(storage, self.path)
+        if snapshots is None:
             return positions, None
-        snapshots = deletes.column(2).to_numpy().astype(np.int64)
         keep = np.ones(len(positions), dtype=bool)
         if start is not None:
             keep &= snapshots >= start
@@ -204,17 +201,11 @@ class _FileHistory:
                 inlined_deletes[int(file_id)][int(position)] = int(begin)
         data_files = {}
         for row in conn.query(
-            "SELECT data_file_id, path, path_is_relative, record_count, file_size_bytes, footer_size, row_id_start, "
-            "begin_snapshot, partial_max, mapping_id, partition_id, end_snapshot FROM {M}ducklake_data_file "
+            f"SELECT {metadata.DATA_FILE_COLUMNS}, end_snapshot FROM {{M}}ducklake_data_file "
             "WHERE table_id = ? AND begin_snapshot <= ? ORDER BY data_file_id", (table.table_id, end),
         ):
-            file = DataFileInfo(
-                data_file_id=int(row[0]), table_id=table.table_id, path=metadata.resolve_path(table_dir, row[1], row[2]),
-                record_count=int(row[3]), file_size_bytes=int(row[4]), footer_size=_int(row[5]),
-                row_id_start=_int(row[6]), begin_snapshot=int(row[7]), partial_max=_int(row[8]),
-                mapping_id=_int(row[9]), partition_id=_int(row[10]),
-            )
-            data_files[file.data_file_id] = (file, _int(row[11]))
+            file = metadata.data_file_from_row(row, table, table_dir)
+            data_files[file.data_file_id] = (file, _int(row[-1]))
         return cls(start, end, data_files, dict(delete_files), dict(inlined_deletes))
 
     def files_inserted(self) -> list[DataFileInfo]:

@@ -224,6 +224,27 @@ def all_table_dirs(conn: CatalogConnection, data_path: str) -> dict[int, str]:
                 "SELECT table_id, schema_id, path, path_is_relative FROM {M}ducklake_table ORDER BY begin_snapshot")}
 
 
+#: the ``ducklake_data_file`` columns :func:`data_file_from_row` reads, in its order
+DATA_FILE_COLUMNS = ("data_file_id, path, path_is_relative, record_count, file_size_bytes, footer_size, row_id_start, "
+                     "begin_snapshot, partial_max, mapping_id, partition_id")
+
+
+def data_file_from_row(row: Any, table: TableInfo, table_dir: str, *, delete_file: DeleteFileInfo | None = None,
+                       inlined_deletes: tuple[tuple[int, int], ...] = ()) -> DataFileInfo:
+    """A data file from a catalog row whose first columns are :data:`DATA_FILE_COLUMNS`."""
+    return DataFileInfo(
+        data_file_id=int(row[0]), table_id=table.table_id, path=resolve_path(table_dir, row[1], row[2]),
+        record_count=int(row[3]), file_size_bytes=int(row[4]), footer_size=_optional_int(row[5]),
+        row_id_start=_optional_int(row[6]), begin_snapshot=int(row[7]), partial_max=_optional_int(row[8]),
+        mapping_id=_optional_int(row[9]), partition_id=_optional_int(row[10]), delete_file=delete_file,
+        inlined_deletes=inlined_deletes,
+    )
+
+
+def _optional_int(value: Any) -> int | None:
+    return int(value) if value is not None else None
+
+
 def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, snapshot_id: int, *,
                   limit: int | None = None, offset: int = 0, by_row_id: bool = False) -> list[DataFileInfo]:
     """Visible data files of ``table`` with their visible delete file and inlined deletions; ``limit`` and
@@ -248,21 +269,14 @@ def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, sna
             inlined_deletes[int(file_id)].append((int(pos), int(begin)))
     files = []
     for row in conn.query(
-        f"SELECT data_file_id, path, path_is_relative, record_count, file_size_bytes, footer_size, row_id_start, "
-        f"begin_snapshot, partial_max, mapping_id, partition_id FROM {{M}}ducklake_data_file "
+        f"SELECT {DATA_FILE_COLUMNS} FROM {{M}}ducklake_data_file "
         f"WHERE table_id = ? AND {visible()} ORDER BY {'row_id_start, ' if by_row_id else ''}data_file_id"
         + (" LIMIT ? OFFSET ?" if limit is not None else ""),
         (table.table_id, s, s, *((int(limit), int(offset)) if limit is not None else ())),
     ):
         fid = int(row[0])
-        files.append(DataFileInfo(
-            data_file_id=fid, table_id=table.table_id, path=resolve_path(table_dir, row[1], row[2]), record_count=int(row[3]),
-            file_size_bytes=int(row[4]), footer_size=int(row[5]) if row[5] is not None else None,
-            row_id_start=int(row[6]) if row[6] is not None else None, begin_snapshot=int(row[7]),
-            partial_max=int(row[8]) if row[8] is not None else None, mapping_id=int(row[9]) if row[9] is not None else None,
-            partition_id=int(row[10]) if row[10] is not None else None, delete_file=deletes.get(fid),
-            inlined_deletes=tuple(sorted(inlined_deletes.get(fid, ()))),
-        ))
+        files.append(data_file_from_row(row, table, table_dir, delete_file=deletes.get(fid),
+                                        inlined_deletes=tuple(sorted(inlined_deletes.get(fid, ())))))
     return files
 
 

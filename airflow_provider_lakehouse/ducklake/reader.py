@@ -157,17 +157,23 @@ def read_data_file(
     return table if keep.all() else table.filter(pa.array(keep))
 
 
+def read_delete_file(storage: Storage, path: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """A delete file's positions and, when it records them (``_ducklake_internal_snapshot_id``, written by
+    DuckDB when one file holds deletes of several snapshots), the snapshot of each."""
+    with storage.open_input(path) as handle:
+        rows = pq.ParquetFile(handle).read()
+    positions = rows.column(1).to_numpy().astype(np.int64)
+    if rows.num_columns >= 3 and rows.schema.names[2] == "_ducklake_internal_snapshot_id":
+        return positions, rows.column(2).to_numpy().astype(np.int64)
+    return positions, None
+
+
 def deleted_positions(storage: Storage, file: DataFileInfo, snapshot_id: int) -> np.ndarray:
     """Positions of ``file`` deleted as of ``snapshot_id``."""
     parts = []
     if file.delete_file is not None:
-        delete = file.delete_file
-        with storage.open_input(delete.path) as handle:
-            rows = pq.ParquetFile(handle).read()
-        pos = rows.column(1).to_numpy()
-        if rows.num_columns >= 3 and rows.schema.names[2] == "_ducklake_internal_snapshot_id":
-            pos = pos[rows.column(2).to_numpy() <= snapshot_id]
-        parts.append(pos.astype(np.int64))
+        positions, snapshots = read_delete_file(storage, file.delete_file.path)
+        parts.append(positions if snapshots is None else positions[snapshots <= snapshot_id])
     if file.inlined_deletes:
         parts.append(np.array([p for p, s in file.inlined_deletes if s <= snapshot_id], dtype=np.int64))
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
