@@ -30,17 +30,14 @@ import numpy as np
 import pyarrow as pa
 
 from airflow_provider_lakehouse.ducklake import metadata
-from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo
 from airflow_provider_lakehouse.ducklake.reader import (
     ROW_SNAPSHOT,
     ROWID,
-    default_array,
-    output_schema,
     read_data_file,
     read_delete_file,
+    read_inlined_changes,
 )
-from airflow_provider_lakehouse.ducklake.store import quote_ident
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.ducklake.catalog import DuckLake
@@ -71,7 +68,8 @@ def table_changes(lake: DuckLake, name: str, start: int, end: int) -> pa.Table:
         history = _FileHistory.load(conn, table, lake.table_dir(table), start, end)
         files = _RawFiles(lake, conn, columns, end)
         schemas = lake.inlined_schemas(conn, table)
-        inserted = [_inlined(conn, table, columns, schemas, "begin_snapshot", start, end)]
+        inserted = [read_inlined_changes(conn, table, columns, "begin_snapshot", start, end, virtual=_VIRTUAL,
+                                         schema_at_version=schemas)]
         for file in history.files_inserted():
             rows = files.rows(file)
             born = np.where(files.recorded(rows), rows.column(ROW_SNAPSHOT).to_numpy(), file.begin_snapshot)
@@ -79,7 +77,8 @@ def table_changes(lake: DuckLake, name: str, start: int, end: int) -> pa.Table:
             if file.partial_max is not None:  # rows of many snapshots: only those in the range
                 rows = rows.filter(pa.array((born >= start) & (born <= end)))
             inserted.append(rows)
-        deleted = [_inlined(conn, table, columns, schemas, "end_snapshot", start, end)]
+        deleted = [read_inlined_changes(conn, table, columns, "end_snapshot", start, end, virtual=_VIRTUAL,
+                                        schema_at_version=schemas)]
         for entry in history.deletion_entries():
             rows = files.rows(entry.file)
             # DuckDB labels a deleted row of a file that records a snapshot per row with that (its insertion)
@@ -288,33 +287,6 @@ def _check_positions(positions: np.ndarray, num_rows: int, path: str) -> None:
     if positions.size and (positions.max() >= num_rows or positions.min() < 0):
         raise ValueError(f"Invalid delete data: a position in {path} is out of range for its data file "
                          f"({num_rows} rows)")
-
-
-def _inlined(conn: CatalogConnection, table: TableInfo, columns: list[Column],
-             schemas: dict[int, Any], bound: str, start: int, end: int) -> pa.Table:
-    """Inlined rows whose ``bound`` (``begin_snapshot``: inserted, ``end_snapshot``: deleted) is in the range,
-    with a ``__ducklake_row_snapshot`` column holding that snapshot."""
-    schema = output_schema(columns, _VIRTUAL)
-    pieces = [schema.empty_table()]
-    for name, version in table.inlined_tables:
-        if not conn.table_exists(name):
-            continue
-        old_columns = list(schemas.get(version) or columns)
-        old_by_id = {c.column_id: i for i, c in enumerate(old_columns)}
-        select = "".join(", " + quote_ident(c.name) for c in old_columns)
-        rows = conn.query(f"SELECT row_id, {bound}{select} FROM {{M}}{quote_ident(name)} "
-                          f"WHERE {bound} >= ? AND {bound} <= ? ORDER BY row_id", (start, end))
-        if not rows:
-            continue
-        data: dict[str, Any] = {}
-        for column in columns:
-            index = old_by_id.get(column.column_id)
-            data[column.name] = (default_array(column, len(rows)) if index is None
-                                 else [decode_value(row[2 + index], old_columns[index]) for row in rows])
-        data[ROWID] = [int(r[0]) for r in rows]
-        data[ROW_SNAPSHOT] = [int(r[1]) for r in rows]
-        pieces.append(pa.Table.from_pydict(data, schema=schema))
-    return pa.concat_tables(pieces)
 
 
 def _pair_up(inserted: pa.Table, deleted: pa.Table, columns: list[Column]) -> pa.Table:

@@ -8,8 +8,9 @@ catalog database (what the driver does), and :class:`ScanPlan` lists both.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -255,15 +256,41 @@ def read_inlined_rows(
     snapshot_id: int,
     *,
     virtual: Sequence[str] = (),
-    schema_at_version: dict[int, Sequence[Column]] | None = None,
-    since_snapshot: int | None = None,
+    schema_at_version: Mapping[int, Sequence[Column]] | None = None,
 ) -> pa.Table:
     """Rows of ``table`` kept in the catalog database (``ducklake_inlined_data_<T>_<sv>``), visible at the snapshot.
 
     :param schema_at_version: the table's columns at each inlined table's schema version (to map renamed
         or dropped columns by id); defaults to the current columns matched by name.
-    :param since_snapshot: only rows inserted after this snapshot (for change feeds).
     """
+    return _inlined_rows(conn, table, columns, "begin_snapshot",
+                         "? >= begin_snapshot AND (? < end_snapshot OR end_snapshot IS NULL)", (snapshot_id, snapshot_id),
+                         virtual, schema_at_version)
+
+
+def read_inlined_changes(
+    conn: CatalogConnection,
+    table: TableInfo,
+    columns: Sequence[Column],
+    bound: Literal["begin_snapshot", "end_snapshot"],
+    start: int,
+    end: int,
+    *,
+    virtual: Sequence[str] = (),
+    schema_at_version: Mapping[int, Sequence[Column]] | None = None,
+) -> pa.Table:
+    """Inlined rows inserted (``bound="begin_snapshot"``) or deleted (``"end_snapshot"``) in snapshots
+    ``start``..``end``; their ``__ducklake_row_snapshot`` (when in ``virtual``) is that snapshot."""
+    if bound not in ("begin_snapshot", "end_snapshot"):
+        raise ValueError(f"bound must be begin_snapshot or end_snapshot, not {bound!r}")
+    return _inlined_rows(conn, table, columns, bound, f"{bound} >= ? AND {bound} <= ?", (start, end), virtual,
+                         schema_at_version)
+
+
+def _inlined_rows(conn: CatalogConnection, table: TableInfo, columns: Sequence[Column], label: str, where: str,
+                  params: Sequence[int], virtual: Sequence[str],
+                  schema_at_version: Mapping[int, Sequence[Column]] | None) -> pa.Table:
+    """The inlined rows matching ``where``, with ``label`` (a snapshot column) as their row snapshot."""
     pieces = []
     for name, version in table.inlined_tables:
         if not conn.table_exists(name):
@@ -271,14 +298,9 @@ def read_inlined_rows(
         old_columns = list((schema_at_version or {}).get(version) or table.columns)
         old_by_id = {c.column_id: c for c in old_columns}
         select = ", ".join(quote_ident(c.name) for c in old_columns)
-        where = "? >= begin_snapshot AND (? < end_snapshot OR end_snapshot IS NULL)"
-        params: list[int] = [snapshot_id, snapshot_id]
-        if since_snapshot is not None:
-            where += " AND begin_snapshot > ?"
-            params.append(since_snapshot)
         rows = conn.query(
-            f"SELECT row_id, begin_snapshot{', ' + select if select else ''} FROM {{M}}{quote_ident(name)} "
-            f"WHERE {where} ORDER BY row_id", params,
+            f"SELECT row_id, {label}{', ' + select if select else ''} FROM {{M}}{quote_ident(name)} "
+            f"WHERE {where} ORDER BY row_id", list(params),
         )
         if not rows:
             continue
