@@ -66,6 +66,10 @@ class SpecVersionError(TerminalError):
     """The lake's catalog uses a DuckLake spec version this implementation does not read or write."""
 
 
+class CatalogNotFoundError(TerminalError, LookupError):
+    """The metadata store holds no DuckLake catalog (create one with ``DuckLake.create()``)."""
+
+
 class SnapshotNotFoundError(TerminalError, LookupError):
     """No snapshot matches the requested version or time (it may have been expired)."""
 

@@ -15,7 +15,7 @@ from airflow_provider_lakehouse.ducklake.reader import ScanPlan, read_data_file,
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, MetadataStore
 from airflow_provider_lakehouse.ducklake.types import Column
-from airflow_provider_lakehouse.exceptions import NoSuchSchemaError, NoSuchTableError
+from airflow_provider_lakehouse.exceptions import CatalogNotFoundError, NoSuchSchemaError, NoSuchTableError
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.connections.lake import RetryPolicy, S3Spec
@@ -58,9 +58,10 @@ class DuckLake:
         self.store = store
         self.retry = retry or RetryPolicy()
         with store.connection() as conn:
-            meta = metadata.read_metadata(conn)
+            # an empty database or schema has no catalog tables at all: say so, not "no such table"
+            meta = metadata.read_metadata(conn) if conn.table_exists("ducklake_metadata") else {}
         if not meta:
-            raise metadata.SnapshotNotFoundError(f"{store!r} holds no DuckLake catalog; use DuckLake.create().")
+            raise CatalogNotFoundError(f"{store!r} holds no DuckLake catalog; use DuckLake.create().")
         metadata.check_version(meta)
         self.metadata = meta
         stored = meta.get("data_path", "")

@@ -35,10 +35,8 @@ from airflow_provider_lakehouse.ducklake.staging import TableState
 from airflow_provider_lakehouse.ducklake.stats import merge_bound
 from airflow_provider_lakehouse.ducklake.storage import relative_to, uuid7
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, MetadataStore, quote_ident
-from airflow_provider_lakehouse.ducklake.types import Column
+from airflow_provider_lakehouse.ducklake.types import NESTED, Column
 from airflow_provider_lakehouse.exceptions import CommitConflictError
-
-NESTED_TYPES = ("struct", "list", "map")
 
 
 @dataclass(frozen=True)
@@ -170,7 +168,7 @@ class CommitBuilder:
             self._insert_columns(tid, column.children, column.column_id)
 
     def _insert_column(self, tid: int, column: Column, parent: int | None) -> None:
-        nested = column.type in NESTED_TYPES
+        nested = column.type in NESTED
         self.sql(
             "INSERT INTO {M}ducklake_column VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'duckdb')",
             (column.column_id, self.sid, tid, column.column_id, column.name, column.type, column.initial_default,

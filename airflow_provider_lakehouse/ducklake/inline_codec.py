@@ -13,7 +13,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_lakehouse.ducklake.types import Column
+from airflow_provider_lakehouse.ducklake.types import NESTED, Column
 
 _TZ_SUFFIX = re.compile(r"([+-]\d\d)(:?\d\d)?$")
 
@@ -48,7 +48,7 @@ def decode_value(value: Any, column: Column) -> Any:
     if value is None:
         return None
     kind = column.type
-    if kind in ("struct", "list", "map"):
+    if kind in NESTED:
         text = value.decode() if isinstance(value, (bytes, memoryview)) else str(value)
         return _NestedParser(text).parse(column)
     return _scalar(value, column)

@@ -22,6 +22,7 @@ from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
 from airflow_provider_lakehouse.ducklake.types import (
     FIELD_ID_KEY,
+    NESTED,
     ROW_ID_FIELD_ID,
     SNAPSHOT_ID_FIELD_ID,
     Column,
@@ -214,7 +215,7 @@ def conform(array: pa.Array, file_field: pa.Field, column: Column) -> pa.Array:
 def _conform_chunked(chunked: pa.ChunkedArray, file_field: pa.Field, column: Column) -> pa.ChunkedArray | pa.Array:
     """Like :func:`conform`, without copying: plain columns of the right type stay as they were read."""
     target = arrow_type(column)
-    if column.type not in ("struct", "list", "map", "uuid", "json") and not isinstance(chunked.type, pa.BaseExtensionType):
+    if column.type not in NESTED | {"uuid", "json"} and not isinstance(chunked.type, pa.BaseExtensionType):
         return chunked if chunked.type == target else chunked.cast(target)
     return conform(chunked.combine_chunks(), file_field, column)
 

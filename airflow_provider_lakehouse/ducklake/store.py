@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Row = tuple[Any, ...]
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def quote_ident(name: str) -> str:

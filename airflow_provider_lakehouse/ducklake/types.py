@@ -34,6 +34,7 @@ _SCALARS: dict[str, pa.DataType] = {
     # UUIDs surface as canonical strings (what SQL engines and Spark show); files store FLBA(16)+UUID.
     "uuid": pa.string(),
 }
+#: the nested types: stored as Parquet groups, inlined as text, without min/max statistics
 NESTED = frozenset({"struct", "list", "map"})
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 

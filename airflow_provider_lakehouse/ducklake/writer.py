@@ -17,6 +17,7 @@ from airflow_provider_lakehouse.ducklake.stats import compute_stats
 from airflow_provider_lakehouse.ducklake.storage import Storage, data_file_name, delete_file_name, join_path
 from airflow_provider_lakehouse.ducklake.types import (
     FIELD_ID_KEY,
+    NESTED,
     ROW_ID_COLUMN,
     ROW_ID_FIELD_ID,
     SNAPSHOT_ID_COLUMN,
@@ -33,7 +34,7 @@ _DELETE_POS_ID = 2147483645
 
 # Types whose storage form is built from the array's buffers (offsets, children); the rest are cast chunk by chunk,
 # since copying every column into one chunk cost a third of a large write.
-_NEEDS_ONE_CHUNK = frozenset({"uuid", "json", "struct", "list", "map"})
+_NEEDS_ONE_CHUNK = NESTED | {"uuid", "json"}
 
 
 def to_storage(columns: Sequence[Column], data: pa.Table) -> pa.Table:

@@ -20,7 +20,6 @@ Lifecycle = Literal["CREATE", "OVERWRITE", "DROP", "ALTER", "RENAME", "TRUNCATE"
 DIRECT = "DIRECT"
 INDIRECT = "INDIRECT"
 DIRECT_SUBTYPES = ("IDENTITY", "TRANSFORMATION", "AGGREGATION")  # ordered: composing keeps the strongest
-INDIRECT_SUBTYPES = ("JOIN", "GROUP_BY", "FILTER", "SORT", "WINDOW", "CONDITIONAL")
 
 
 @dataclass(frozen=True, order=True)

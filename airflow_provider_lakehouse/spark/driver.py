@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
-from airflow_provider_lakehouse.datatables.jsonsafe import to_json_safe
+from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.model import TableInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID

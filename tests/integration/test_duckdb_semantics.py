@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
-from airflow_provider_lakehouse.datatables.jsonsafe import to_json_safe
+from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.exceptions import StatementError
 from airflow_provider_lakehouse.spark.driver import PlanRunner
 from airflow_provider_lakehouse.spark.plan import plan_script

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
-from airflow_provider_lakehouse.datatables.jsonsafe import to_json_safe
+from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.ducklake.store import PostgresStore
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.spark.driver import PlanRunner, RunOptions

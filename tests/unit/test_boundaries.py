@@ -18,6 +18,15 @@ CORE = [
     "airflow_provider_lakehouse.lineage",
     "airflow_provider_lakehouse.lineage.openlineage",
     "airflow_provider_lakehouse.assets.uris",
+    "airflow_provider_lakehouse.jsonsafe",
+    # the Spark package's pure part: the planner and the helpers the driver and task processes share
+    "airflow_provider_lakehouse.spark.plan",
+    "airflow_provider_lakehouse.spark.semantics",
+    "airflow_provider_lakehouse.spark.s3a",
+    "airflow_provider_lakehouse.spark.progress",
+    "airflow_provider_lakehouse.spark.jvm_output",
+    "airflow_provider_lakehouse.spark.py4j_logging",
+    "airflow_provider_lakehouse.spark.thread_logging",
 ]
 
 
@@ -27,6 +36,11 @@ DUCKLAKE = [
     "airflow_provider_lakehouse.ducklake.transaction",
     "airflow_provider_lakehouse.ducklake.maintenance",
     "airflow_provider_lakehouse.ducklake.introspect",
+    "airflow_provider_lakehouse.ducklake.change_feed",
+    # what Spark executors run: Arrow data in, lake files out
+    "airflow_provider_lakehouse.spark.merge",
+    "airflow_provider_lakehouse.spark.tasks",
+    "airflow_provider_lakehouse.spark.parquet_copy",
 ]
 
 

@@ -86,3 +86,16 @@ def test_arrow_types_map_to_ducklake_types() -> None:
     assert [ducklake_type(t) for t in (pa.int16(), pa.uint64(), pa.float32(), pa.string(), pa.binary(), pa.uuid(),
                                         pa.json_(), pa.time64("us"), pa.timestamp("ms"))] == [
         "int16", "uint64", "float32", "varchar", "blob", "uuid", "json", "time", "timestamp_ms"]
+
+
+def test_opening_a_store_without_a_catalog_says_so(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from airflow_provider_lakehouse.ducklake.catalog import DuckLake
+    from airflow_provider_lakehouse.ducklake.store import SqliteStore
+    from airflow_provider_lakehouse.exceptions import CatalogNotFoundError, SnapshotNotFoundError
+
+    store = SqliteStore(str(Path(str(tmp_path)) / "empty.sqlite"))
+    with pytest.raises(CatalogNotFoundError, match="holds no DuckLake catalog; use DuckLake.create"):
+        DuckLake(store, data_path=str(tmp_path))
+    assert not issubclass(CatalogNotFoundError, SnapshotNotFoundError)  # a missing catalog is not a missing snapshot

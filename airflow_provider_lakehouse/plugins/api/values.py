@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_lakehouse.datatables.jsonsafe import to_json_safe
+from airflow_provider_lakehouse.jsonsafe import to_json_safe
 
 MAX_ROWS = 500
 MAX_CELL_CHARS = 2_000
