@@ -39,13 +39,31 @@ def example_datatable() -> None:
     def new_customers() -> list[dict]:
         # Anything a task returns can feed a later statement as a bound parameter.
         return [
-            {"id": 1, "name": "Ada", "email": "ada@example.com", "signed_up": "2024-01-15",
-             "lifetime_value": "1250.50", "profile": {"tier": "gold", "tags": ["early"]}},
-            {"id": 2, "name": "Grace", "email": "grace@example.com", "signed_up": "2024-02-01",
-             "lifetime_value": "980.00", "profile": {"tier": "silver"}},
+            {
+                "id": 1,
+                "name": "Ada",
+                "email": "ada@example.com",
+                "signed_up": "2024-01-15",
+                "lifetime_value": "1250.50",
+                "profile": {"tier": "gold", "tags": ["early"]},
+            },
+            {
+                "id": 2,
+                "name": "Grace",
+                "email": "grace@example.com",
+                "signed_up": "2024-02-01",
+                "lifetime_value": "980.00",
+                "profile": {"tier": "silver"},
+            },
             # Stored literally: parameters are bound by the server, never pasted into SQL.
-            {"id": 3, "name": "Robert'); DROP TABLE customers;--", "email": None, "signed_up": "2024-03-09",
-             "lifetime_value": "0", "profile": None},
+            {
+                "id": 3,
+                "name": "Robert'); DROP TABLE customers;--",
+                "email": None,
+                "signed_up": "2024-03-09",
+                "lifetime_value": "0",
+                "profile": None,
+            },
         ]
 
     insert_rows = DataTableOperator(
@@ -75,9 +93,11 @@ def example_datatable() -> None:
     @task
     def signed_up_since(day: str) -> list[dict]:
         # The same data table from TaskFlow code: no connection string in sight.
-        return datatable(ANALYTICS).query(
-            "SELECT name FROM customers WHERE signed_up >= $1::date ORDER BY id", day
-        ).fetch()
+        return (
+            datatable(ANALYTICS)
+            .query("SELECT name FROM customers WHERE signed_up >= $1::date ORDER BY id", day)
+            .fetch()
+        )
 
     create_table >> insert_rows >> [read_one, count_rows] >> signed_up_since("2024-02-01")
 

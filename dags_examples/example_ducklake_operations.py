@@ -19,7 +19,8 @@ LANDING = "s3://landing/examples/orders.parquet"
 def example_ducklake_operations() -> None:
     land = DucklakeOperator(
         task_id="land_files",
-        sql=PREAMBLE + f"""
+        sql=PREAMBLE
+        + f"""
             COPY (SELECT i AS order_id, i % 7 AS customer_id, round(i * 1.5, 2) AS amount, i % 30 AS order_day
                   FROM range(1, 1001) t(i))
             TO '{LANDING}' (FORMAT parquet);
@@ -27,7 +28,8 @@ def example_ducklake_operations() -> None:
     )
     load = DucklakeOperator(
         task_id="load_orders",
-        sql=PREAMBLE + f"""
+        sql=PREAMBLE
+        + f"""
             CREATE SCHEMA IF NOT EXISTS sales;
             CREATE OR REPLACE TABLE sales.orders AS
                 SELECT order_id, customer_id, amount, order_day FROM read_parquet('{LANDING}');
@@ -40,7 +42,8 @@ def example_ducklake_operations() -> None:
     )
     travel = DucklakeOperator(
         task_id="time_travel",
-        sql=PREAMBLE + """
+        sql=PREAMBLE
+        + """
             SELECT (SELECT count(*) FROM sales.orders AT (VERSION => $loaded)) AS rows_when_loaded,
                    (SELECT count(*) FROM sales.orders) AS rows_now,
                    (SELECT round(sum(amount), 2) FROM sales.orders) AS amount_now;
@@ -49,7 +52,8 @@ def example_ducklake_operations() -> None:
     )
     maintain = DucklakeOperator(
         task_id="maintain",
-        sql=PREAMBLE + """
+        sql=PREAMBLE
+        + """
             CALL ducklake_merge_adjacent_files('dl');
             CALL ducklake_expire_snapshots('dl', older_than => now() - INTERVAL '7 days');
             SELECT table_name, file_count, row_count FROM ducklake_table_info('dl') WHERE schema_name = 'sales';

@@ -42,18 +42,22 @@ def example_ducklake_sentiment() -> None:
     def score_reviews() -> list[dict[str, str]]:
         """Stands in for a step that fetches reviews and has a model label their sentiment."""
         return [
-            {"content": "Great service, will come back", "author": "ana", "date": "2026-01-02", "sentiment": "positive"},
+            {
+                "content": "Great service, will come back",
+                "author": "ana",
+                "date": "2026-01-02",
+                "sentiment": "positive",
+            },
             {"content": "It was fine", "author": "ben", "date": "2026-01-02", "sentiment": "neutral"},
             {"content": "Cold food, slow waiter", "author": "cy", "date": "2026-01-03", "sentiment": "negative"},
         ]
 
-    insert = DucklakeOperator(task_id="insert_messages", sql=INSERT_MESSAGES,
-                              parameters={"messages": score_reviews()})
+    insert = DucklakeOperator(task_id="insert_messages", sql=INSERT_MESSAGES, parameters={"messages": score_reviews()})
 
     summary = DucklakeOperator(
         task_id="sentiment_summary",
         sql="ATTACH 'ducklake' AS dl; USE dl; "
-            "SELECT sentiment, count(*) AS messages FROM messages GROUP BY sentiment ORDER BY sentiment;",
+        "SELECT sentiment, count(*) AS messages FROM messages GROUP BY sentiment ORDER BY sentiment;",
     )
     insert >> summary
 

@@ -12,8 +12,7 @@ from airflow.sdk import Asset, dag, task
 ORDERS = Asset("ducklake://main/sales.orders")
 
 
-@dag(schedule=[ORDERS], start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False,
-     tags=["lineage", "example"])
+@dag(schedule=[ORDERS], start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, tags=["lineage", "example"])
 def example_lineage_consumer() -> None:
     @task(inlets=[ORDERS])
     def report_change(*, inlet_events: dict) -> dict:

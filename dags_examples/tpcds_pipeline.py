@@ -56,26 +56,44 @@ def _query_texts() -> dict[int, str]:
     max_active_tasks=MAX_ACTIVE_TASKS,
     tags=["tpcds", "benchmark", "example"],
     params={
-        "landing": Param(os.environ.get("TPCDS_LANDING", "/tmp/tpcds/landing"), type="string",
-                         description="Where the generated Parquet files are (a directory or s3://bucket/prefix)."),
+        "landing": Param(
+            os.environ.get("TPCDS_LANDING", "/tmp/tpcds/landing"),
+            type="string",
+            description="Where the generated Parquet files are (a directory or s3://bucket/prefix).",
+        ),
         "scale_factor": Param(0.1, type="number", description="The scale factor the data was generated at."),
         # Shown in the trigger form, but only this value is valid: the graph's assets name this lake's tables.
-        "lake": Param(LAKE, type="string", enum=[LAKE],
-                      description="The lake, fixed when the DAG is parsed ($TPCDS_LAKE): the assets name its tables."),
-        "datatable": Param(DATATABLE, type="string",
-                           description="The Data Table (NAME:SCHEMA) the small aggregates are published to."),
-        "spark_conn_id": Param("", type="string",
-                               description="A Spark connection (spark-submit or Spark Connect) to run on instead of "
-                                           "the lake's own spark_conn_id; empty: the lake's."),
+        "lake": Param(
+            LAKE,
+            type="string",
+            enum=[LAKE],
+            description="The lake, fixed when the DAG is parsed ($TPCDS_LAKE): the assets name its tables.",
+        ),
+        "datatable": Param(
+            DATATABLE, type="string", description="The Data Table (NAME:SCHEMA) the small aggregates are published to."
+        ),
+        "spark_conn_id": Param(
+            "",
+            type="string",
+            description="A Spark connection (spark-submit or Spark Connect) to run on instead of "
+            "the lake's own spark_conn_id; empty: the lake's.",
+        ),
     },
 )
 def tpcds_pipeline() -> None:
     tasks = pipeline_tasks("{{ params.landing }}", _query_texts())  # the same SQL the benchmark runs
 
     def sql_tasks(stage: str) -> list[DucklakeOperator]:
-        return [DucklakeOperator(task_id=t.name, ducklake=LAKE, sql=preamble(LAKE, t.schema) + t.sql,
-                                 spark_conn_id="{{ params.spark_conn_id }}")
-                for t in tasks if t.stage == stage]
+        return [
+            DucklakeOperator(
+                task_id=t.name,
+                ducklake=LAKE,
+                sql=preamble(LAKE, t.schema) + t.sql,
+                spark_conn_id="{{ params.spark_conn_id }}",
+            )
+            for t in tasks
+            if t.stage == stage
+        ]
 
     @task_group
     def ingest() -> None:
@@ -97,8 +115,12 @@ def tpcds_pipeline() -> None:
             from airflow_provider_lakehouse.tpcds.publish import publish
 
             params = params or {}
-            return publish(LAKE, params.get("datatable") or DATATABLE, AGGREGATES_PUBLISHED,
-                           spark_conn_id=params.get("spark_conn_id") or None)
+            return publish(
+                LAKE,
+                params.get("datatable") or DATATABLE,
+                AGGREGATES_PUBLISHED,
+                spark_conn_id=params.get("spark_conn_id") or None,
+            )
 
         sql_tasks("aggregate") >> publish_to_datatable()
 

@@ -49,5 +49,10 @@ def airflow_db(stack: Stack) -> None:
 def run_airflow(env: dict[str, str], *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
     """Run the ``airflow`` CLI of this interpreter and capture its output."""
     return subprocess.run(
-        [sys.executable, "-m", "airflow", *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT
+        [sys.executable, "-m", "airflow", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO_ROOT,
     )

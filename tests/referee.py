@@ -73,8 +73,10 @@ class LakeSetup:
             )
         if isinstance(self.store, PostgresStore):
             pg = self.store.spec
-            target = (f"ducklake:postgres:dbname={pg.dbname} host={pg.host} port={pg.port} user={pg.user} "
-                      f"password={_conninfo_value(pg.password or '')}")
+            target = (
+                f"ducklake:postgres:dbname={pg.dbname} host={pg.host} port={pg.port} user={pg.user} "
+                f"password={_conninfo_value(pg.password or '')}"
+            )
             if self.store.metadata_schema:
                 opts.append(f"METADATA_SCHEMA {sql_literal(self.store.metadata_schema)}")
         else:
@@ -90,8 +92,9 @@ def sqlite_lake(tmp_path: Path) -> LakeSetup:
 
 def postgres_spec(conn: dict[str, Any]) -> PostgresSpec:
     """The Postgres fields of a connection in the stack's ``AIRFLOW_CONN_*`` JSON form."""
-    return PostgresSpec(host=conn["host"], port=int(conn["port"]), user=conn["login"], dbname=conn["schema"],
-                        password=conn["password"])
+    return PostgresSpec(
+        host=conn["host"], port=int(conn["port"]), user=conn["login"], dbname=conn["schema"], password=conn["password"]
+    )
 
 
 def s3_spec(aws: dict[str, Any]) -> S3Spec:

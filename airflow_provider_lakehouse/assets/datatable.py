@@ -83,7 +83,11 @@ def _openlineage_name(table: TableAsset) -> tuple[str, str]:
         reason = str(exc) if isinstance(exc, LakehouseError) else type(exc).__name__
         log.warning(
             "Could not resolve Data Table %r for OpenLineage (%s); %s gets namespace %r, name %r instead.",
-            table.name, reason, table.uri, table.store, table.qualified_table,
+            table.name,
+            reason,
+            table.uri,
+            table.store,
+            table.qualified_table,
         )
         return table.store, table.qualified_table
     return postgres_openlineage_name(spec.host, spec.port, spec.dbname, table.schema, table.table)

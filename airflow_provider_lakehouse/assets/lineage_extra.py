@@ -91,7 +91,9 @@ class LineageRecord:
             return None
         try:
             return cls(
-                columns={str(c): tuple(Edge.decode(e) for e in edges) for c, edges in (body.get("columns") or {}).items()},
+                columns={
+                    str(c): tuple(Edge.decode(e) for e in edges) for c, edges in (body.get("columns") or {}).items()
+                },
                 rows=tuple(Edge.decode(e) for e in body.get("rows") or ()),
                 reads={str(k): tuple(str(c) for c in v) for k, v in (body.get("reads") or {}).items()},
                 snapshot_read=_int(body.get("snapshot_read")),

@@ -107,11 +107,17 @@ def ducklake_spec_from_connection(
     if not isinstance(spark_conf, Mapping):
         raise InvalidConnectionError(f"Connection {conn.conn_id!r}: 'spark_conf' must be a JSON object.")
     return DuckLakeSpec(
-        name=name, catalog=catalog, data_path=data_path, metadata_schema=extra.get("metadata_schema") or None, s3=s3,
-        spark_conn_id=extra.get("spark_conn_id") or None, spark_conf={str(k): str(v) for k, v in spark_conf.items()},
+        name=name,
+        catalog=catalog,
+        data_path=data_path,
+        metadata_schema=extra.get("metadata_schema") or None,
+        s3=s3,
+        spark_conn_id=extra.get("spark_conn_id") or None,
+        spark_conf={str(k): str(v) for k, v in spark_conf.items()},
         spark_s3a=_optional_flag(extra.get("spark_s3a")),
         retry=RetryPolicy(
-            max_retries=int(extra.get("commit_max_retries", 10)), wait_ms=int(extra.get("commit_retry_wait_ms", 100)),
+            max_retries=int(extra.get("commit_max_retries", 10)),
+            wait_ms=int(extra.get("commit_retry_wait_ms", 100)),
             backoff=float(extra.get("commit_retry_backoff", 1.5)),
             reconnect_timeout_s=float(extra.get("catalog_reconnect_timeout_s", 60)),
         ),

@@ -88,6 +88,10 @@ def postgres_spec_from_connection(conn: ConnectionLike, *, default_dbname: str |
         raise InvalidConnectionError(f"Connection {conn.conn_id!r} has a non-numeric port.") from None
     options = {k: str(extra[k]) for k in LIBPQ_EXTRAS if extra.get(k) not in (None, "")}
     return PostgresSpec(
-        host=str(conn.host), port=port, user=str(conn.login), dbname=str(dbname), password=conn.password or None,
+        host=str(conn.host),
+        port=port,
+        user=str(conn.login),
+        dbname=str(dbname),
+        password=conn.password or None,
         options=options,
     )

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from airflow_provider_lakehouse.connections.redact import Redactor
-from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.exceptions import ParameterError, ServiceUnavailableError, StatementError
+from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.sql.params import Parameters, bind_pyformat, placeholders_in, validate_parameters
 from airflow_provider_lakehouse.sql.split import Statement, split_statements
 

@@ -14,7 +14,7 @@ _COMMANDS = {
     "up": "start PostgreSQL and SeaweedFS S3 (idempotent); writes .lakehouse/env.sh",
     "down": "stop the stack",
     "status": "show what is running",
-    "env": "print the stack's environment as shell exports (eval \"$(... env)\")",
+    "env": 'print the stack\'s environment as shell exports (eval "$(... env)")',
     "install": "create .venv and install the project into it",
 }
 

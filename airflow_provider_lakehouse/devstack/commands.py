@@ -11,8 +11,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 
 from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
 from airflow_provider_lakehouse.devstack.demo_output import dataset_uri, result_line, run_progress
@@ -45,8 +45,11 @@ def running_stack() -> Iterator[Stack]:
 
 def up(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m airflow_provider_lakehouse.devstack up")
-    parser.add_argument("--spark", action="store_true",
-                        help="also start the Spark Connect server and a standalone Spark cluster (three JVMs)")
+    parser.add_argument(
+        "--spark",
+        action="store_true",
+        help="also start the Spark Connect server and a standalone Spark cluster (three JVMs)",
+    )
     options = parser.parse_args(args)
     stack = Stack()
     stack.up(log=_say)
@@ -87,8 +90,9 @@ def demo(args: list[str]) -> int:
         environment.update(  # the demo shows lineage: OpenLineage events go to a file
             AIRFLOW__OPENLINEAGE__DISABLED="false",
             AIRFLOW__OPENLINEAGE__NAMESPACE="lakehouse-demo",
-            AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps({"type": "file", "log_file_path": str(lineage_file),
-                                                        "append": True}),
+            AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps(
+                {"type": "file", "log_file_path": str(lineage_file), "append": True}
+            ),
         )
         if "tpcds_pipeline" in dags:
             _generate_tpcds(environment)
@@ -98,8 +102,13 @@ def demo(args: list[str]) -> int:
             begin = time.monotonic()
             log_file = logs / f"{dag_id}.log"
             with log_file.open("w") as out:
-                process = subprocess.Popen([sys.executable, "-m", "airflow", "dags", "test", dag_id], env=environment,
-                                           stdout=out, stderr=subprocess.STDOUT, cwd=REPO_ROOT)
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "airflow", "dags", "test", dag_id],
+                    env=environment,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    cwd=REPO_ROOT,
+                )
                 rc = _wait_with_progress(process, dag_id, Path(environment["AIRFLOW_HOME"]) / "airflow.db", begin)
             seconds = time.monotonic() - begin
             outcome = "succeeded" if rc == 0 else f"FAILED (exit {rc})"
@@ -109,14 +118,18 @@ def demo(args: list[str]) -> int:
             _print_xcoms(dag_id, environment)
             _print_lineage(dag_id, lineage_file)
             if dag_id == "tpcds_pipeline":
-                _say("  TPC-DS results: lake 'main' tables results.q03 ... results.q79 (query answers), agg.* "
-                     "(aggregates), wide.* and tpcds.*; small aggregates in data table 'main', schema tpcds")
+                _say(
+                    "  TPC-DS results: lake 'main' tables results.q03 ... results.q79 (query answers), agg.* "
+                    "(aggregates), wide.* and tpcds.*; small aggregates in data table 'main', schema tpcds"
+                )
         _say(f"OpenLineage events (schema, column lineage, snapshot ids, statistics): {lineage_file}")
         _say(f"Airflow home (metadata DB with the assets and asset events, task logs): {environment['AIRFLOW_HOME']}")
         _say(f"To look around: source {stack.state_dir / 'env.sh'}  (then airflow, psql, or the Python API)")
         _say(f"Lakehouse views (lakes, snapshots, previews, column lineage): {LAKEHOUSE_URL}")
-        _say(f"  start the UI first: source {stack.state_dir / 'env.sh'} && airflow api-server -p {UI_PORT}  "
-             f"(log in as admin, password in {environment['AIRFLOW_HOME']}/simple_auth_manager_passwords.json.generated)")
+        _say(
+            f"  start the UI first: source {stack.state_dir / 'env.sh'} && airflow api-server -p {UI_PORT}  "
+            f"(log in as admin, password in {environment['AIRFLOW_HOME']}/simple_auth_manager_passwords.json.generated)"
+        )
     return 1 if failed else 0
 
 
@@ -151,8 +164,10 @@ def _generate_tpcds(environment: dict[str, str]) -> None:
         _say(f"TPC-DS data already in {landing}")
         return
     result = generate(DEMO_SCALE_FACTOR, str(landing), extension_dir=environment["LAKEHOUSE_DUCKDB_EXTENSIONS"])
-    _say(f"TPC-DS SF {DEMO_SCALE_FACTOR}: {sum(result.rows.values()):,} rows as Parquet in {landing} "
-         f"({result.seconds:.1f} s)")
+    _say(
+        f"TPC-DS SF {DEMO_SCALE_FACTOR}: {sum(result.rows.values()):,} rows as Parquet in {landing} "
+        f"({result.seconds:.1f} s)"
+    )
 
 
 def _print_lineage(dag_id: str, events_file: Path) -> None:
@@ -167,7 +182,7 @@ def _print_lineage(dag_id: str, events_file: Path) -> None:
         inputs = [dataset_uri(d["namespace"], d["name"]) for d in event.get("inputs") or ()]
         outputs = [dataset_uri(d["namespace"], d["name"]) for d in event.get("outputs") or ()]
         if inputs or outputs:
-            _say(f"  lineage {name[len(dag_id) + 1:]}: {', '.join(inputs) or '-'} -> {', '.join(outputs) or '-'}")
+            _say(f"  lineage {name[len(dag_id) + 1 :]}: {', '.join(inputs) or '-'} -> {', '.join(outputs) or '-'}")
 
 
 def read_xcoms(dag_id: str, environment: dict[str, str]) -> dict[str, object]:
@@ -210,5 +225,3 @@ def test(args: list[str]) -> int:
     cmd = [sys.executable, "-m", "pytest", *args]
     _say(" ".join(cmd))
     return subprocess.run(cmd, cwd=REPO_ROOT, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT))).returncode
-
-

@@ -41,12 +41,15 @@ def run_progress(db_path: Path, dag_id: str) -> RunProgress | None:
         return None
     try:
         with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=2) as conn:
-            row = conn.execute("SELECT run_id FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (dag_id,)).fetchone()
+            row = conn.execute(
+                "SELECT run_id FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (dag_id,)
+            ).fetchone()
             if row is None:
                 return None
             states = conn.execute(
                 "SELECT task_id, map_index, state FROM task_instance WHERE dag_id = ? AND run_id = ? ORDER BY start_date",
-                (dag_id, row[0])).fetchall()
+                (dag_id, row[0]),
+            ).fetchall()
     except sqlite3.Error:  # locked or mid-migration: try again at the next poll
         return None
     finished = {"success", "skipped", "failed", "upstream_failed", "removed"}
@@ -95,7 +98,9 @@ def result_line(task_id: str, value: Any) -> str:
         return f"{task_id}: {'; '.join(parts)}"
     if isinstance(value, list):
         text = json.dumps(value, default=str)
-        return f"{task_id}: {len(value)} row{'s' if len(value) != 1 else ''}: {text[:200]}{'…' if len(text) > 200 else ''}"
+        return (
+            f"{task_id}: {len(value)} row{'s' if len(value) != 1 else ''}: {text[:200]}{'…' if len(text) > 200 else ''}"
+        )
     text = json.dumps(value, default=str)
     return f"{task_id}: {text[:240]}{'…' if len(text) > 240 else ''}"
 

@@ -58,8 +58,20 @@ def s3a_jars(cache: Path, spark_jars: Path, *, log: Callable[[str], None] = prin
         pom.write_text(_POM.format(version=version))
         staging = Path(work) / "jars"
         result = subprocess.run(
-            ["mvn", "-q", "-B", "-f", str(pom), "dependency:copy-dependencies", f"-DoutputDirectory={staging}",
-             "-DincludeScope=runtime"], capture_output=True, text=True, timeout=1800)
+            [
+                "mvn",
+                "-q",
+                "-B",
+                "-f",
+                str(pom),
+                "dependency:copy-dependencies",
+                f"-DoutputDirectory={staging}",
+                "-DincludeScope=runtime",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         if result.returncode != 0 or not list(staging.glob("hadoop-aws-*.jar")):
             raise RuntimeError(f"mvn could not fetch hadoop-aws {version}: {(result.stdout + result.stderr)[-1500:]}")
         target.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,9 @@ def is_free(port: int) -> bool:
     return True
 
 
-def pick_port(preferred: int, *, companion_offset: int | None = None, avoid: set[int] | frozenset[int] = frozenset()) -> int:
+def pick_port(
+    preferred: int, *, companion_offset: int | None = None, avoid: set[int] | frozenset[int] = frozenset()
+) -> int:
     """Return ``preferred`` if free, else the next free port after it.
 
     :param companion_offset: also require ``port + offset`` free (SeaweedFS puts gRPC on HTTP port + 10000).

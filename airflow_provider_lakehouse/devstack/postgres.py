@@ -66,8 +66,16 @@ class PostgresServer:
         osuser.chown(self.user, Path(pwfile.name))
         try:
             self._run(
-                str(self.bin_dir / "initdb"), "-D", str(self.data_dir), "-U", SUPERUSER, f"--pwfile={pwfile.name}",
-                "--auth-local=trust", "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C.UTF-8",
+                str(self.bin_dir / "initdb"),
+                "-D",
+                str(self.data_dir),
+                "-U",
+                SUPERUSER,
+                f"--pwfile={pwfile.name}",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                "--encoding=UTF8",
+                "--locale=C.UTF-8",
             )
         finally:
             Path(pwfile.name).unlink(missing_ok=True)
@@ -89,8 +97,18 @@ class PostgresServer:
         osuser.chown(self.user, self.log_file)
         options = f"-p {self.port} -h {LOOPBACK} -k {self.socket_dir} -c max_connections=200"
         result = self._run(
-            str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-l", str(self.log_file), "-w", "-t", "60",
-            "-o", options, "start", check=False,
+            str(self.bin_dir / "pg_ctl"),
+            "-D",
+            str(self.data_dir),
+            "-l",
+            str(self.log_file),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            options,
+            "start",
+            check=False,
         )
         if result.returncode != 0:
             tail = self.log_file.read_text(errors="replace")[-2000:]
@@ -103,7 +121,9 @@ class PostgresServer:
         """A psycopg connection as the superuser over the Unix socket (autocommit)."""
         import psycopg
 
-        return psycopg.connect(host=str(self.socket_dir), port=self.port, user=SUPERUSER, dbname=dbname, autocommit=True)
+        return psycopg.connect(
+            host=str(self.socket_dir), port=self.port, user=SUPERUSER, dbname=dbname, autocommit=True
+        )
 
     def provision(self, role: str, password: str, databases: list[str]) -> None:
         """Create (or re-password) ``role`` and the ``databases`` it owns. Idempotent."""
@@ -113,8 +133,12 @@ class PostgresServer:
             exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
             verb = "ALTER" if exists else "CREATE"
             conn.execute(
-                sql.SQL(verb + " ROLE {} WITH LOGIN CREATEDB PASSWORD {}").format(sql.Identifier(role), sql.Literal(password))
+                sql.SQL(verb + " ROLE {} WITH LOGIN CREATEDB PASSWORD {}").format(
+                    sql.Identifier(role), sql.Literal(password)
+                )
             )
             for db in databases:
                 if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db,)).fetchone():
-                    conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(db), sql.Identifier(role)))
+                    conn.execute(
+                        sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(db), sql.Identifier(role))
+                    )

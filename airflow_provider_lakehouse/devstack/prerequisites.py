@@ -53,18 +53,21 @@ def check_runtime() -> None:
     if not MIN_PYTHON <= sys.version_info[:2] <= MAX_PYTHON:
         raise MissingPrerequisite(
             f"[bootstrap] Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} or {MAX_PYTHON[0]}.{MAX_PYTHON[1]} is needed (this is "
-            f"{sys.version.split()[0]}); run the command with python3.11")
+            f"{sys.version.split()[0]}); run the command with python3.11"
+        )
     java = _java_command()
     if java is None:
         raise MissingPrerequisite(
             f"[bootstrap] Java {MIN_JAVA}+ is needed for Spark and was not found (set JAVA_HOME or put java on "
-            "PATH; on Debian: apt-get install -y openjdk-17-jdk-headless)")
+            "PATH; on Debian: apt-get install -y openjdk-17-jdk-headless)"
+        )
     probe = subprocess.run([java, "-version"], capture_output=True, text=True)
     major = java_major(probe.stderr + probe.stdout)
     if major is None or major < MIN_JAVA:
         raise MissingPrerequisite(
             f"[bootstrap] Java {MIN_JAVA}+ is needed for Spark; {java} is version {major or 'unknown'} "
-            "(set JAVA_HOME to a JDK 17 or newer)")
+            "(set JAVA_HOME to a JDK 17 or newer)"
+        )
 
 
 def ensure_test_tools(log: Callable[[str], None] = print) -> None:
@@ -73,7 +76,8 @@ def ensure_test_tools(log: Callable[[str], None] = print) -> None:
     if node is None or shutil.which("npm") is None:
         raise MissingPrerequisite(
             f"[bootstrap] the tests need Node {MIN_NODE}+ and npm (the Lakehouse UI's front-end tests); "
-            "on Debian: apt-get install -y nodejs npm")
+            "on Debian: apt-get install -y nodejs npm"
+        )
     version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
     match = re.match(r"v(\d+)", version)
     if not match or int(match.group(1)) < MIN_NODE:
@@ -82,8 +86,12 @@ def ensure_test_tools(log: Callable[[str], None] = print) -> None:
         return
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         raise MissingPrerequisite(
-            "[bootstrap] the browser tests need Debian's chromium: run `apt-get install -y chromium` as root")
+            "[bootstrap] the browser tests need Debian's chromium: run `apt-get install -y chromium` as root"
+        )
     log("[bootstrap] installing Debian's chromium for the browser tests (apt-get)")
     apt_env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for command in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]):
+    for command in (
+        ["apt-get", "update", "-q"],
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"],
+    ):
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=apt_env)

@@ -37,15 +37,27 @@ def s3_identity_config(access_key: str, secret_key: str) -> dict[str, Any]:
     :param access_key: the S3 access key.
     :param secret_key: the S3 secret key.
     """
-    return {"identities": [{
-        "name": "lakehouse",
-        "credentials": [{"accessKey": access_key, "secretKey": secret_key}],
-        "actions": ["Admin", "Read", "Write", "List", "Tagging"],
-    }]}
+    return {
+        "identities": [
+            {
+                "name": "lakehouse",
+                "credentials": [{"accessKey": access_key, "secretKey": secret_key}],
+                "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+            }
+        ]
+    }
 
 
-def mini_argv(weed: str, *, data_dir: Path | str, ip: str, bind_ip: str, ports: dict[str, int],
-              s3_config: Path | str, socket_dir: Path | str) -> list[str]:
+def mini_argv(
+    weed: str,
+    *,
+    data_dir: Path | str,
+    ip: str,
+    bind_ip: str,
+    ports: dict[str, int],
+    s3_config: Path | str,
+    socket_dir: Path | str,
+) -> list[str]:
     """The ``weed mini`` command line, shared with docker/compose.yaml (tests/unit/test_docker_compose.py).
 
     :param weed: the ``weed`` executable, see :func:`weed_binary`.
@@ -57,12 +69,25 @@ def mini_argv(weed: str, *, data_dir: Path | str, ip: str, bind_ip: str, ports: 
     :param socket_dir: where the filer's and the S3 server's Unix sockets go.
     """
     return [
-        weed, "mini", f"-dir={data_dir}", f"-ip={ip}", f"-ip.bind={bind_ip}",
-        f"-master.port={ports['master']}", f"-volume.port={ports['volume']}", f"-filer.port={ports['filer']}",
-        f"-s3.port={ports['s3']}", f"-admin.port={ports['admin']}", f"-s3.config={s3_config}",
-        "-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false", "-admin.ui=false",
-        "-master.telemetry=false", "-master.volumeSizeLimitMB=64",
-        f"-filer.localSocket={Path(socket_dir) / 'filer.sock'}", f"-s3.localSocket={Path(socket_dir) / 's3.sock'}",
+        weed,
+        "mini",
+        f"-dir={data_dir}",
+        f"-ip={ip}",
+        f"-ip.bind={bind_ip}",
+        f"-master.port={ports['master']}",
+        f"-volume.port={ports['volume']}",
+        f"-filer.port={ports['filer']}",
+        f"-s3.port={ports['s3']}",
+        f"-admin.port={ports['admin']}",
+        f"-s3.config={s3_config}",
+        "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
+        "-webdav=false",
+        "-admin.ui=false",
+        "-master.telemetry=false",
+        "-master.volumeSizeLimitMB=64",
+        f"-filer.localSocket={Path(socket_dir) / 'filer.sock'}",
+        f"-s3.localSocket={Path(socket_dir) / 's3.sock'}",
     ]
 
 
@@ -117,8 +142,15 @@ class SeaweedS3:
         config = self.state_dir / "s3.json"
         config.write_text(json.dumps(s3_identity_config(self.access_key, self.secret_key)))
         config.chmod(0o600)
-        argv = mini_argv(weed_binary(), data_dir=data, ip=LOOPBACK, bind_ip=LOOPBACK, ports=self.ports,
-                         s3_config=config, socket_dir=self.runtime_dir)
+        argv = mini_argv(
+            weed_binary(),
+            data_dir=data,
+            ip=LOOPBACK,
+            bind_ip=LOOPBACK,
+            ports=self.ports,
+            s3_config=config,
+            socket_dir=self.runtime_dir,
+        )
         # weed puts gRPC sockets in the temp dir; a private one keeps two stacks from colliding.
         env = dict(os.environ, TMPDIR=str(self.runtime_dir))
         log = open(self.state_dir / "weed.log", "ab")  # noqa: SIM115 - handed to the child process
@@ -173,8 +205,12 @@ class SeaweedS3:
         from botocore.config import Config
 
         return boto3.client(
-            "s3", endpoint_url=self.endpoint, aws_access_key_id=self.access_key, aws_secret_access_key=self.secret_key,
-            region_name=REGION, config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}),
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=self.access_key,
+            aws_secret_access_key=self.secret_key,
+            region_name=REGION,
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}),
         )
 
     def stop(self) -> None:

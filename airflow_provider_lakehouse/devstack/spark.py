@@ -85,12 +85,19 @@ def master_argv(home: Path | str, *, host: str, port: int, webui_port: int) -> l
     :param port: the master's RPC port.
     :param webui_port: the master's web UI port.
     """
-    return [str(Path(home) / "bin" / "spark-class"), MASTER_CLASS, "--host", host, "--port", str(port),
-            "--webui-port", str(webui_port)]
+    return [
+        str(Path(home) / "bin" / "spark-class"),
+        MASTER_CLASS,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--webui-port",
+        str(webui_port),
+    ]
 
 
-def worker_argv(home: Path | str, *, master_url: str, host: str, webui_port: int, cores: int,
-                memory: str) -> list[str]:
+def worker_argv(home: Path | str, *, master_url: str, host: str, webui_port: int, cores: int, memory: str) -> list[str]:
     """The standalone worker's command line.
 
     :param home: the Spark home, see :func:`spark_home`.
@@ -100,8 +107,19 @@ def worker_argv(home: Path | str, *, master_url: str, host: str, webui_port: int
     :param cores: cores the worker offers to applications.
     :param memory: memory the worker offers to executors (``3g``).
     """
-    return [str(Path(home) / "bin" / "spark-class"), WORKER_CLASS, master_url, "--host", host,
-            "--webui-port", str(webui_port), "--cores", str(cores), "--memory", memory]
+    return [
+        str(Path(home) / "bin" / "spark-class"),
+        WORKER_CLASS,
+        master_url,
+        "--host",
+        host,
+        "--webui-port",
+        str(webui_port),
+        "--cores",
+        str(cores),
+        "--memory",
+        memory,
+    ]
 
 
 def connect_conf(*, bind_address: str, port: int, driver_host: str) -> dict[str, str]:
@@ -133,8 +151,15 @@ def connect_argv(home: Path | str, *, master: str, driver_memory: str, conf: dic
     :param conf: Spark properties, see :func:`connect_conf`.
     """
     argv = [
-        str(Path(home) / "bin" / "spark-submit"), "--class", CONNECT_CLASS, "--name", CONNECT_APP_NAME,
-        "--master", master, "--driver-memory", driver_memory,
+        str(Path(home) / "bin" / "spark-submit"),
+        "--class",
+        CONNECT_CLASS,
+        "--name",
+        CONNECT_APP_NAME,
+        "--master",
+        master,
+        "--driver-memory",
+        driver_memory,
     ]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
@@ -233,7 +258,7 @@ def _listening_ports(pid: int) -> set[int]:
         except OSError:
             continue
         if target.startswith("socket:["):
-            inodes.add(target[len("socket:["):-1])
+            inodes.add(target[len("socket:[") : -1])
     ports = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):  # Java listens on IPv6 sockets, even for 127.0.0.1
         for line in _read(table).decode().splitlines()[1:]:
@@ -274,8 +299,11 @@ class _Jvm:
         # exec'ed java; SPARK_CONF_DIR in the environment tells our JVM from another stack's.
         cmdline = _read(f"/proc/{pid}/cmdline")
         marker = f"SPARK_CONF_DIR={self.conf_dir}".encode()
-        if not _alive(pid) or self.main_class.encode() not in cmdline \
-                or marker not in _read(f"/proc/{pid}/environ").split(b"\0"):
+        if (
+            not _alive(pid)
+            or self.main_class.encode() not in cmdline
+            or marker not in _read(f"/proc/{pid}/environ").split(b"\0")
+        ):
             self.pid_file.unlink(missing_ok=True)
             return None
         return pid
@@ -287,8 +315,15 @@ class _Jvm:
         with self.log_file.open("ab") as log:
             log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting {self.name}\n".encode())
             log.flush()
-            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=env, cwd=cwd, start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
         self.pid_file.write_text(str(proc.pid))
         return proc
 
@@ -300,7 +335,7 @@ class _Jvm:
                 text = log.read().decode(errors="replace")
         except OSError:
             return ""
-        return text[text.rfind("\n==== "):][-chars:]
+        return text[text.rfind("\n==== ") :][-chars:]
 
     def stop(self, timeout_s: float = 20.0) -> None:
         """SIGTERM the process group, wait, then SIGKILL what is left; reap the JVM if it is our child."""
@@ -392,21 +427,40 @@ class SparkCluster:
 
         master = self._master.spawn(
             master_argv(home, host=LOOPBACK, port=self.master_port, webui_port=self.master_ui_port),
-            env, cwd=self.state_dir,
+            env,
+            cwd=self.state_dir,
         )
         # The worker starts only now: one that finds no master retries registration after 5-15 s.
-        self._wait(lambda: self.master_state() is not None, master, self._master, deadline,
-                   f"Spark master did not come up on {self.master_url}")
-        worker = self._worker.spawn(
-            worker_argv(home, master_url=self.master_url, host=LOOPBACK, webui_port=self.worker_ui_port,
-                        cores=self.cores, memory=self.memory),
-            env, cwd=self.state_dir,
+        self._wait(
+            lambda: self.master_state() is not None,
+            master,
+            self._master,
+            deadline,
+            f"Spark master did not come up on {self.master_url}",
         )
-        self._wait(lambda: self._alive_workers() > 0, worker, self._worker, deadline,
-                   f"Spark worker did not register with {self.master_url}")
+        worker = self._worker.spawn(
+            worker_argv(
+                home,
+                master_url=self.master_url,
+                host=LOOPBACK,
+                webui_port=self.worker_ui_port,
+                cores=self.cores,
+                memory=self.memory,
+            ),
+            env,
+            cwd=self.state_dir,
+        )
+        self._wait(
+            lambda: self._alive_workers() > 0,
+            worker,
+            self._worker,
+            deadline,
+            f"Spark worker did not register with {self.master_url}",
+        )
 
-    def _wait(self, ready: Callable[[], bool], proc: subprocess.Popen[bytes], jvm: _Jvm, deadline: float,
-              what: str) -> None:
+    def _wait(
+        self, ready: Callable[[], bool], proc: subprocess.Popen[bytes], jvm: _Jvm, deadline: float, what: str
+    ) -> None:
         while not ready():
             if proc.poll() is not None or time.monotonic() > deadline:
                 exited = f" (exit code {proc.returncode})" if proc.returncode is not None else ""
@@ -473,8 +527,12 @@ class SparkConnectServer:
             # The port must be the JVM's own: a process that took it first would answer no query.
             if proc.poll() is None and self.port in _listening_ports(proc.pid):
                 try:
-                    probe = subprocess.run([sys.executable, "-c", _CONNECT_PROBE, self.url], capture_output=True,
-                                           text=True, timeout=max(deadline - time.monotonic(), 1))
+                    probe = subprocess.run(
+                        [sys.executable, "-c", _CONNECT_PROBE, self.url],
+                        capture_output=True,
+                        text=True,
+                        timeout=max(deadline - time.monotonic(), 1),
+                    )
                 except subprocess.TimeoutExpired:
                     probe_error = "\nthe last query over Connect did not return in time"
                 else:
@@ -487,8 +545,10 @@ class SparkConnectServer:
                 exited = f" (exit code {proc.returncode})" if proc.returncode is not None else ""
                 shown = log[failed:][:3000] if failed >= 0 else log[-3000:]
                 self.stop()
-                raise RuntimeError(f"Spark Connect did not answer on {self.url}{exited}; "
-                                   f"log {self._jvm.log_file}:\n{shown}{probe_error}")
+                raise RuntimeError(
+                    f"Spark Connect did not answer on {self.url}{exited}; "
+                    f"log {self._jvm.log_file}:\n{shown}{probe_error}"
+                )
             time.sleep(0.3)
 
     def stop(self) -> None:

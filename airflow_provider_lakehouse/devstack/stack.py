@@ -34,7 +34,10 @@ AWS_CONN_ID = "lakehouse_s3"
 PREFERRED_PORTS = {"postgres": 55432, "s3": 18333, "master": 19333, "volume": 19340, "filer": 18888, "admin": 19646}
 # Spark Connect's own default port, then a block for the standalone cluster.
 SPARK_PREFERRED_PORTS = {
-    "spark_connect": 15002, "spark_master": 17077, "spark_master_ui": 18180, "spark_worker_ui": 18181,
+    "spark_connect": 15002,
+    "spark_master": 17077,
+    "spark_master_ui": 18180,
+    "spark_worker_ui": 18181,
 }
 SPARK_LOCAL_MASTER = "local[2]"
 
@@ -100,15 +103,22 @@ class Stack:
             pg_root = self.runtime_dir / "postgres-data"  # the service user cannot reach the repo (e.g. /root)
         return PostgresServer(
             bin_dir=reachable_bin_dir(self.user, self.runtime_dir),
-            data_dir=pg_root / "data", socket_dir=self.runtime_dir / "pg",
-            log_file=pg_root / "server.log", port=port, user=self.user,
+            data_dir=pg_root / "data",
+            socket_dir=self.runtime_dir / "pg",
+            log_file=pg_root / "server.log",
+            port=port,
+            user=self.user,
         )
 
     def _seaweed(self, ports: dict[str, int]) -> SeaweedS3:
         creds = self.credentials()
         return SeaweedS3(
-            state_dir=self.state_dir / "seaweed", runtime_dir=self.runtime_dir / "weed", ports=ports,
-            access_key=creds["s3_access_key"], secret_key=creds["s3_secret_key"], buckets=[LAKE_BUCKET, LANDING_BUCKET],
+            state_dir=self.state_dir / "seaweed",
+            runtime_dir=self.runtime_dir / "weed",
+            ports=ports,
+            access_key=creds["s3_access_key"],
+            secret_key=creds["s3_secret_key"],
+            buckets=[LAKE_BUCKET, LANDING_BUCKET],
         )
 
     def postgres_server(self) -> PostgresServer:
@@ -132,8 +142,10 @@ class Stack:
             return int(state.get(f"{role}_port", SPARK_PREFERRED_PORTS[role]))
 
         return SparkCluster(
-            state_dir=self.state_dir / "spark", master_port=port("spark_master"),
-            master_ui_port=port("spark_master_ui"), worker_ui_port=port("spark_worker_ui"),
+            state_dir=self.state_dir / "spark",
+            master_port=port("spark_master"),
+            master_ui_port=port("spark_master_ui"),
+            worker_ui_port=port("spark_worker_ui"),
         )
 
     def up(self, *, log: Any = print) -> bool:
@@ -233,14 +245,18 @@ class Stack:
             cluster.stop()  # e.g. a master whose worker died: free its ports before choosing them again
             cluster.master_port = pick_port(cluster.master_port)
             cluster.master_ui_port = pick_port(cluster.master_ui_port, avoid={cluster.master_port})
-            cluster.worker_ui_port = pick_port(cluster.worker_ui_port,
-                                               avoid={cluster.master_port, cluster.master_ui_port})
+            cluster.worker_ui_port = pick_port(
+                cluster.worker_ui_port, avoid={cluster.master_port, cluster.master_ui_port}
+            )
             log(f"starting a Spark standalone cluster at {cluster.master_url}")
             begin = time.monotonic()
             cluster.start()
             log(f"Spark worker registered after {time.monotonic() - begin:.1f} s (master UI {cluster.master_ui_url})")
-        self._update_state(spark_master_port=cluster.master_port, spark_master_ui_port=cluster.master_ui_port,
-                           spark_worker_ui_port=cluster.worker_ui_port)
+        self._update_state(
+            spark_master_port=cluster.master_port,
+            spark_master_ui_port=cluster.master_ui_port,
+            spark_worker_ui_port=cluster.worker_ui_port,
+        )
         self._refresh_env_file()
         return cluster.master_url
 
@@ -338,14 +354,19 @@ class Stack:
         pg_port = self.postgres_port()
         endpoint = self.s3_endpoint()
         aws_extra = {
-            "endpoint_url": endpoint, "region_name": REGION,
+            "endpoint_url": endpoint,
+            "region_name": REGION,
             "config_kwargs": {"s3": {"addressing_style": "path"}},
         }
 
         def pg_conn(conn_type: str, db: str, extra: dict[str, Any] | None = None) -> str:
             conn: dict[str, Any] = {
-                "conn_type": conn_type, "host": LOOPBACK, "port": pg_port, "login": APP_ROLE,
-                "password": creds["pg_password"], "schema": db,
+                "conn_type": conn_type,
+                "host": LOOPBACK,
+                "port": pg_port,
+                "login": APP_ROLE,
+                "password": creds["pg_password"],
+                "schema": db,
             }
             if extra:
                 conn["extra"] = extra
@@ -355,9 +376,14 @@ class Stack:
             **self.airflow_env(),
             "AIRFLOW_CONN_DATATABLE_MAIN": pg_conn("datatable", DATA_TABLES_DB),
             "AIRFLOW_CONN_DUCKLAKE_MAIN": pg_conn("ducklake", LAKE_CATALOG_DB, self._lake_extra()),
-            f"AIRFLOW_CONN_{AWS_CONN_ID.upper()}": json.dumps({
-                "conn_type": "aws", "login": creds["s3_access_key"], "password": creds["s3_secret_key"], "extra": aws_extra,
-            }),
+            f"AIRFLOW_CONN_{AWS_CONN_ID.upper()}": json.dumps(
+                {
+                    "conn_type": "aws",
+                    "login": creds["s3_access_key"],
+                    "password": creds["s3_secret_key"],
+                    "extra": aws_extra,
+                }
+            ),
             **self._spark_conns(state),
         }
 
@@ -380,14 +406,22 @@ class Stack:
         """
         conns = {"AIRFLOW_CONN_SPARK_LOCAL": json.dumps({"conn_type": "spark", "host": SPARK_LOCAL_MASTER})}
         if "spark_connect_port" in state:
-            conns["AIRFLOW_CONN_SPARK_CONNECT_LOCAL"] = json.dumps({
-                "conn_type": "spark_connect", "host": f"sc://{LOOPBACK}", "port": state["spark_connect_port"],
-            })
+            conns["AIRFLOW_CONN_SPARK_CONNECT_LOCAL"] = json.dumps(
+                {
+                    "conn_type": "spark_connect",
+                    "host": f"sc://{LOOPBACK}",
+                    "port": state["spark_connect_port"],
+                }
+            )
         if "spark_master_port" in state:
-            conns["AIRFLOW_CONN_SPARK_CLUSTER"] = json.dumps({
-                "conn_type": "spark", "host": f"spark://{LOOPBACK}", "port": state["spark_master_port"],
-                "extra": {"deploy-mode": "client"},
-            })
+            conns["AIRFLOW_CONN_SPARK_CLUSTER"] = json.dumps(
+                {
+                    "conn_type": "spark",
+                    "host": f"spark://{LOOPBACK}",
+                    "port": state["spark_master_port"],
+                    "extra": {"deploy-mode": "client"},
+                }
+            )
         return conns
 
     def _refresh_env_file(self) -> None:
@@ -412,6 +446,7 @@ class Stack:
         if (home / "airflow.db").exists() and (home / ".migrated").exists():
             return
         log("initialising the Airflow metadata database")
-        subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "airflow", "db", "migrate"], env=env, check=True, stdout=subprocess.DEVNULL
+        )
         (home / ".migrated").write_text("ok")

@@ -51,8 +51,14 @@ class DuckLake:
     [{'id': 1, 'kind': 'a'}, {'id': 2, 'kind': 'b'}]
     """
 
-    def __init__(self, store: MetadataStore, *, s3: S3Spec | None = None, data_path: str | None = None,
-                 retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        store: MetadataStore,
+        *,
+        s3: S3Spec | None = None,
+        data_path: str | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
         from airflow_provider_lakehouse.connections.lake import RetryPolicy
 
         self.store = store
@@ -73,8 +79,9 @@ class DuckLake:
         self.storage = Storage(self.data_path, s3)
 
     @classmethod
-    def create(cls, store: MetadataStore, *, data_path: str, s3: S3Spec | None = None,
-               retry: RetryPolicy | None = None) -> DuckLake:
+    def create(
+        cls, store: MetadataStore, *, data_path: str, s3: S3Spec | None = None, retry: RetryPolicy | None = None
+    ) -> DuckLake:
         """Open the lake in ``store``, creating an empty spec 1.0 catalog first if there is none."""
         if not data_path.endswith("/"):
             data_path += "/"
@@ -94,8 +101,9 @@ class DuckLake:
         return f"DuckLake({self.store!r}, data_path={self.data_path!r})"
 
     # -- snapshots ----------------------------------------------------------------------------
-    def snapshot(self, version: int | None = None, timestamp: dt.datetime | None = None,
-                 conn: CatalogConnection | None = None) -> Snapshot:
+    def snapshot(
+        self, version: int | None = None, timestamp: dt.datetime | None = None, conn: CatalogConnection | None = None
+    ) -> Snapshot:
         """The current snapshot, or the one with id ``version``, or the latest at or before ``timestamp``."""
         if conn is None:
             with self.store.connection() as own:
@@ -118,8 +126,14 @@ class DuckLake:
         with self.store.connection() as conn:
             return metadata.tables_at(conn, self.snapshot(version, conn=conn).snapshot_id)
 
-    def table(self, name: str, *, version: int | None = None, timestamp: dt.datetime | None = None,
-              conn: CatalogConnection | None = None) -> TableInfo:
+    def table(
+        self,
+        name: str,
+        *,
+        version: int | None = None,
+        timestamp: dt.datetime | None = None,
+        conn: CatalogConnection | None = None,
+    ) -> TableInfo:
         """Look up ``schema.table`` (or ``table`` in ``main``) at a snapshot.
 
         :raises NoSuchTableError: naming the table and the snapshot.
@@ -170,18 +184,36 @@ class DuckLake:
             if filters:
                 kept = prune_files(files, table, metadata.file_column_stats(conn, table.table_id), filters)
             inlined = read_inlined_rows(
-                conn, table, wanted, snap.snapshot_id, virtual=virtual,
+                conn,
+                table,
+                wanted,
+                snap.snapshot_id,
+                virtual=virtual,
                 schema_at_version=self.inlined_schemas(conn, table),
             )
-        return ScanPlan(table=table, snapshot_id=snap.snapshot_id, columns=tuple(wanted), files=tuple(kept),
-                        inlined=inlined, virtual=tuple(virtual), pruned_files=len(files) - len(kept))
+        return ScanPlan(
+            table=table,
+            snapshot_id=snap.snapshot_id,
+            columns=tuple(wanted),
+            files=tuple(kept),
+            inlined=inlined,
+            virtual=tuple(virtual),
+            pruned_files=len(files) - len(kept),
+        )
 
     def read_plan(self, plan: ScanPlan) -> pa.Table:
         """Execute a :class:`ScanPlan` in this process."""
         name_maps = self.name_maps(plan)
         pieces = [
-            read_data_file(self.storage, f, plan.columns, plan.snapshot_id, virtual=plan.virtual,
-                           all_columns=plan.table.columns, name_map=name_maps.get(f.mapping_id))
+            read_data_file(
+                self.storage,
+                f,
+                plan.columns,
+                plan.snapshot_id,
+                virtual=plan.virtual,
+                all_columns=plan.table.columns,
+                name_map=name_maps.get(f.mapping_id),
+            )
             for f in plan.files
         ]
         pieces.append(plan.inlined)
@@ -242,8 +274,9 @@ class DuckLake:
             return {mid: metadata.name_mapping(conn, mid) for mid in ids}
 
     # -- writes -------------------------------------------------------------------------------
-    def transaction(self, *, author: str | None = None, message: str | None = None,
-                    extra_info: str | None = None) -> Transaction:
+    def transaction(
+        self, *, author: str | None = None, message: str | None = None, extra_info: str | None = None
+    ) -> Transaction:
         """Start a transaction; everything staged in it lands as one snapshot on commit."""
         from airflow_provider_lakehouse.ducklake.transaction import Transaction
 
@@ -297,4 +330,3 @@ class DuckLake:
         from airflow_provider_lakehouse.ducklake import maintenance
 
         return maintenance.flush_inlined_data(self, table, **kwargs)
-

@@ -68,8 +68,11 @@ def table_changes(lake: DuckLake, name: str, start: int, end: int) -> pa.Table:
         history = _FileHistory.load(conn, table, lake.table_dir(table), start, end)
         files = _RawFiles(lake, conn, columns, end)
         schemas = lake.inlined_schemas(conn, table)
-        inserted = [read_inlined_changes(conn, table, columns, "begin_snapshot", start, end, virtual=_VIRTUAL,
-                                         schema_at_version=schemas)]
+        inserted = [
+            read_inlined_changes(
+                conn, table, columns, "begin_snapshot", start, end, virtual=_VIRTUAL, schema_at_version=schemas
+            )
+        ]
         for file in history.files_inserted():
             rows = files.rows(file)
             born = np.where(files.recorded(rows), rows.column(ROW_SNAPSHOT).to_numpy(), file.begin_snapshot)
@@ -77,8 +80,11 @@ def table_changes(lake: DuckLake, name: str, start: int, end: int) -> pa.Table:
             if file.partial_max is not None:  # rows of many snapshots: only those in the range
                 rows = rows.filter(pa.array((born >= start) & (born <= end)))
             inserted.append(rows)
-        deleted = [read_inlined_changes(conn, table, columns, "end_snapshot", start, end, virtual=_VIRTUAL,
-                                        schema_at_version=schemas)]
+        deleted = [
+            read_inlined_changes(
+                conn, table, columns, "end_snapshot", start, end, virtual=_VIRTUAL, schema_at_version=schemas
+            )
+        ]
         for entry in history.deletion_entries():
             rows = files.rows(entry.file)
             # DuckDB labels a deleted row of a file that records a snapshot per row with that (its insertion)
@@ -98,7 +104,9 @@ class _DeleteFile:
     begin_snapshot: int
     partial_max: int | None
 
-    def read(self, storage: Storage, start: int | None = None, end: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    def read(
+        self, storage: Storage, start: int | None = None, end: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """Its positions and, when it records them (``_ducklake_internal_snapshot_id``), each one's snapshot;
         with ``start``/``end``, only the positions whose recorded snapshot is in that range."""
         positions, snapshots = read_delete_file(storage, self.path)
@@ -185,23 +193,32 @@ class _FileHistory:
         for delete_id, file_id, path, relative, begin, partial_max in conn.query(
             "SELECT delete_file_id, data_file_id, path, path_is_relative, begin_snapshot, partial_max "
             "FROM {M}ducklake_delete_file WHERE table_id = ? AND begin_snapshot <= ? "
-            "ORDER BY begin_snapshot, delete_file_id DESC", (table.table_id, end),
+            "ORDER BY begin_snapshot, delete_file_id DESC",
+            (table.table_id, end),
         ):
-            delete_files[int(file_id)].append(_DeleteFile(int(delete_id), int(file_id),
-                                                          metadata.resolve_path(table_dir, path, relative),
-                                                          int(begin), _int(partial_max)))
+            delete_files[int(file_id)].append(
+                _DeleteFile(
+                    int(delete_id),
+                    int(file_id),
+                    metadata.resolve_path(table_dir, path, relative),
+                    int(begin),
+                    _int(partial_max),
+                )
+            )
         inlined_deletes: dict[int, dict[int, int]] = defaultdict(dict)
         inlined_table = f"ducklake_inlined_delete_{table.table_id}"
         if conn.table_exists(inlined_table):
             for file_id, position, begin in conn.query(
                 f"SELECT file_id, row_id, begin_snapshot FROM {{M}}{inlined_table} "
-                "WHERE begin_snapshot >= ? AND begin_snapshot <= ?", (start, end),
+                "WHERE begin_snapshot >= ? AND begin_snapshot <= ?",
+                (start, end),
             ):
                 inlined_deletes[int(file_id)][int(position)] = int(begin)
         data_files = {}
         for row in conn.query(
             f"SELECT {metadata.DATA_FILE_COLUMNS}, end_snapshot FROM {{M}}ducklake_data_file "
-            "WHERE table_id = ? AND begin_snapshot <= ? ORDER BY data_file_id", (table.table_id, end),
+            "WHERE table_id = ? AND begin_snapshot <= ? ORDER BY data_file_id",
+            (table.table_id, end),
         ):
             file = metadata.data_file_from_row(row, table, table_dir)
             data_files[file.data_file_id] = (file, _int(row[-1]))
@@ -209,8 +226,11 @@ class _FileHistory:
 
     def files_inserted(self) -> list[DataFileInfo]:
         """Files written in the range, or holding rows of several snapshots some of which are in it."""
-        return [f for f, _ in self.data_files.values()
-                if f.begin_snapshot >= self.start or (f.partial_max is not None and f.partial_max >= self.start)]
+        return [
+            f
+            for f, _ in self.data_files.values()
+            if f.begin_snapshot >= self.start or (f.partial_max is not None and f.partial_max >= self.start)
+        ]
 
     def deletion_entries(self) -> list[_DeletionEntry]:
         """DuckDB's three kinds: each delete file up to ``end`` (against the last one before ``start``), each file
@@ -225,19 +245,31 @@ class _FileHistory:
             for delete in deletes:
                 # every one, even those older than the range: a delete file can record later snapshots than its
                 # own (seen in DuckDB's, with no partial_max to say so)
-                entries.append(_DeletionEntry(file, delete, previous, delete.begin_snapshot, False, inlined,
-                                              self.start, self.end))
+                entries.append(
+                    _DeletionEntry(file, delete, previous, delete.begin_snapshot, False, inlined, self.start, self.end)
+                )
         for file_id, (file, ended) in self.data_files.items():
             if ended is not None and self.start <= ended <= self.end:
-                entries.append(_DeletionEntry(file, None, self._last_delete_before(file_id, ended), ended, True,
-                                              self.inlined_deletes.get(file_id, {}), self.start, self.end))
+                entries.append(
+                    _DeletionEntry(
+                        file,
+                        None,
+                        self._last_delete_before(file_id, ended),
+                        ended,
+                        True,
+                        self.inlined_deletes.get(file_id, {}),
+                        self.start,
+                        self.end,
+                    )
+                )
         for file_id, inlined in self.inlined_deletes.items():
             if file_id not in self.data_files or file_id in self.delete_files:
                 continue
             file, ended = self.data_files[file_id]
             if ended is None or ended < self.start or ended > self.end:
-                entries.append(_DeletionEntry(file, None, None, min(inlined.values()), False, inlined,
-                                              self.start, self.end))
+                entries.append(
+                    _DeletionEntry(file, None, None, min(inlined.values()), False, inlined, self.start, self.end)
+                )
         return entries
 
     def _last_delete_before(self, file_id: int, snapshot: int) -> _DeleteFile | None:
@@ -263,11 +295,18 @@ class _RawFiles:
                 if file.mapping_id not in self._name_maps:
                     self._name_maps[file.mapping_id] = metadata.name_mapping(self._conn, file.mapping_id)
                 name_map = self._name_maps[file.mapping_id]
-            whole = dataclasses.replace(file, delete_file=None, inlined_deletes=(), partial_max=None,
-                                        begin_snapshot=_NOT_RECORDED)
-            self._read[file.data_file_id] = read_data_file(self._lake.storage, whole, self._columns, self._end,
-                                                           virtual=_VIRTUAL, all_columns=self._columns,
-                                                           name_map=name_map)
+            whole = dataclasses.replace(
+                file, delete_file=None, inlined_deletes=(), partial_max=None, begin_snapshot=_NOT_RECORDED
+            )
+            self._read[file.data_file_id] = read_data_file(
+                self._lake.storage,
+                whole,
+                self._columns,
+                self._end,
+                virtual=_VIRTUAL,
+                all_columns=self._columns,
+                name_map=name_map,
+            )
         return self._read[file.data_file_id]
 
     @staticmethod
@@ -285,13 +324,15 @@ def _with_snapshots(rows: pa.Table, snapshots: np.ndarray, positions: np.ndarray
 
 def _check_positions(positions: np.ndarray, num_rows: int, path: str) -> None:
     if positions.size and (positions.max() >= num_rows or positions.min() < 0):
-        raise ValueError(f"Invalid delete data: a position in {path} is out of range for its data file "
-                         f"({num_rows} rows)")
+        raise ValueError(
+            f"Invalid delete data: a position in {path} is out of range for its data file ({num_rows} rows)"
+        )
 
 
 def _pair_up(inserted: pa.Table, deleted: pa.Table, columns: list[Column]) -> pa.Table:
     """The ``ducklake_table_changes`` macro: an insertion and a deletion with the same snapshot and row id are an
     update's post- and pre-image; each side is listed once per match on the other (an outer join)."""
+
     def keys(rows: pa.Table) -> list[tuple[int, int]]:
         return list(zip(rows.column(ROW_SNAPSHOT).to_pylist(), rows.column(ROWID).to_pylist(), strict=True))
 
@@ -308,11 +349,16 @@ def _pair_up(inserted: pa.Table, deleted: pa.Table, columns: list[Column]) -> pa
             take.extend([index] * max(repeat, 1))
             kinds.extend([matched] * repeat or [unmatched])
         chosen = rows.take(pa.array(take, pa.int64())) if take else rows.slice(0, 0)
-        pieces.append(pa.table({
-            "snapshot_id": chosen.column(ROW_SNAPSHOT), "rowid": chosen.column(ROWID),
-            "change_type": pa.array(kinds, pa.string()),
-            **{c.name: chosen.column(c.name) for c in columns},
-        }))
+        pieces.append(
+            pa.table(
+                {
+                    "snapshot_id": chosen.column(ROW_SNAPSHOT),
+                    "rowid": chosen.column(ROWID),
+                    "change_type": pa.array(kinds, pa.string()),
+                    **{c.name: chosen.column(c.name) for c in columns},
+                }
+            )
+        )
     return pa.concat_tables(pieces)
 
 

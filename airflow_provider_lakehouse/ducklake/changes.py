@@ -9,10 +9,27 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 TOKEN_ORDER = (
-    "dropped_schema", "dropped_table", "dropped_view", "created_schema", "created_table", "created_view",
-    "created_scalar_macro", "created_table_macro", "dropped_scalar_macro", "dropped_table_macro",
-    "inserted_into_table", "deleted_from_table", "altered_table", "altered_view", "inlined_insert",
-    "inlined_delete", "inline_flush", "flushed_inlined", "merge_adjacent", "rewrite_delete", "compacted_table",
+    "dropped_schema",
+    "dropped_table",
+    "dropped_view",
+    "created_schema",
+    "created_table",
+    "created_view",
+    "created_scalar_macro",
+    "created_table_macro",
+    "dropped_scalar_macro",
+    "dropped_table_macro",
+    "inserted_into_table",
+    "deleted_from_table",
+    "altered_table",
+    "altered_view",
+    "inlined_insert",
+    "inlined_delete",
+    "inline_flush",
+    "flushed_inlined",
+    "merge_adjacent",
+    "rewrite_delete",
+    "compacted_table",
 )
 
 
@@ -89,7 +106,7 @@ def _unquote_parts(value: str) -> list[str]:
         if ch == '"':
             i += 1
             while i < len(value):
-                if value[i] == '"' and value[i + 1: i + 2] == '"':
+                if value[i] == '"' and value[i + 1 : i + 2] == '"':
                     current.append('"')
                     i += 2
                 elif value[i] == '"':
@@ -122,12 +139,20 @@ def parse(texts: Iterable[str | None]) -> ChangeSet:
             kind, _, value = token.partition(":")
             if not kind:
                 continue
-            ids = {"dropped_schema": result.dropped_schemas, "dropped_table": result.dropped_tables,
-                   "inserted_into_table": result.inserted, "deleted_from_table": result.deleted,
-                   "altered_table": result.altered, "inlined_insert": result.inlined_insert,
-                   "inlined_delete": result.inlined_delete, "inline_flush": result.flushed,
-                   "flushed_inlined": result.flushed, "merge_adjacent": result.compacted,
-                   "rewrite_delete": result.compacted, "compacted_table": result.compacted}
+            ids = {
+                "dropped_schema": result.dropped_schemas,
+                "dropped_table": result.dropped_tables,
+                "inserted_into_table": result.inserted,
+                "deleted_from_table": result.deleted,
+                "altered_table": result.altered,
+                "inlined_insert": result.inlined_insert,
+                "inlined_delete": result.inlined_delete,
+                "inline_flush": result.flushed,
+                "flushed_inlined": result.flushed,
+                "merge_adjacent": result.compacted,
+                "rewrite_delete": result.compacted,
+                "compacted_table": result.compacted,
+            }
             if kind in ids:
                 ids[kind].add(int(value))
             elif kind == "created_schema":
@@ -140,8 +165,15 @@ def parse(texts: Iterable[str | None]) -> ChangeSet:
     return result
 
 
-def conflict(mine: ChangeSet, theirs: ChangeSet, *, my_deleted_files: set[int], their_deleted_files: set[int],
-             my_schema_ids_used: set[int] = frozenset(), their_table_ids_in_dropped_schemas: set[int] = frozenset()) -> str | None:  # type: ignore[assignment]
+def conflict(
+    mine: ChangeSet,
+    theirs: ChangeSet,
+    *,
+    my_deleted_files: set[int],
+    their_deleted_files: set[int],
+    my_schema_ids_used: set[int] = frozenset(),
+    their_table_ids_in_dropped_schemas: set[int] = frozenset(),
+) -> str | None:  # type: ignore[assignment]
     """DuckDB's logical conflict matrix (spec 5.1): a reason string, or None if ``mine`` can be rebased."""
     for name in mine.created_schemas & theirs.created_schemas:
         return f"schema {name!r} was created concurrently"
@@ -154,15 +186,18 @@ def conflict(mine: ChangeSet, theirs: ChangeSet, *, my_deleted_files: set[int], 
     for tid in mine.dropped_tables & theirs.dropped_tables:
         return f"table {tid} was dropped concurrently"
     touched_theirs_structure = theirs.dropped_tables | theirs.altered
-    for tid in (mine.inserted | mine.inlined_insert) & (touched_theirs_structure | theirs.deleted | theirs.inlined_delete):
+    for tid in (mine.inserted | mine.inlined_insert) & (
+        touched_theirs_structure | theirs.deleted | theirs.inlined_delete
+    ):
         return f"table {tid} was dropped, altered or deleted from concurrently while this commit inserted into it"
     for tid in mine.deleted & (touched_theirs_structure | theirs.compacted | theirs.inserted | theirs.inlined_insert):
         return f"table {tid} changed concurrently while this commit deleted from it"
     for tid in mine.deleted & theirs.deleted:
         if my_deleted_files & their_deleted_files:
             return f"rows of the same data file of table {tid} were deleted concurrently"
-    for tid in mine.inlined_delete & (touched_theirs_structure | theirs.inlined_delete | theirs.flushed
-                                      | theirs.inserted | theirs.inlined_insert):
+    for tid in mine.inlined_delete & (
+        touched_theirs_structure | theirs.inlined_delete | theirs.flushed | theirs.inserted | theirs.inlined_insert
+    ):
         return f"inlined rows of table {tid} changed concurrently"
     for tid in mine.flushed & (theirs.dropped_tables | theirs.inlined_delete | theirs.flushed):
         return f"table {tid} changed concurrently while flushing inlined rows"

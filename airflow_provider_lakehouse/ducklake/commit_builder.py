@@ -55,8 +55,15 @@ class CommitBuilder:
     :param mine: the change tokens of this commit (ids of tables created here are added as they are allocated).
     """
 
-    def __init__(self, conn: CatalogConnection, store: MetadataStore, data_path: str, latest: Snapshot,
-                 mine: changelog.ChangeSet, record: CommitRecord) -> None:
+    def __init__(
+        self,
+        conn: CatalogConnection,
+        store: MetadataStore,
+        data_path: str,
+        latest: Snapshot,
+        mine: changelog.ChangeSet,
+        record: CommitRecord,
+    ) -> None:
         self.conn = conn
         self.store = store
         self.data_path = data_path
@@ -98,13 +105,30 @@ class CommitBuilder:
         conn = self.conn
         now = conn.now()
         # the snapshot row first: its primary key is where concurrent writers collide
-        conn.execute("INSERT INTO {M}ducklake_snapshot VALUES (?, ?, ?, ?, ?)",
-                     (self.sid, now, self.schema_version, self.next_catalog_id, self.next_file_id))
-        conn.execute_batch([*self.statements, (
-            "INSERT INTO {M}ducklake_snapshot_changes VALUES (?, ?, ?, ?, ?)",
-            (self.sid, changes, self.record.author, self.record.message, self.record.extra_info))])
-        return Snapshot(self.sid, metadata.parse_time(now), self.schema_version, self.next_catalog_id,
-                        self.next_file_id, changes, self.record.author, self.record.message, self.record.extra_info)
+        conn.execute(
+            "INSERT INTO {M}ducklake_snapshot VALUES (?, ?, ?, ?, ?)",
+            (self.sid, now, self.schema_version, self.next_catalog_id, self.next_file_id),
+        )
+        conn.execute_batch(
+            [
+                *self.statements,
+                (
+                    "INSERT INTO {M}ducklake_snapshot_changes VALUES (?, ?, ?, ?, ?)",
+                    (self.sid, changes, self.record.author, self.record.message, self.record.extra_info),
+                ),
+            ]
+        )
+        return Snapshot(
+            self.sid,
+            metadata.parse_time(now),
+            self.schema_version,
+            self.next_catalog_id,
+            self.next_file_id,
+            changes,
+            self.record.author,
+            self.record.message,
+            self.record.extra_info,
+        )
 
     # -- ids ---------------------------------------------------------------------------------
     def tid(self, state: TableState) -> int:
@@ -142,13 +166,17 @@ class CommitBuilder:
         sid = self.next_catalog_id
         self.next_catalog_id += 1
         self.schema_ids[op.name] = sid
-        self.sql("INSERT INTO {M}ducklake_schema VALUES (?, ?, ?, NULL, ?, ?, ?)",
-                 (sid, str(uuidlib.uuid4()), self.sid, op.name, op.path, True))
+        self.sql(
+            "INSERT INTO {M}ducklake_schema VALUES (?, ?, ?, NULL, ?, ?, ?)",
+            (sid, str(uuidlib.uuid4()), self.sid, op.name, op.path, True),
+        )
 
     @apply.register
     def _(self, op: DropSchema) -> None:
-        self.sql("UPDATE {M}ducklake_schema SET end_snapshot = ? WHERE schema_id = ? AND end_snapshot IS NULL",
-                 (self.sid, op.schema_id))
+        self.sql(
+            "UPDATE {M}ducklake_schema SET end_snapshot = ? WHERE schema_id = ? AND end_snapshot IS NULL",
+            (self.sid, op.schema_id),
+        )
 
     @apply.register
     def _(self, op: CreateTable) -> None:
@@ -158,8 +186,10 @@ class CommitBuilder:
         self.table_ids[id(state)] = tid
         self.states[tid] = state
         self.created_tables.add(tid)
-        self.sql("INSERT INTO {M}ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
-                 (tid, uuid7(), self.sid, self._schema_id(state.schema_name), state.name, op.path, True))
+        self.sql(
+            "INSERT INTO {M}ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
+            (tid, uuid7(), self.sid, self._schema_id(state.schema_name), state.name, op.path, True),
+        )
         self._insert_columns(tid, state.columns)
 
     def _insert_columns(self, tid: int, columns: Sequence[Column], parent: int | None = None) -> None:
@@ -171,27 +201,52 @@ class CommitBuilder:
         nested = column.type in NESTED
         self.sql(
             "INSERT INTO {M}ducklake_column VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'duckdb')",
-            (column.column_id, self.sid, tid, column.column_id, column.name, column.type, column.initial_default,
-             column.default_value if column.default_value is not None else "NULL", column.nullable, parent,
-             "" if nested else "literal"),
+            (
+                column.column_id,
+                self.sid,
+                tid,
+                column.column_id,
+                column.name,
+                column.type,
+                column.initial_default,
+                column.default_value if column.default_value is not None else "NULL",
+                column.nullable,
+                parent,
+                "" if nested else "literal",
+            ),
         )
 
     @apply.register
     def _(self, op: DropTable) -> None:
         tid = self.tid(op.table)
-        for table in ("ducklake_table", "ducklake_partition_info", "ducklake_column", "ducklake_column_tag",
-                      "ducklake_data_file", "ducklake_delete_file", "ducklake_sort_info"):
-            self.sql(f"UPDATE {{M}}{table} SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL", (self.sid, tid))
-        self.sql("UPDATE {M}ducklake_tag SET end_snapshot = ? WHERE object_id = ? AND end_snapshot IS NULL", (self.sid, tid))
+        for table in (
+            "ducklake_table",
+            "ducklake_partition_info",
+            "ducklake_column",
+            "ducklake_column_tag",
+            "ducklake_data_file",
+            "ducklake_delete_file",
+            "ducklake_sort_info",
+        ):
+            self.sql(
+                f"UPDATE {{M}}{table} SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL", (self.sid, tid)
+            )
+        self.sql(
+            "UPDATE {M}ducklake_tag SET end_snapshot = ? WHERE object_id = ? AND end_snapshot IS NULL", (self.sid, tid)
+        )
 
     @apply.register
     def _(self, op: RenameTable) -> None:
         info = op.table.info
         assert info is not None  # only tables of the base snapshot record a rename
-        self.sql("UPDATE {M}ducklake_table SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL",
-                 (self.sid, info.table_id))
-        self.sql("INSERT INTO {M}ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
-                 (info.table_id, info.uuid, self.sid, info.schema_id, op.table.name, info.path, info.path_is_relative))
+        self.sql(
+            "UPDATE {M}ducklake_table SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL",
+            (self.sid, info.table_id),
+        )
+        self.sql(
+            "INSERT INTO {M}ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
+            (info.table_id, info.uuid, self.sid, info.schema_id, op.table.name, info.path, info.path_is_relative),
+        )
 
     @apply.register
     def _(self, op: AddColumn) -> None:
@@ -202,8 +257,11 @@ class CommitBuilder:
     def _(self, op: DropColumn) -> None:
         tid = self._altered(op.table)
         for column in op.column.walk():
-            self.sql("UPDATE {M}ducklake_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? "
-                     "AND end_snapshot IS NULL", (self.sid, tid, column.column_id))
+            self.sql(
+                "UPDATE {M}ducklake_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? "
+                "AND end_snapshot IS NULL",
+                (self.sid, tid, column.column_id),
+            )
 
     @apply.register
     def _(self, op: RenameColumn) -> None:
@@ -212,8 +270,11 @@ class CommitBuilder:
             "SELECT parent_column FROM {M}ducklake_column WHERE table_id = ? AND column_id = ? AND end_snapshot IS NULL",
             (tid, op.old.column_id),
         )
-        self.sql("UPDATE {M}ducklake_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? "
-                 "AND end_snapshot IS NULL", (self.sid, tid, op.old.column_id))
+        self.sql(
+            "UPDATE {M}ducklake_column SET end_snapshot = ? WHERE table_id = ? AND column_id = ? "
+            "AND end_snapshot IS NULL",
+            (self.sid, tid, op.old.column_id),
+        )
         self._insert_column(tid, op.column, row[0] if row else None)
 
     def _altered(self, state: TableState) -> int:
@@ -240,44 +301,60 @@ class CommitBuilder:
                 continue
             old = (state.files or {})[fid].delete_file  # loaded: deleting from a base file read them
             if old is not None:
-                self.sql("UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE delete_file_id = ? "
-                         "AND end_snapshot IS NULL", (self.sid, old.delete_file_id))
+                self.sql(
+                    "UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE delete_file_id = ? "
+                    "AND end_snapshot IS NULL",
+                    (self.sid, old.delete_file_id),
+                )
             self._insert_delete_file(state, deletes.delete_file, fid, begin=self.sid)
         for fid in sorted(changes.dropped_files):
-            self.sql("UPDATE {M}ducklake_data_file SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL",
-                     (self.sid, fid))
-            self.sql("UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL",
-                     (self.sid, fid))
+            self.sql(
+                "UPDATE {M}ducklake_data_file SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL",
+                (self.sid, fid),
+            )
+            self.sql(
+                "UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE data_file_id = ? AND end_snapshot IS NULL",
+                (self.sid, fid),
+            )
         if changes.inlined_deleted:
             self._end_inlined_rows(state, sorted(changes.inlined_deleted))
 
     def _end_inlined_rows(self, state: TableState, row_ids: list[int]) -> None:
-        for name, _version in (state.info.inlined_tables if state.info else ()):
+        for name, _version in state.info.inlined_tables if state.info else ():
             if not self.conn.table_exists(name):
                 continue
             for start in range(0, len(row_ids), 500):
-                chunk = row_ids[start:start + 500]
-                self.sql(f"UPDATE {{M}}{quote_ident(name)} SET end_snapshot = ? WHERE end_snapshot IS NULL "
-                         f"AND row_id IN ({', '.join('?' * len(chunk))})", (self.sid, *chunk))
+                chunk = row_ids[start : start + 500]
+                self.sql(
+                    f"UPDATE {{M}}{quote_ident(name)} SET end_snapshot = ? WHERE end_snapshot IS NULL "
+                    f"AND row_id IN ({', '.join('?' * len(chunk))})",
+                    (self.sid, *chunk),
+                )
 
     @apply.register
     def _(self, op: MergeFiles) -> None:
         state = op.table
         sources = op.sources
-        fid = self._register_partial_file(state, op.file, min(s.row_id_start or 0 for s in sources),
-                                          sources[0].partition_id)
+        fid = self._register_partial_file(
+            state, op.file, min(s.row_id_start or 0 for s in sources), sources[0].partition_id
+        )
         tid = self.tid(state)
         self.changes.compacted.add(tid)
         now = self.conn.now()
         # one partition per merge group: the merged file takes the first source's partition values
-        self.sql("INSERT INTO {M}ducklake_file_partition_value SELECT ?, table_id, partition_key_index, partition_value "
-                 "FROM {M}ducklake_file_partition_value WHERE data_file_id = ?", (fid, sources[0].data_file_id))
+        self.sql(
+            "INSERT INTO {M}ducklake_file_partition_value SELECT ?, table_id, partition_key_index, partition_value "
+            "FROM {M}ducklake_file_partition_value WHERE data_file_id = ?",
+            (fid, sources[0].data_file_id),
+        )
         for src in sources:
             for t in ("ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_partition_value"):
                 self.sql(f"DELETE FROM {{M}}{t} WHERE data_file_id = ? AND table_id = ?", (src.data_file_id, tid))
             rel = relative_to(self.data_path, src.path)
-            self.sql("INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
-                     (src.data_file_id, rel if rel is not None else src.path, rel is not None, now))
+            self.sql(
+                "INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
+                (src.data_file_id, rel if rel is not None else src.path, rel is not None, now),
+            )
 
     @apply.register
     def _(self, op: FlushInlined) -> None:
@@ -290,29 +367,65 @@ class CommitBuilder:
             self.sql(f"DELETE FROM {{M}}{quote_ident(name)}")
 
     # -- files ---------------------------------------------------------------------------------
-    def _insert_delete_file(self, state: TableState, written: WrittenDeleteFile, data_file_id: int,
-                            begin: int | None) -> None:
+    def _insert_delete_file(
+        self, state: TableState, written: WrittenDeleteFile, data_file_id: int, begin: int | None
+    ) -> None:
         path, relative = self._relative(state, written.path)
-        self.sql("INSERT INTO {M}ducklake_delete_file VALUES (?, ?, ?, NULL, ?, ?, ?, 'parquet', ?, ?, ?, NULL, ?)",
-                 (self._new_file_id(), self.tid(state), begin, data_file_id, path, relative, written.delete_count,
-                  written.file_size_bytes, written.footer_size, written.partial_max))
+        self.sql(
+            "INSERT INTO {M}ducklake_delete_file VALUES (?, ?, ?, NULL, ?, ?, ?, 'parquet', ?, ?, ?, NULL, ?)",
+            (
+                self._new_file_id(),
+                self.tid(state),
+                begin,
+                data_file_id,
+                path,
+                relative,
+                written.delete_count,
+                written.file_size_bytes,
+                written.footer_size,
+                written.partial_max,
+            ),
+        )
 
     def _insert_file_stats(self, fid: int, tid: int, stats: Iterable[ColumnStats]) -> None:
         for s in stats:
-            self.sql("INSERT INTO {M}ducklake_file_column_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                     (fid, tid, s.column_id, s.column_size_bytes, s.value_count, s.null_count, s.min_value,
-                      s.max_value, s.contains_nan))
+            self.sql(
+                "INSERT INTO {M}ducklake_file_column_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                (
+                    fid,
+                    tid,
+                    s.column_id,
+                    s.column_size_bytes,
+                    s.value_count,
+                    s.null_count,
+                    s.min_value,
+                    s.max_value,
+                    s.contains_nan,
+                ),
+            )
 
-    def _register_partial_file(self, state: TableState, written: WrittenFile, row_id_start: int,
-                               partition_id: int | None = None) -> int:
+    def _register_partial_file(
+        self, state: TableState, written: WrittenFile, row_id_start: int, partition_id: int | None = None
+    ) -> int:
         """A data file row for a partial file (embedded row and snapshot ids); returns its id."""
         tid = self.tid(state)
         fid = self._new_file_id()
         path, relative = self._relative(state, written.path)
         self.sql(
             "INSERT INTO {M}ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, ?, NULL, NULL, ?)",
-            (fid, tid, written.begin_snapshot, path, relative, written.record_count, written.file_size_bytes,
-             written.footer_size, row_id_start, partition_id, written.partial_max),
+            (
+                fid,
+                tid,
+                written.begin_snapshot,
+                path,
+                relative,
+                written.record_count,
+                written.file_size_bytes,
+                written.footer_size,
+                row_id_start,
+                partition_id,
+                written.partial_max,
+            ),
         )
         self._insert_file_stats(fid, tid, written.column_stats)
         return fid
@@ -331,8 +444,18 @@ class CommitBuilder:
             path, relative = self._relative(state, f.path)
             self.sql(
                 "INSERT INTO {M}ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, NULL, NULL, NULL, ?)",
-                (fid, tid, self.sid, path, relative, f.record_count, f.file_size_bytes, f.footer_size, next_row_id,
-                 f.partial_max),
+                (
+                    fid,
+                    tid,
+                    self.sid,
+                    path,
+                    relative,
+                    f.record_count,
+                    f.file_size_bytes,
+                    f.footer_size,
+                    next_row_id,
+                    f.partial_max,
+                ),
             )
             self._insert_file_stats(fid, tid, f.column_stats)
             record_count += f.record_count
@@ -348,13 +471,18 @@ class CommitBuilder:
     def _stats_for(self, tid: int) -> tuple[int, int, int]:
         if tid not in self._table_stats:  # read on every attempt: another writer may have moved them
             row = self.conn.one(
-                "SELECT record_count, next_row_id, file_size_bytes FROM {M}ducklake_table_stats WHERE table_id = ?", (tid,))
+                "SELECT record_count, next_row_id, file_size_bytes FROM {M}ducklake_table_stats WHERE table_id = ?",
+                (tid,),
+            )
             self._stats_existed[tid] = row is not None
             self._table_stats[tid] = (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
             self._column_stats[tid] = {
                 int(r[0]): [r[1], r[2], r[3], r[4]]
-                for r in self.conn.query("SELECT column_id, contains_null, contains_nan, min_value, max_value "
-                                         "FROM {M}ducklake_table_column_stats WHERE table_id = ?", (tid,))
+                for r in self.conn.query(
+                    "SELECT column_id, contains_null, contains_nan, min_value, max_value "
+                    "FROM {M}ducklake_table_column_stats WHERE table_id = ?",
+                    (tid,),
+                )
             }
         return self._table_stats[tid]
 
@@ -374,16 +502,24 @@ class CommitBuilder:
         """Write ``ducklake_table_stats`` / ``_table_column_stats`` as this commit leaves them (spec 5.2)."""
         record_count, next_row_id, size = self._table_stats[tid]
         if self._stats_existed[tid]:
-            self.sql("UPDATE {M}ducklake_table_stats SET record_count = ?, next_row_id = ?, file_size_bytes = ? "
-                     "WHERE table_id = ?", (record_count, next_row_id, size, tid))
+            self.sql(
+                "UPDATE {M}ducklake_table_stats SET record_count = ?, next_row_id = ?, file_size_bytes = ? "
+                "WHERE table_id = ?",
+                (record_count, next_row_id, size, tid),
+            )
             for cid, (has_null, has_nan, lo, hi) in sorted(self._column_stats[tid].items()):
-                self.sql("UPDATE {M}ducklake_table_column_stats SET contains_null = ?, contains_nan = ?, min_value = ?, "
-                         "max_value = ? WHERE table_id = ? AND column_id = ?", (has_null, has_nan, lo, hi, tid, cid))
+                self.sql(
+                    "UPDATE {M}ducklake_table_column_stats SET contains_null = ?, contains_nan = ?, min_value = ?, "
+                    "max_value = ? WHERE table_id = ? AND column_id = ?",
+                    (has_null, has_nan, lo, hi, tid, cid),
+                )
         else:
             self.sql("INSERT INTO {M}ducklake_table_stats VALUES (?, ?, ?, ?)", (tid, record_count, next_row_id, size))
             for cid, (has_null, has_nan, lo, hi) in sorted(self._column_stats[tid].items()):
-                self.sql("INSERT INTO {M}ducklake_table_column_stats VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                         (tid, cid, has_null, has_nan, lo, hi))
+                self.sql(
+                    "INSERT INTO {M}ducklake_table_column_stats VALUES (?, ?, ?, ?, ?, ?, NULL)",
+                    (tid, cid, has_null, has_nan, lo, hi),
+                )
 
     def _new_inlined_table(self, tid: int) -> None:
         """Register an (empty) inlined-data table with the current column list, as DuckDB does on CREATE and on
@@ -392,7 +528,8 @@ class CommitBuilder:
         state = self.states[tid]
         name = f"ducklake_inlined_data_{tid}_{self.schema_version}"
         columns = ", ".join(f"{quote_ident(c.name)} {self.store.column_type(c.type)}" for c in state.columns)
-        self.sql(f"CREATE TABLE IF NOT EXISTS {{M}}{quote_ident(name)}(row_id BIGINT, begin_snapshot BIGINT, "
-                 f"end_snapshot BIGINT, {columns})")
+        self.sql(
+            f"CREATE TABLE IF NOT EXISTS {{M}}{quote_ident(name)}(row_id BIGINT, begin_snapshot BIGINT, "
+            f"end_snapshot BIGINT, {columns})"
+        )
         self.sql("INSERT INTO {M}ducklake_inlined_data_tables VALUES (?, ?, ?)", (tid, name, self.schema_version))
-

@@ -39,8 +39,20 @@ ducklake_sort_expression(sort_id BIGINT, table_id BIGINT, sort_key_index BIGINT,
 
 # How DuckDB's scanner extensions spell the catalog's types in each backend.
 _TYPES = {
-    "postgres": {"VARCHAR": "VARCHAR", "BIGINT": "BIGINT", "BOOLEAN": "BOOLEAN", "UUID": "UUID", "TIMESTAMPTZ": "TIMESTAMPTZ"},
-    "sqlite": {"VARCHAR": "VARCHAR", "BIGINT": "BIGINT", "BOOLEAN": "BIGINT", "UUID": "VARCHAR", "TIMESTAMPTZ": "VARCHAR"},
+    "postgres": {
+        "VARCHAR": "VARCHAR",
+        "BIGINT": "BIGINT",
+        "BOOLEAN": "BOOLEAN",
+        "UUID": "UUID",
+        "TIMESTAMPTZ": "TIMESTAMPTZ",
+    },
+    "sqlite": {
+        "VARCHAR": "VARCHAR",
+        "BIGINT": "BIGINT",
+        "BOOLEAN": "BIGINT",
+        "UUID": "VARCHAR",
+        "TIMESTAMPTZ": "VARCHAR",
+    },
 }
 CREATED_BY = "DuckDB d8cdaa33fd"  # what DuckDB 1.5.5 writes; tools key on DuckDB's own value
 SPEC_VERSION = "1.0"
@@ -54,8 +66,11 @@ def create_statements(store: MetadataStore) -> list[str]:
     for line in CATALOG_TABLES.strip().splitlines():
         name, _, columns = line.partition("(")
         for logical, physical in types.items():
-            columns = columns.replace(f" {logical},", f" {physical},").replace(f" {logical})", f" {physical})").replace(
-                f" {logical} ", f" {physical} ")
+            columns = (
+                columns.replace(f" {logical},", f" {physical},")
+                .replace(f" {logical})", f" {physical})")
+                .replace(f" {logical} ", f" {physical} ")
+            )
         statements.append(f"CREATE TABLE {{M}}{name}({columns}")
     return statements
 
@@ -68,7 +83,7 @@ def initialize(conn: CatalogConnection, store: MetadataStore, data_path: str) ->
         conn.execute("INSERT INTO {M}ducklake_snapshot VALUES (0, ?, 0, 1, 0)", (conn.now(),))
         conn.execute("INSERT INTO {M}ducklake_snapshot_changes VALUES (0, 'created_schema:\"main\"', NULL, NULL, NULL)")
         conn.executemany(
-            "INSERT INTO {M}ducklake_metadata (\"key\", \"value\") VALUES (?, ?)",
+            'INSERT INTO {M}ducklake_metadata ("key", "value") VALUES (?, ?)',
             [("version", SPEC_VERSION), ("created_by", CREATED_BY), ("data_path", data_path), ("encrypted", "false")],
         )
         conn.execute(

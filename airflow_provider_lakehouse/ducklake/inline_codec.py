@@ -23,7 +23,7 @@ def parse_timestamp(text: str, *, with_tz: bool) -> dt.datetime:
     text = text.strip().replace("T", " ")
     tz: dt.timezone | None = None
     match = _TZ_SUFFIX.search(text) if len(text) > 10 else None
-    if match and (":" in text[:-len(match.group(0))] or len(text) > 19):
+    if match and (":" in text[: -len(match.group(0))] or len(text) > 19):
         hours = int(match.group(1))
         minutes = int(match.group(2).lstrip(":")) if match.group(2) else 0
         tz = dt.timezone(dt.timedelta(hours=hours, minutes=minutes if hours >= 0 else -minutes))
@@ -34,7 +34,7 @@ def parse_timestamp(text: str, *, with_tz: bool) -> dt.datetime:
         time_part = f"{whole}.{(frac + '000000')[:6]}"
     value = dt.datetime.fromisoformat(f"{date_part} {time_part or '00:00:00'}")
     if with_tz:
-        value = value.replace(tzinfo=tz or dt.timezone.utc).astimezone(dt.timezone.utc)
+        value = value.replace(tzinfo=tz or dt.UTC).astimezone(dt.UTC)
     return value
 
 
@@ -137,7 +137,7 @@ class _NestedParser:
                     self.i += 2
                     continue
                 if c == quote:
-                    if self.text[self.i + 1: self.i + 2] == quote:  # doubled quote
+                    if self.text[self.i + 1 : self.i + 2] == quote:  # doubled quote
                         out.append(quote)
                         self.i += 2
                         continue
@@ -157,7 +157,7 @@ class _NestedParser:
             elif depth == 0 and c in stops:
                 break
             self.i += 1
-        return self.text[start:self.i].strip(), False
+        return self.text[start : self.i].strip(), False
 
     def _null(self) -> bool:
         """Consume a ``NULL`` literal standing for a whole nested value."""

@@ -14,12 +14,23 @@ if TYPE_CHECKING:
 
 # DuckDB's ducklake_snapshots() keys for each change token
 _SNAPSHOT_KEYS = {
-    "created_schema": "schemas_created", "dropped_schema": "schemas_dropped", "created_table": "tables_created",
-    "dropped_table": "tables_dropped", "created_view": "views_created", "dropped_view": "views_dropped",
-    "inserted_into_table": "tables_inserted_into", "deleted_from_table": "tables_deleted_from",
-    "altered_table": "tables_altered", "altered_view": "views_altered", "inlined_insert": "inlined_insert",
-    "inlined_delete": "inlined_delete", "inline_flush": "inline_flush", "flushed_inlined": "inline_flush",
-    "merge_adjacent": "merge_adjacent", "rewrite_delete": "rewrite_delete", "compacted_table": "merge_adjacent",
+    "created_schema": "schemas_created",
+    "dropped_schema": "schemas_dropped",
+    "created_table": "tables_created",
+    "dropped_table": "tables_dropped",
+    "created_view": "views_created",
+    "dropped_view": "views_dropped",
+    "inserted_into_table": "tables_inserted_into",
+    "deleted_from_table": "tables_deleted_from",
+    "altered_table": "tables_altered",
+    "altered_view": "views_altered",
+    "inlined_insert": "inlined_insert",
+    "inlined_delete": "inlined_delete",
+    "inline_flush": "inline_flush",
+    "flushed_inlined": "inline_flush",
+    "merge_adjacent": "merge_adjacent",
+    "rewrite_delete": "rewrite_delete",
+    "compacted_table": "merge_adjacent",
 }
 
 
@@ -69,8 +80,18 @@ def group_changes(text: str | None) -> dict[str, list[str]]:
 def snapshots(lake: DuckLake) -> list[SnapshotInfo]:
     with lake.store.connection() as conn:
         snaps: list[Snapshot] = metadata.list_snapshots(conn)
-    return [SnapshotInfo(s.snapshot_id, s.snapshot_time, s.schema_version, group_changes(s.changes), s.author,
-                         s.commit_message, s.commit_extra_info) for s in snaps]
+    return [
+        SnapshotInfo(
+            s.snapshot_id,
+            s.snapshot_time,
+            s.schema_version,
+            group_changes(s.changes),
+            s.author,
+            s.commit_message,
+            s.commit_extra_info,
+        )
+        for s in snaps
+    ]
 
 
 def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats]:
@@ -83,12 +104,22 @@ def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats
         for table in metadata.tables_at(conn, snap):
             files = metadata.data_files_at(conn, table, lake.table_dir(table), snap)
             deletes = [f.delete_file for f in files if f.delete_file]
-            inlined = read_inlined_rows(conn, table, table.columns[:1], snap,
-                                        schema_at_version=lake.inlined_schemas(conn, table)).num_rows
+            inlined = read_inlined_rows(
+                conn, table, table.columns[:1], snap, schema_at_version=lake.inlined_schemas(conn, table)
+            ).num_rows
             live = sum(f.record_count for f in files) - sum(d.delete_count for d in deletes)  # type: ignore[union-attr]
             live -= sum(1 for f in files for _p, s in f.inlined_deletes if s <= snap)
-            result.append(TableStats(
-                table.schema_name, table.name, table.table_id, len(files), sum(f.file_size_bytes for f in files),
-                len(deletes), sum(d.file_size_bytes for d in deletes), live + inlined, inlined,  # type: ignore[union-attr]
-            ))
+            result.append(
+                TableStats(
+                    table.schema_name,
+                    table.name,
+                    table.table_id,
+                    len(files),
+                    sum(f.file_size_bytes for f in files),
+                    len(deletes),
+                    sum(d.file_size_bytes for d in deletes),
+                    live + inlined,
+                    inlined,  # type: ignore[union-attr]
+                )
+            )
     return result

@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 
 from airflow_provider_lakehouse.ducklake import metadata
-from airflow_provider_lakehouse.ducklake.reader import ROWID, ROW_SNAPSHOT, read_data_file
 from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
+from airflow_provider_lakehouse.ducklake.reader import ROW_SNAPSHOT, ROWID, read_data_file
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
 from airflow_provider_lakehouse.ducklake.writer import write_data_file, write_delete_file
 
@@ -47,8 +47,14 @@ def _dead(begin: int, end: int | None, remaining: list[int]) -> bool:
     return not any(begin <= s < end for s in remaining)
 
 
-def expire_snapshots(lake: DuckLake, *, older_than: dt.datetime | None = None, keep_last: int | None = None,
-                     versions: list[int] | None = None, dry_run: bool = False) -> MaintenanceReport:
+def expire_snapshots(
+    lake: DuckLake,
+    *,
+    older_than: dt.datetime | None = None,
+    keep_last: int | None = None,
+    versions: list[int] | None = None,
+    dry_run: bool = False,
+) -> MaintenanceReport:
     """Forget old snapshots (never the latest) and the catalog rows only they could see.
 
     Data and delete files that no remaining snapshot can see are scheduled for deletion
@@ -90,7 +96,7 @@ def expire_snapshots(lake: DuckLake, *, older_than: dt.datetime | None = None, k
 
 
 def _aware(value: dt.datetime) -> dt.datetime:
-    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def _purge(conn: CatalogConnection, lake: DuckLake, remaining: list[int], dry_run: bool) -> list[str]:
@@ -101,23 +107,31 @@ def _purge(conn: CatalogConnection, lake: DuckLake, remaining: list[int], dry_ru
     def schedule(file_id: int, tid: int, path: str, relative: Any) -> None:
         full = metadata.resolve_path(table_dirs.get(tid, lake.data_path), path, relative)
         scheduled.append(full)
-        rel = full[len(lake.data_path):] if full.startswith(lake.data_path) else None
+        rel = full[len(lake.data_path) :] if full.startswith(lake.data_path) else None
         if not dry_run:
-            conn.execute("INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
-                         (file_id, rel if rel is not None else full, rel is not None, now))
+            conn.execute(
+                "INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
+                (file_id, rel if rel is not None else full, rel is not None, now),
+            )
 
     for fid, tid, begin, end, path, rel in conn.query(
-            "SELECT data_file_id, table_id, begin_snapshot, end_snapshot, path, path_is_relative FROM {M}ducklake_data_file "
-            "WHERE end_snapshot IS NOT NULL"):
+        "SELECT data_file_id, table_id, begin_snapshot, end_snapshot, path, path_is_relative FROM {M}ducklake_data_file "
+        "WHERE end_snapshot IS NOT NULL"
+    ):
         if _dead(int(begin), int(end), remaining):
             schedule(int(fid), int(tid), path, rel)
             if not dry_run:
-                for t in ("ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_partition_value",
-                          "ducklake_file_variant_stats"):
+                for t in (
+                    "ducklake_data_file",
+                    "ducklake_file_column_stats",
+                    "ducklake_file_partition_value",
+                    "ducklake_file_variant_stats",
+                ):
                     conn.execute(f"DELETE FROM {{M}}{t} WHERE data_file_id = ?", (int(fid),))
     for did, tid, begin, end, path, rel in conn.query(
-            "SELECT delete_file_id, table_id, begin_snapshot, end_snapshot, path, path_is_relative FROM {M}ducklake_delete_file "
-            "WHERE end_snapshot IS NOT NULL"):
+        "SELECT delete_file_id, table_id, begin_snapshot, end_snapshot, path, path_is_relative FROM {M}ducklake_delete_file "
+        "WHERE end_snapshot IS NOT NULL"
+    ):
         if _dead(int(begin), int(end), remaining):
             schedule(int(did), int(tid), path, rel)
             if not dry_run:
@@ -125,35 +139,65 @@ def _purge(conn: CatalogConnection, lake: DuckLake, remaining: list[int], dry_ru
     if dry_run:
         return scheduled
     # catalog rows only expired snapshots could see
-    for table, key in (("ducklake_column", "column_id"), ("ducklake_partition_info", "partition_id"),
-                       ("ducklake_tag", "object_id"), ("ducklake_column_tag", "column_id"), ("ducklake_view", "view_id"),
-                       ("ducklake_sort_info", "sort_id")):
-        for row in conn.query(f"SELECT {key}, begin_snapshot, end_snapshot FROM {{M}}{table} WHERE end_snapshot IS NOT NULL"):
+    for table, key in (
+        ("ducklake_column", "column_id"),
+        ("ducklake_partition_info", "partition_id"),
+        ("ducklake_tag", "object_id"),
+        ("ducklake_column_tag", "column_id"),
+        ("ducklake_view", "view_id"),
+        ("ducklake_sort_info", "sort_id"),
+    ):
+        for row in conn.query(
+            f"SELECT {key}, begin_snapshot, end_snapshot FROM {{M}}{table} WHERE end_snapshot IS NOT NULL"
+        ):
             if _dead(int(row[1]), int(row[2]), remaining):
-                conn.execute(f"DELETE FROM {{M}}{table} WHERE {key} = ? AND begin_snapshot = ? AND end_snapshot = ?", row)
-    for tid, begin, end in conn.query("SELECT table_id, begin_snapshot, end_snapshot FROM {M}ducklake_table WHERE end_snapshot IS NOT NULL"):
+                conn.execute(
+                    f"DELETE FROM {{M}}{table} WHERE {key} = ? AND begin_snapshot = ? AND end_snapshot = ?", row
+                )
+    for tid, begin, end in conn.query(
+        "SELECT table_id, begin_snapshot, end_snapshot FROM {M}ducklake_table WHERE end_snapshot IS NOT NULL"
+    ):
         if not _dead(int(begin), int(end), remaining):
             continue
-        conn.execute("DELETE FROM {M}ducklake_table WHERE table_id = ? AND begin_snapshot = ? AND end_snapshot = ?", (tid, begin, end))
+        conn.execute(
+            "DELETE FROM {M}ducklake_table WHERE table_id = ? AND begin_snapshot = ? AND end_snapshot = ?",
+            (tid, begin, end),
+        )
         if conn.one("SELECT count(*) FROM {M}ducklake_table WHERE table_id = ?", (tid,))[0] == 0:  # type: ignore[index]
             _drop_table_metadata(conn, int(tid))
-    for sid, begin, end in conn.query("SELECT schema_id, begin_snapshot, end_snapshot FROM {M}ducklake_schema WHERE end_snapshot IS NOT NULL"):
+    for sid, begin, end in conn.query(
+        "SELECT schema_id, begin_snapshot, end_snapshot FROM {M}ducklake_schema WHERE end_snapshot IS NOT NULL"
+    ):
         if _dead(int(begin), int(end), remaining):
             conn.execute("DELETE FROM {M}ducklake_schema WHERE schema_id = ?", (sid,))
     # inlined rows no remaining snapshot sees
-    for tid, name, _sv in conn.query("SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables"):
+    for tid, name, _sv in conn.query(
+        "SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables"
+    ):
         if conn.table_exists(name):
             for row_id, begin, end in conn.query(
-                    f"SELECT row_id, begin_snapshot, end_snapshot FROM {{M}}{quote_ident(name)} WHERE end_snapshot IS NOT NULL"):
+                f"SELECT row_id, begin_snapshot, end_snapshot FROM {{M}}{quote_ident(name)} WHERE end_snapshot IS NOT NULL"
+            ):
                 if _dead(int(begin), int(end), remaining):
-                    conn.execute(f"DELETE FROM {{M}}{quote_ident(name)} WHERE row_id = ? AND begin_snapshot = ?", (row_id, begin))
+                    conn.execute(
+                        f"DELETE FROM {{M}}{quote_ident(name)} WHERE row_id = ? AND begin_snapshot = ?", (row_id, begin)
+                    )
     return scheduled
 
 
 def _drop_table_metadata(conn: CatalogConnection, tid: int) -> None:
-    for t in ("ducklake_column", "ducklake_table_stats", "ducklake_table_column_stats", "ducklake_schema_versions",
-              "ducklake_partition_info", "ducklake_partition_column", "ducklake_column_tag", "ducklake_sort_info",
-              "ducklake_sort_expression", "ducklake_column_mapping"):
+    for t in (
+        "ducklake_column",
+        "ducklake_table_stats",
+        "ducklake_table_column_stats",
+        "ducklake_schema_versions",
+        "ducklake_partition_info",
+        "ducklake_partition_column",
+        "ducklake_column_tag",
+        "ducklake_sort_info",
+        "ducklake_sort_expression",
+        "ducklake_column_mapping",
+    ):
         conn.execute(f"DELETE FROM {{M}}{t} WHERE table_id = ?", (tid,))
     for (name,) in conn.query("SELECT table_name FROM {M}ducklake_inlined_data_tables WHERE table_id = ?", (tid,)):
         conn.execute(f"DROP TABLE IF EXISTS {{M}}{quote_ident(name)}")
@@ -161,25 +205,30 @@ def _drop_table_metadata(conn: CatalogConnection, tid: int) -> None:
     conn.execute(f"DROP TABLE IF EXISTS {{M}}{quote_ident(f'ducklake_inlined_delete_{tid}')}")
 
 
-def cleanup_old_files(lake: DuckLake, *, older_than: dt.datetime | None = None, cleanup_all: bool = False,
-                      dry_run: bool = True) -> MaintenanceReport:
+def cleanup_old_files(
+    lake: DuckLake, *, older_than: dt.datetime | None = None, cleanup_all: bool = False, dry_run: bool = True
+) -> MaintenanceReport:
     """Delete files scheduled for deletion (by :func:`expire_snapshots` or DuckDB) from storage.
 
     :param older_than: only files scheduled before this time (default: two days ago, DuckDB's default).
     :param cleanup_all: every scheduled file regardless of age.
     """
     report = MaintenanceReport(dry_run=dry_run)
-    cutoff = _aware(older_than) if older_than else dt.datetime.now(dt.timezone.utc) - DEFAULT_DELETE_OLDER_THAN
+    cutoff = _aware(older_than) if older_than else dt.datetime.now(dt.UTC) - DEFAULT_DELETE_OLDER_THAN
     with lake.store.connection() as conn:
-        rows = conn.query("SELECT data_file_id, path, path_is_relative, schedule_start FROM {M}ducklake_files_scheduled_for_deletion")
+        rows = conn.query(
+            "SELECT data_file_id, path, path_is_relative, schedule_start FROM {M}ducklake_files_scheduled_for_deletion"
+        )
         chosen = [r for r in rows if cleanup_all or (metadata.parse_time(r[3]) or cutoff) < cutoff]
         for fid, path, rel, start in chosen:
             full = metadata.resolve_path(lake.data_path, path, rel)
             report.files_deleted.append(full)
             if not dry_run:
                 lake.storage.delete(full)
-                conn.execute("DELETE FROM {M}ducklake_files_scheduled_for_deletion WHERE data_file_id = ? AND path = ?",
-                             (fid, path))
+                conn.execute(
+                    "DELETE FROM {M}ducklake_files_scheduled_for_deletion WHERE data_file_id = ? AND path = ?",
+                    (fid, path),
+                )
     return report
 
 
@@ -187,7 +236,7 @@ def orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = None) -> 
     """``*.parquet`` files under the data path that no catalog row references (e.g. from a writer killed
     before its commit). Files newer than ``older_than`` (default: two days ago) are left out: they may belong
     to a commit in flight."""
-    cutoff = _aware(older_than) if older_than else dt.datetime.now(dt.timezone.utc) - DEFAULT_DELETE_OLDER_THAN
+    cutoff = _aware(older_than) if older_than else dt.datetime.now(dt.UTC) - DEFAULT_DELETE_OLDER_THAN
     known: set[str] = set()
     with lake.store.connection() as conn:
         table_dirs = metadata.all_table_dirs(conn, lake.data_path)
@@ -200,13 +249,15 @@ def orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = None) -> 
     for entry in lake.storage.list_files(lake.data_path):
         if not entry.uri.endswith(".parquet") or entry.uri in known:
             continue
-        mtime = dt.datetime.fromtimestamp((entry.mtime_ns or 0) / 1e9, dt.timezone.utc)
+        mtime = dt.datetime.fromtimestamp((entry.mtime_ns or 0) / 1e9, dt.UTC)
         if mtime < cutoff:
             orphans.append(entry.uri)
     return sorted(orphans)
 
 
-def delete_orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = None, dry_run: bool = True) -> MaintenanceReport:
+def delete_orphaned_files(
+    lake: DuckLake, *, older_than: dt.datetime | None = None, dry_run: bool = True
+) -> MaintenanceReport:
     report = MaintenanceReport(dry_run=dry_run, files_deleted=orphaned_files(lake, older_than=older_than))
     if not dry_run:
         for uri in report.files_deleted:
@@ -214,9 +265,16 @@ def delete_orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = No
     return report
 
 
-def merge_adjacent_files(lake: DuckLake, table: str, *, max_file_size: int = 64 * 1024 * 1024,
-                         min_files: int = 2, author: str | None = None, message: str | None = None,
-                         annotations: Mapping[str, Any] | None = None) -> MaintenanceReport:
+def merge_adjacent_files(
+    lake: DuckLake,
+    table: str,
+    *,
+    max_file_size: int = 64 * 1024 * 1024,
+    min_files: int = 2,
+    author: str | None = None,
+    message: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+) -> MaintenanceReport:
     """Merge a table's small files (no deletes, same partition) into one *partial* file that keeps every row's
     row id and snapshot id, so time travel still works; the sources are scheduled for deletion.
 
@@ -227,19 +285,32 @@ def merge_adjacent_files(lake: DuckLake, table: str, *, max_file_size: int = 64 
     with lake.transaction(author=author, message=message or "merge adjacent files") as tx:
         tx.annotate(**(annotations or {}))
         state = tx.table_state(table)
-        candidates = [f for f in tx.base_files(state).values()
-                      if f.delete_file is None and not f.inlined_deletes and f.file_size_bytes < max_file_size
-                      and f.mapping_id is None]
+        candidates = [
+            f
+            for f in tx.base_files(state).values()
+            if f.delete_file is None
+            and not f.inlined_deletes
+            and f.file_size_bytes < max_file_size
+            and f.mapping_id is None
+        ]
         groups: dict[Any, list[Any]] = {}
         for f in candidates:
             groups.setdefault(f.partition_id, []).append(f)
         merged = [g for g in groups.values() if len(g) >= min_files]
         for group in merged:
-            pieces = [read_data_file(lake.storage, f, state.columns, tx.base.snapshot_id, virtual=(ROWID, ROW_SNAPSHOT))
-                      for f in sorted(group, key=lambda f: f.data_file_id)]
+            pieces = [
+                read_data_file(lake.storage, f, state.columns, tx.base.snapshot_id, virtual=(ROWID, ROW_SNAPSHOT))
+                for f in sorted(group, key=lambda f: f.data_file_id)
+            ]
             data = pa.concat_tables(pieces)
-            written = write_data_file(lake.storage, state.table_dir, state.columns, data.select([c.name for c in state.columns]),
-                                      row_ids=data.column(ROWID).to_numpy(), row_snapshots=data.column(ROW_SNAPSHOT).to_numpy())
+            written = write_data_file(
+                lake.storage,
+                state.table_dir,
+                state.columns,
+                data.select([c.name for c in state.columns]),
+                row_ids=data.column(ROWID).to_numpy(),
+                row_snapshots=data.column(ROW_SNAPSHOT).to_numpy(),
+            )
             tx.stage_merge(table, written, group)
             report.files_merged += len(group)
             report.files_written.append(written.path)
@@ -247,8 +318,14 @@ def merge_adjacent_files(lake: DuckLake, table: str, *, max_file_size: int = 64 
     return report
 
 
-def flush_inlined_data(lake: DuckLake, table: str, *, author: str | None = None, message: str | None = None,
-                       annotations: Mapping[str, Any] | None = None) -> MaintenanceReport:
+def flush_inlined_data(
+    lake: DuckLake,
+    table: str,
+    *,
+    author: str | None = None,
+    message: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+) -> MaintenanceReport:
     """Write a table's inlined rows (kept in the catalog database) to a Parquet file, preserving row ids
     and the snapshots that inserted and deleted them, then remove them from the catalog.
 
@@ -284,14 +361,31 @@ def flush_inlined_data(lake: DuckLake, table: str, *, author: str | None = None,
         if not rows:
             return report
         rows.sort(key=lambda r: r[0])
-        data = pa.Table.from_pylist([r[3] for r in rows], schema=pa.schema([pa.field(c.name, c.arrow_type) for c in state.columns]))
-        written = write_data_file(lake.storage, state.table_dir, state.columns, data,
-                                  row_ids=np.array([r[0] for r in rows]), row_snapshots=np.array([r[1] for r in rows]))
+        data = pa.Table.from_pylist(
+            [r[3] for r in rows], schema=pa.schema([pa.field(c.name, c.arrow_type) for c in state.columns])
+        )
+        written = write_data_file(
+            lake.storage,
+            state.table_dir,
+            state.columns,
+            data,
+            row_ids=np.array([r[0] for r in rows]),
+            row_snapshots=np.array([r[1] for r in rows]),
+        )
         ended = [(i, r[2]) for i, r in enumerate(rows) if r[2] is not None]
         # rows already deleted keep the snapshot that deleted them, in a delete file written now (while staging)
-        delete = write_delete_file(lake.storage, state.table_dir, -1, written.path,
-                                   np.array([p for p, _ in ended], dtype=np.int64),
-                                   snapshots=np.array([s for _, s in ended], dtype=np.int64)) if ended else None
+        delete = (
+            write_delete_file(
+                lake.storage,
+                state.table_dir,
+                -1,
+                written.path,
+                np.array([p for p, _ in ended], dtype=np.int64),
+                snapshots=np.array([s for _, s in ended], dtype=np.int64),
+            )
+            if ended
+            else None
+        )
         tx.stage_flush(table, written, delete, flushed_tables)
         report.rows_flushed = len(rows)
         report.files_written.append(written.path)

@@ -70,8 +70,10 @@ def latest_snapshot(conn: CatalogConnection) -> Snapshot:
     return _snapshot(row)
 
 
-_WITH_CHANGES = (f"SELECT {_SNAPSHOT_COLUMNS}, c.changes_made, c.author, c.commit_message, c.commit_extra_info "
-                 "FROM {M}ducklake_snapshot s LEFT JOIN {M}ducklake_snapshot_changes c USING (snapshot_id)")
+_WITH_CHANGES = (
+    f"SELECT {_SNAPSHOT_COLUMNS}, c.changes_made, c.author, c.commit_message, c.commit_extra_info "
+    "FROM {M}ducklake_snapshot s LEFT JOIN {M}ducklake_snapshot_changes c USING (snapshot_id)"
+)
 
 
 def snapshot_by_id(conn: CatalogConnection, snapshot_id: int) -> Snapshot:
@@ -85,7 +87,7 @@ def snapshot_by_id(conn: CatalogConnection, snapshot_id: int) -> Snapshot:
 def snapshot_at_time(conn: CatalogConnection, when: dt.datetime) -> Snapshot:
     """The latest snapshot committed at or before ``when``."""
     if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
+        when = when.replace(tzinfo=dt.UTC)
     best: Snapshot | None = None
     # Compared in Python: SQLite stores the times as text, and text order is not time order across offsets.
     for row in conn.query(f"SELECT {_SNAPSHOT_COLUMNS} FROM {{M}}ducklake_snapshot s"):
@@ -113,10 +115,15 @@ def schemas_at(conn: CatalogConnection, snapshot_id: int) -> list[SchemaInfo]:
         "ORDER BY schema_id",
         (snapshot_id, snapshot_id),
     )
-    return [SchemaInfo(int(r[0]), str(r[1]), r[2] or "", bool(r[3]) if r[3] is not None else True, str(r[4] or "")) for r in rows]
+    return [
+        SchemaInfo(int(r[0]), str(r[1]), r[2] or "", bool(r[3]) if r[3] is not None else True, str(r[4] or ""))
+        for r in rows
+    ]
 
 
-def tables_named(conn: CatalogConnection, snapshot_id: int, schema_name: str, table_name: str) -> list[tuple[int, str, str]]:
+def tables_named(
+    conn: CatalogConnection, snapshot_id: int, schema_name: str, table_name: str
+) -> list[tuple[int, str, str]]:
     """``(table id, schema name, table name)`` of the tables visible at ``snapshot_id`` whose names match
     case-insensitively (the caller prefers an exact match)."""
     s = snapshot_id
@@ -159,8 +166,11 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
         pid, tid = int(row[0]), int(row[1])
         partitions.setdefault(tid, (pid, []))[1].append(PartitionField(int(row[2]), int(row[3]), str(row[4])))
     inlined = defaultdict(list)
-    for row in conn.query("SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables "
-                          f"WHERE true{filter_sql} ORDER BY schema_version", filter_params):
+    for row in conn.query(
+        "SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables "
+        f"WHERE true{filter_sql} ORDER BY schema_version",
+        filter_params,
+    ):
         inlined[int(row[0])].append((str(row[1]), int(row[2])))
 
     result = []
@@ -169,13 +179,24 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
         if schema is None:
             continue
         pid, pfields = partitions.get(int(tid), (None, []))
-        result.append(TableInfo(
-            table_id=int(tid), schema_id=int(sid), schema_name=schema.name, name=str(name), path=path or "",
-            path_is_relative=bool(rel) if rel is not None else True, uuid=str(tuuid or ""),
-            schema=TableSchema(_column_tree(columns[int(tid)])), begin_snapshot=int(begin), partition_id=pid,
-            partition_fields=tuple(pfields), inlined_tables=tuple(inlined[int(tid)]),
-            schema_path=schema.path, schema_path_is_relative=schema.path_is_relative,
-        ))
+        result.append(
+            TableInfo(
+                table_id=int(tid),
+                schema_id=int(sid),
+                schema_name=schema.name,
+                name=str(name),
+                path=path or "",
+                path_is_relative=bool(rel) if rel is not None else True,
+                uuid=str(tuuid or ""),
+                schema=TableSchema(_column_tree(columns[int(tid)])),
+                begin_snapshot=int(begin),
+                partition_id=pid,
+                partition_fields=tuple(pfields),
+                inlined_tables=tuple(inlined[int(tid)]),
+                schema_path=schema.path,
+                schema_path_is_relative=schema.path_is_relative,
+            )
+        )
     return result
 
 
@@ -186,12 +207,20 @@ def _column_tree(rows: list[tuple[Any, ...]]) -> tuple[Column, ...]:
 
     def build(parent: int | None) -> tuple[Column, ...]:
         out = []
-        for _tid, cid, _order, name, ctype, initial, default, nulls, _parent in sorted(by_parent[parent], key=lambda r: r[2]):
-            out.append(Column(
-                column_id=int(cid), name=str(name), type=str(ctype), nullable=bool(nulls) if nulls is not None else True,
-                children=build(int(cid)), initial_default=initial,
-                default_value=None if default in (None, "NULL") else str(default),
-            ))
+        for _tid, cid, _order, name, ctype, initial, default, nulls, _parent in sorted(
+            by_parent[parent], key=lambda r: r[2]
+        ):
+            out.append(
+                Column(
+                    column_id=int(cid),
+                    name=str(name),
+                    type=str(ctype),
+                    nullable=bool(nulls) if nulls is not None else True,
+                    children=build(int(cid)),
+                    initial_default=initial,
+                    default_value=None if default in (None, "NULL") else str(default),
+                )
+            )
         return tuple(out)
 
     return build(None)
@@ -217,26 +246,47 @@ def table_path(data_path: str, table: TableInfo) -> str:
 
 def all_table_dirs(conn: CatalogConnection, data_path: str) -> dict[int, str]:
     """Directory of every table id the catalog still has rows for, dropped ones included (for maintenance)."""
-    schemas = {int(sid): resolve_path(data_path, path, rel)
-               for sid, path, rel in conn.query("SELECT schema_id, path, path_is_relative FROM {M}ducklake_schema")}
-    return {int(tid): resolve_path(schemas.get(int(sid), data_path), path, rel)
-            for tid, sid, path, rel in conn.query(
-                "SELECT table_id, schema_id, path, path_is_relative FROM {M}ducklake_table ORDER BY begin_snapshot")}
+    schemas = {
+        int(sid): resolve_path(data_path, path, rel)
+        for sid, path, rel in conn.query("SELECT schema_id, path, path_is_relative FROM {M}ducklake_schema")
+    }
+    return {
+        int(tid): resolve_path(schemas.get(int(sid), data_path), path, rel)
+        for tid, sid, path, rel in conn.query(
+            "SELECT table_id, schema_id, path, path_is_relative FROM {M}ducklake_table ORDER BY begin_snapshot"
+        )
+    }
 
 
 #: the ``ducklake_data_file`` columns :func:`data_file_from_row` reads, in its order
-DATA_FILE_COLUMNS = ("data_file_id, path, path_is_relative, record_count, file_size_bytes, footer_size, row_id_start, "
-                     "begin_snapshot, partial_max, mapping_id, partition_id")
+DATA_FILE_COLUMNS = (
+    "data_file_id, path, path_is_relative, record_count, file_size_bytes, footer_size, row_id_start, "
+    "begin_snapshot, partial_max, mapping_id, partition_id"
+)
 
 
-def data_file_from_row(row: Any, table: TableInfo, table_dir: str, *, delete_file: DeleteFileInfo | None = None,
-                       inlined_deletes: tuple[tuple[int, int], ...] = ()) -> DataFileInfo:
+def data_file_from_row(
+    row: Any,
+    table: TableInfo,
+    table_dir: str,
+    *,
+    delete_file: DeleteFileInfo | None = None,
+    inlined_deletes: tuple[tuple[int, int], ...] = (),
+) -> DataFileInfo:
     """A data file from a catalog row whose first columns are :data:`DATA_FILE_COLUMNS`."""
     return DataFileInfo(
-        data_file_id=int(row[0]), table_id=table.table_id, path=resolve_path(table_dir, row[1], row[2]),
-        record_count=int(row[3]), file_size_bytes=int(row[4]), footer_size=_optional_int(row[5]),
-        row_id_start=_optional_int(row[6]), begin_snapshot=int(row[7]), partial_max=_optional_int(row[8]),
-        mapping_id=_optional_int(row[9]), partition_id=_optional_int(row[10]), delete_file=delete_file,
+        data_file_id=int(row[0]),
+        table_id=table.table_id,
+        path=resolve_path(table_dir, row[1], row[2]),
+        record_count=int(row[3]),
+        file_size_bytes=int(row[4]),
+        footer_size=_optional_int(row[5]),
+        row_id_start=_optional_int(row[6]),
+        begin_snapshot=int(row[7]),
+        partial_max=_optional_int(row[8]),
+        mapping_id=_optional_int(row[9]),
+        partition_id=_optional_int(row[10]),
+        delete_file=delete_file,
         inlined_deletes=inlined_deletes,
     )
 
@@ -245,8 +295,16 @@ def _optional_int(value: Any) -> int | None:
     return int(value) if value is not None else None
 
 
-def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, snapshot_id: int, *,
-                  limit: int | None = None, offset: int = 0, by_row_id: bool = False) -> list[DataFileInfo]:
+def data_files_at(
+    conn: CatalogConnection,
+    table: TableInfo,
+    table_dir: str,
+    snapshot_id: int,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+    by_row_id: bool = False,
+) -> list[DataFileInfo]:
     """Visible data files of ``table`` with their visible delete file and inlined deletions; ``limit`` and
     ``offset`` page through them (by file id, or by first row id), for tables with very many files."""
     s = snapshot_id
@@ -257,8 +315,15 @@ def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, sna
         (table.table_id, s, s),
     ):
         deletes[int(row[1])] = DeleteFileInfo(
-            int(row[0]), int(row[1]), resolve_path(table_dir, row[2], row[3]), str(row[4]), int(row[5]), int(row[6]),
-            int(row[7]) if row[7] is not None else None, int(row[8]), int(row[9]) if row[9] is not None else None,
+            int(row[0]),
+            int(row[1]),
+            resolve_path(table_dir, row[2], row[3]),
+            str(row[4]),
+            int(row[5]),
+            int(row[6]),
+            int(row[7]) if row[7] is not None else None,
+            int(row[8]),
+            int(row[9]) if row[9] is not None else None,
         )
     inlined_deletes: dict[int, list[tuple[int, int]]] = defaultdict(list)
     inlined_delete_table = f"ducklake_inlined_delete_{table.table_id}"
@@ -275,8 +340,15 @@ def data_files_at(conn: CatalogConnection, table: TableInfo, table_dir: str, sna
         (table.table_id, s, s, *((int(limit), int(offset)) if limit is not None else ())),
     ):
         fid = int(row[0])
-        files.append(data_file_from_row(row, table, table_dir, delete_file=deletes.get(fid),
-                                        inlined_deletes=tuple(sorted(inlined_deletes.get(fid, ())))))
+        files.append(
+            data_file_from_row(
+                row,
+                table,
+                table_dir,
+                delete_file=deletes.get(fid),
+                inlined_deletes=tuple(sorted(inlined_deletes.get(fid, ()))),
+            )
+        )
     return files
 
 
@@ -285,7 +357,8 @@ def file_column_stats(conn: CatalogConnection, table_id: int) -> dict[int, dict[
     stats: dict[int, dict[int, tuple[Any, ...]]] = defaultdict(dict)
     for fid, cid, vc, nc, mn, mx, nan in conn.query(
         "SELECT data_file_id, column_id, value_count, null_count, min_value, max_value, contains_nan "
-        "FROM {M}ducklake_file_column_stats WHERE table_id = ?", (table_id,)
+        "FROM {M}ducklake_file_column_stats WHERE table_id = ?",
+        (table_id,),
     ):
         stats[int(fid)][int(cid)] = (vc, nc, mn, mx, nan)
     return stats
@@ -297,6 +370,7 @@ def name_mapping(conn: CatalogConnection, mapping_id: int) -> dict[int, tuple[st
         int(r[0]): (str(r[1]), int(r[2]), int(r[3]) if r[3] is not None else None, bool(r[4]))
         for r in conn.query(
             "SELECT column_id, source_name, target_field_id, parent_column, is_partition FROM {M}ducklake_name_mapping "
-            "WHERE mapping_id = ?", (mapping_id,)
+            "WHERE mapping_id = ?",
+            (mapping_id,),
         )
     }

@@ -96,8 +96,19 @@ class FlushInlined:
     inlined_tables: tuple[str, ...]
 
 
-Operation = (CreateSchema | DropSchema | CreateTable | DropTable | RenameTable | AddColumn | DropColumn
-             | RenameColumn | TableData | MergeFiles | FlushInlined)
+Operation = (
+    CreateSchema
+    | DropSchema
+    | CreateTable
+    | DropTable
+    | RenameTable
+    | AddColumn
+    | DropColumn
+    | RenameColumn
+    | TableData
+    | MergeFiles
+    | FlushInlined
+)
 
 #: operations that change the table's schema (a new schema version, DuckDB spec 5.3)
 SCHEMA_CHANGES = (CreateSchema, DropSchema, CreateTable, DropTable, RenameTable, AddColumn, DropColumn, RenameColumn)

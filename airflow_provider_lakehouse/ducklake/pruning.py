@@ -48,7 +48,7 @@ def _coerce(value: Any, column: Column) -> Any:
     if value is None:
         return None
     if kind == "timestamptz" and isinstance(value, dt.datetime) and value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC)
     if kind.startswith("decimal") and isinstance(value, (int, float, str)):
         return Decimal(str(value))
     if kind == "date" and isinstance(value, str):
@@ -92,7 +92,9 @@ def may_match(stats: tuple[Any, ...] | None, column: Column, op: str, value: Any
 
 
 def prune_files(
-    files: Sequence[DataFileInfo], table: TableInfo, stats: dict[int, dict[int, tuple[Any, ...]]],
+    files: Sequence[DataFileInfo],
+    table: TableInfo,
+    stats: dict[int, dict[int, tuple[Any, ...]]],
     predicates: Sequence[Predicate],
 ) -> list[DataFileInfo]:
     """Files that may hold rows matching all ``predicates``."""
@@ -105,7 +107,8 @@ def prune_files(
         except KeyError:
             raise ValueError(f"Filter on unknown column {name!r} of {table.qualified_name}.") from None
     return [
-        f for f in files
+        f
+        for f in files
         if all(may_match(stats.get(f.data_file_id, {}).get(c.column_id), c, op, v) for c, op, v in resolved)
     ]
 
@@ -116,10 +119,16 @@ def filter_expression(predicates: Sequence[Predicate]) -> pc.Expression:
     for name, op, value in predicates:
         field = pc.field(name)
         term = {
-            "=": lambda: field == value, "==": lambda: field == value, "!=": lambda: field != value,
-            "<": lambda: field < value, "<=": lambda: field <= value, ">": lambda: field > value,
-            ">=": lambda: field >= value, "in": lambda: field.isin(list(value)),
-            "is_null": lambda: field.is_null(), "is_not_null": lambda: field.is_valid(),
+            "=": lambda: field == value,
+            "==": lambda: field == value,
+            "!=": lambda: field != value,
+            "<": lambda: field < value,
+            "<=": lambda: field <= value,
+            ">": lambda: field > value,
+            ">=": lambda: field >= value,
+            "in": lambda: field.isin(list(value)),
+            "is_null": lambda: field.is_null(),
+            "is_not_null": lambda: field.is_valid(),
         }[op]()
         expression = term if expression is None else expression & term
     return expression

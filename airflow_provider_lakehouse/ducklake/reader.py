@@ -110,15 +110,24 @@ def read_data_file(
         elif not by_id and all_columns is not None:
             # Legacy external file without field ids: DuckDB maps positionally.
             by_id = {c.column_id: i for i, c in enumerate(all_columns) if i < len(file_schema)}
-        wanted = sorted({by_id[c.column_id] for c in columns if c.column_id in by_id}
-                        | {by_id[x] for x in (ROW_ID_FIELD_ID, SNAPSHOT_ID_FIELD_ID) if x in by_id})
+        wanted = sorted(
+            {by_id[c.column_id] for c in columns if c.column_id in by_id}
+            | {by_id[x] for x in (ROW_ID_FIELD_ID, SNAPSHOT_ID_FIELD_ID) if x in by_id}
+        )
         groups = None
         if max_rows is not None:  # a preview of a large file: its first row groups only
             counts = np.cumsum([parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)])
             groups = list(range(min(len(counts), int(np.searchsorted(counts, max_rows)) + 1)))
         names = [file_schema[i].name for i in wanted]
-        data = (parquet.read_row_groups(groups, columns=names, use_threads=True) if groups is not None
-                else parquet.read(columns=names, use_threads=True)) if wanted else None
+        data = (
+            (
+                parquet.read_row_groups(groups, columns=names, use_threads=True)
+                if groups is not None
+                else parquet.read(columns=names, use_threads=True)
+            )
+            if wanted
+            else None
+        )
     num_rows = data.num_rows if data is not None else file.record_count
     by_index = {i: data.column(file_schema[i].name) for i in wanted} if data is not None else {}
 
@@ -153,7 +162,9 @@ def read_data_file(
     if FILE_POS in virtual:
         out[FILE_POS] = pa.array(positions)
     if ROW_SNAPSHOT in virtual:
-        out[ROW_SNAPSHOT] = pa.array(row_snapshots if row_snapshots is not None else np.full(num_rows, file.begin_snapshot))
+        out[ROW_SNAPSHOT] = pa.array(
+            row_snapshots if row_snapshots is not None else np.full(num_rows, file.begin_snapshot)
+        )
 
     table = pa.Table.from_pydict(out, schema=output_schema(columns, virtual))
     return table if keep.all() else table.filter(pa.array(keep))
@@ -190,7 +201,9 @@ def conform(array: pa.Array, file_field: pa.Field, column: Column) -> pa.Array:
         by_name = {f.name: (i, f) for i, f in enumerate(array.type)}
         children = []
         for child in column.children:
-            found = file_children.get(child.column_id) or (by_name.get(child.name) if not file_children.keys() - {-1} else None)
+            found = file_children.get(child.column_id) or (
+                by_name.get(child.name) if not file_children.keys() - {-1} else None
+            )
             if found is None:
                 children.append(default_array(child, len(array)))
             else:
@@ -264,9 +277,16 @@ def read_inlined_rows(
     :param schema_at_version: the table's columns at each inlined table's schema version (to map renamed
         or dropped columns by id); defaults to the current columns matched by name.
     """
-    return _inlined_rows(conn, table, columns, "begin_snapshot",
-                         "? >= begin_snapshot AND (? < end_snapshot OR end_snapshot IS NULL)", (snapshot_id, snapshot_id),
-                         virtual, schema_at_version)
+    return _inlined_rows(
+        conn,
+        table,
+        columns,
+        "begin_snapshot",
+        "? >= begin_snapshot AND (? < end_snapshot OR end_snapshot IS NULL)",
+        (snapshot_id, snapshot_id),
+        virtual,
+        schema_at_version,
+    )
 
 
 def read_inlined_changes(
@@ -284,13 +304,21 @@ def read_inlined_changes(
     ``start``..``end``; their ``__ducklake_row_snapshot`` (when in ``virtual``) is that snapshot."""
     if bound not in ("begin_snapshot", "end_snapshot"):
         raise ValueError(f"bound must be begin_snapshot or end_snapshot, not {bound!r}")
-    return _inlined_rows(conn, table, columns, bound, f"{bound} >= ? AND {bound} <= ?", (start, end), virtual,
-                         schema_at_version)
+    return _inlined_rows(
+        conn, table, columns, bound, f"{bound} >= ? AND {bound} <= ?", (start, end), virtual, schema_at_version
+    )
 
 
-def _inlined_rows(conn: CatalogConnection, table: TableInfo, columns: Sequence[Column], label: str, where: str,
-                  params: Sequence[int], virtual: Sequence[str],
-                  schema_at_version: Mapping[int, Sequence[Column]] | None) -> pa.Table:
+def _inlined_rows(
+    conn: CatalogConnection,
+    table: TableInfo,
+    columns: Sequence[Column],
+    label: str,
+    where: str,
+    params: Sequence[int],
+    virtual: Sequence[str],
+    schema_at_version: Mapping[int, Sequence[Column]] | None,
+) -> pa.Table:
     """The inlined rows matching ``where``, with ``label`` (a snapshot column) as their row snapshot."""
     pieces = []
     for name, version in table.inlined_tables:
@@ -301,7 +329,8 @@ def _inlined_rows(conn: CatalogConnection, table: TableInfo, columns: Sequence[C
         select = ", ".join(quote_ident(c.name) for c in old_columns)
         rows = conn.query(
             f"SELECT row_id, {label}{', ' + select if select else ''} FROM {{M}}{quote_ident(name)} "
-            f"WHERE {where} ORDER BY row_id", list(params),
+            f"WHERE {where} ORDER BY row_id",
+            list(params),
         )
         if not rows:
             continue

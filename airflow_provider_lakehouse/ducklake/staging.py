@@ -96,7 +96,9 @@ class TableChanges:
                 paths.add(deletes.delete_file.path)
         return paths
 
-    def visible_files(self, base_files: dict[int, DataFileInfo], base_snapshot: int, table_id: int) -> list[DataFileInfo]:
+    def visible_files(
+        self, base_files: dict[int, DataFileInfo], base_snapshot: int, table_id: int
+    ) -> list[DataFileInfo]:
         """The table's data files as this transaction sees them: base files (minus dropped ones, with this
         transaction's delete files in place of their own) and the appended files under their temporary ids."""
         files = []
@@ -109,21 +111,35 @@ class TableChanges:
             files.append(info)
         for staged in self.appended:
             written = staged.file
-            files.append(DataFileInfo(
-                data_file_id=staged.temp_id, table_id=table_id, path=written.path, record_count=written.record_count,
-                file_size_bytes=written.file_size_bytes, footer_size=written.footer_size,
-                row_id_start=None,  # row ids are given at commit; the reader yields NULL rowids until then
-                begin_snapshot=base_snapshot,
-                delete_file=(_delete_info(staged.delete_file, staged.temp_id, base_snapshot)
-                             if staged.delete_file is not None else None),
-            ))
+            files.append(
+                DataFileInfo(
+                    data_file_id=staged.temp_id,
+                    table_id=table_id,
+                    path=written.path,
+                    record_count=written.record_count,
+                    file_size_bytes=written.file_size_bytes,
+                    footer_size=written.footer_size,
+                    row_id_start=None,  # row ids are given at commit; the reader yields NULL rowids until then
+                    begin_snapshot=base_snapshot,
+                    delete_file=(
+                        _delete_info(staged.delete_file, staged.temp_id, base_snapshot)
+                        if staged.delete_file is not None
+                        else None
+                    ),
+                )
+            )
         return files
 
 
 def _delete_info(written: WrittenDeleteFile, data_file_id: int, base_snapshot: int) -> DeleteFileInfo:
     return DeleteFileInfo(
-        delete_file_id=-1, data_file_id=data_file_id, path=written.path, format="parquet",
-        delete_count=written.delete_count, file_size_bytes=written.file_size_bytes, footer_size=written.footer_size,
+        delete_file_id=-1,
+        data_file_id=data_file_id,
+        path=written.path,
+        format="parquet",
+        delete_count=written.delete_count,
+        file_size_bytes=written.file_size_bytes,
+        footer_size=written.footer_size,
         begin_snapshot=base_snapshot,
     )
 

@@ -42,7 +42,9 @@ def format_stat(value: Any, column: Column) -> str | None:
     if kind == "blob":
         return bytes(value).hex().upper()
     if kind == "uuid":
-        return str(value if isinstance(value, uuid.UUID) else uuid.UUID(bytes=value) if isinstance(value, bytes) else value)
+        return str(
+            value if isinstance(value, uuid.UUID) else uuid.UUID(bytes=value) if isinstance(value, bytes) else value
+        )
     text = str(value)
     return None if "\x00" in text else text
 
@@ -82,13 +84,17 @@ def _leaves(column: Column, array: pa.Array) -> Iterator[tuple[Column, pa.Array]
         yield column, array
 
 
-def compute_stats(columns: Sequence[Column], table: pa.Table, parquet_meta: pq.FileMetaData | None) -> list[ColumnStats]:
+def compute_stats(
+    columns: Sequence[Column], table: pa.Table, parquet_meta: pq.FileMetaData | None
+) -> list[ColumnStats]:
     """Per-leaf stats of a file being written: counts, min/max (NaN excluded), NaN flag, compressed size."""
     sizes: list[int] = []
     if parquet_meta is not None and parquet_meta.num_row_groups:
         leaf_count = parquet_meta.num_columns
-        sizes = [sum(parquet_meta.row_group(g).column(i).total_compressed_size
-                     for g in range(parquet_meta.num_row_groups)) for i in range(leaf_count)]
+        sizes = [
+            sum(parquet_meta.row_group(g).column(i).total_compressed_size for g in range(parquet_meta.num_row_groups))
+            for i in range(leaf_count)
+        ]
     result = []
     for index, (column, values) in enumerate(leaves(columns, table)):
         nulls = values.null_count
@@ -107,11 +113,17 @@ def compute_stats(columns: Sequence[Column], table: pa.Table, parquet_meta: pq.F
             elif len(values) - values.null_count:
                 minmax = pc.min_max(values)
                 lo, hi = minmax["min"].as_py(), minmax["max"].as_py()
-        result.append(ColumnStats(
-            column_id=column.column_id, value_count=non_null, null_count=nulls,
-            min_value=format_stat(lo, column), max_value=format_stat(hi, column), contains_nan=contains_nan,
-            column_size_bytes=sizes[index] if index < len(sizes) else None,
-        ))
+        result.append(
+            ColumnStats(
+                column_id=column.column_id,
+                value_count=non_null,
+                null_count=nulls,
+                min_value=format_stat(lo, column),
+                max_value=format_stat(hi, column),
+                contains_nan=contains_nan,
+                column_size_bytes=sizes[index] if index < len(sizes) else None,
+            )
+        )
     return result
 
 

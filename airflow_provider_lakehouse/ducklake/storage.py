@@ -32,7 +32,7 @@ def relative_to(base: str, path: str) -> str | None:
     """``path`` relative to ``base`` if it lies under it, else None."""
     if not base.endswith("/"):
         base += "/"
-    return path[len(base):] if path.startswith(base) else None
+    return path[len(base) :] if path.startswith(base) else None
 
 
 def uuid7() -> str:
@@ -100,14 +100,15 @@ class Storage:
         if uri.startswith(("s3://", "s3a://")):
             return uri.split("://", 1)[1]
         if uri.startswith("file://"):
-            return uri[len("file://"):]
+            return uri[len("file://") :]
         return uri
 
     def open_input(self, uri: str) -> pa.NativeFile:
         return self.fs.open_input_file(self.fs_path(uri))
 
-    def write_parquet(self, table: pa.Table, uri: str, *, compression: str = "snappy",
-                      row_group_size: int = 1_000_000) -> tuple[int, int, pq.FileMetaData]:
+    def write_parquet(
+        self, table: pa.Table, uri: str, *, compression: str = "snappy", row_group_size: int = 1_000_000
+    ) -> tuple[int, int, pq.FileMetaData]:
         """Write ``table`` to ``uri``; return (file size, footer size, Parquet metadata)."""
         path = self.fs_path(uri)
         if not self.is_s3:

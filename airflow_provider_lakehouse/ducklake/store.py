@@ -92,8 +92,15 @@ class CatalogConnection(ABC):
 
 
 #: messages of a server that is going away (PostgreSQL's admin shutdown, a crash, a dropped socket)
-_LOST = ("closed", "terminating connection", "server closed the connection", "consuming input failed",
-         "connection reset", "connection refused", "shutting down")
+_LOST = (
+    "closed",
+    "terminating connection",
+    "server closed the connection",
+    "consuming input failed",
+    "connection reset",
+    "connection refused",
+    "shutting down",
+)
 
 
 def _close_all(connections: list[Any]) -> None:
@@ -113,7 +120,8 @@ def is_connection_lost(exc: BaseException, conn: CatalogConnection) -> bool:
     if sqlstate.startswith(("57P", "08")):  # admin/crash shutdown, cannot connect now, connection exceptions
         return True
     return type(exc).__name__ in ("OperationalError", "InterfaceError", "AdminShutdown", "CrashShutdown") and any(
-        word in str(exc).lower() for word in _LOST)
+        word in str(exc).lower() for word in _LOST
+    )
 
 
 def _transient_connect_error(exc: BaseException) -> bool:
@@ -241,7 +249,7 @@ class _PostgresConnection(CatalogConnection):
         return bool(row and row[0])
 
     def now(self) -> Any:
-        return dt.datetime.now(dt.timezone.utc)
+        return dt.datetime.now(dt.UTC)
 
 
 class PostgresStore(MetadataStore):
@@ -249,8 +257,14 @@ class PostgresStore(MetadataStore):
 
     kind = "postgres"
 
-    def __init__(self, spec: PostgresSpec, metadata_schema: str | None = None, *,
-                 reconnect_timeout_s: float = 60.0, idle_connections: int = 2) -> None:
+    def __init__(
+        self,
+        spec: PostgresSpec,
+        metadata_schema: str | None = None,
+        *,
+        reconnect_timeout_s: float = 60.0,
+        idle_connections: int = 2,
+    ) -> None:
         self.spec = spec
         self.metadata_schema = metadata_schema
         self.reconnect_timeout_s = reconnect_timeout_s
@@ -325,8 +339,12 @@ class PostgresStore(MetadataStore):
                         f"Could not connect to the lake catalog at {self.spec.authority}/{self.spec.dbname}{tried}: "
                         f"{self.redactor.redact(str(exc)).strip()}"
                     ) from None
-                log.info("lake catalog at %s unavailable (%s); retrying in %.1f s", self.spec.authority,
-                         self.redactor.redact(str(exc)).strip().splitlines()[0], wait)
+                log.info(
+                    "lake catalog at %s unavailable (%s); retrying in %.1f s",
+                    self.spec.authority,
+                    self.redactor.redact(str(exc)).strip().splitlines()[0],
+                    wait,
+                )
                 time.sleep(wait)
                 wait = min(wait * 2, 2.0)
 
@@ -353,9 +371,20 @@ class PostgresStore(MetadataStore):
 
 # DuckDB's Postgres mapping for inlined columns (spec 8.3): text-like values are BYTEA.
 _POSTGRES_INLINE_TYPES = {
-    "boolean": "boolean", "int8": "smallint", "int16": "smallint", "int32": "integer", "int64": "bigint",
-    "uint8": "integer", "uint16": "integer", "uint32": "bigint", "float32": "real", "float64": "double precision",
-    "varchar": "bytea", "json": "bytea", "blob": "bytea", "uuid": "uuid",
+    "boolean": "boolean",
+    "int8": "smallint",
+    "int16": "smallint",
+    "int32": "integer",
+    "int64": "bigint",
+    "uint8": "integer",
+    "uint16": "integer",
+    "uint32": "bigint",
+    "float32": "real",
+    "float64": "double precision",
+    "varchar": "bytea",
+    "json": "bytea",
+    "blob": "bytea",
+    "uuid": "uuid",
     "time": "time without time zone",
 }
 
@@ -396,7 +425,7 @@ class _SqliteConnection(CatalogConnection):
 
     def now(self) -> Any:
         # DuckDB stores TIMESTAMPTZ in SQLite as text like '2026-01-02 03:04:05.123456+00'
-        return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f+00")
+        return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f+00")
 
 
 class SqliteStore(MetadataStore):

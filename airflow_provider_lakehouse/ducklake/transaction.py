@@ -105,8 +105,9 @@ class Transaction:
         lets a retry after a lost connection tell whether the commit landed) and whatever :meth:`annotate` adds.
     """
 
-    def __init__(self, lake: DuckLake, *, author: str | None = None, message: str | None = None,
-                 extra_info: str | None = None) -> None:
+    def __init__(
+        self, lake: DuckLake, *, author: str | None = None, message: str | None = None, extra_info: str | None = None
+    ) -> None:
         self.lake = lake
         self.author = author
         self.message = message
@@ -179,8 +180,14 @@ class Transaction:
         schema, table = split_name(name)
         state = self._tables.get((schema, table))
         if state is None:
-            state = next((s for (sch, tab), s in self._tables.items()
-                          if sch.lower() == schema.lower() and tab.lower() == table.lower()), None)
+            state = next(
+                (
+                    s
+                    for (sch, tab), s in self._tables.items()
+                    if sch.lower() == schema.lower() and tab.lower() == table.lower()
+                ),
+                None,
+            )
         if state is not None:
             if state.dropped:
                 raise NoSuchTableError(f"Table {schema}.{table} was dropped in this transaction.")
@@ -189,8 +196,9 @@ class Transaction:
             info = self.lake.find_table(self._conn, name, self.base.snapshot_id)
         except NoSuchSchemaError:
             raise NoSuchTableError(f"Table {schema}.{table} does not exist (no schema {schema!r}).") from None
-        state = TableState(info.schema_name, info.name, info.columns, self.lake.table_dir(info), info.table_id,
-                           info.schema_id, info)
+        state = TableState(
+            info.schema_name, info.name, info.columns, self.lake.table_dir(info), info.table_id, info.schema_id, info
+        )
         self._tables[(info.schema_name, info.name)] = state
         return state
 
@@ -245,8 +253,11 @@ class Transaction:
                 return
             raise NoSuchSchemaError(f"Schema {name!r} does not exist.")
         dropped = {s.table_id for s in self._tables.values() if s.dropped}
-        live = [t for t in metadata.tables_at(self._conn, self.base.snapshot_id)
-                if t.schema_name == name and t.table_id not in dropped]
+        live = [
+            t
+            for t in metadata.tables_at(self._conn, self.base.snapshot_id)
+            if t.schema_name == name and t.table_id not in dropped
+        ]
         live += [s for s in self._tables.values() if s.schema_name == name and s.pending and not s.dropped]
         if live:
             raise LakehouseError(f"Schema {name!r} is not empty; drop its tables first.")
@@ -256,8 +267,9 @@ class Transaction:
             return
         self._ops.append(DropSchema(name, self._schemas[name].schema_id))
 
-    def create_table(self, name: str, schema: pa.Schema | Sequence[Column], *, if_not_exists: bool = False,
-                     or_replace: bool = False) -> bool:
+    def create_table(
+        self, name: str, schema: pa.Schema | Sequence[Column], *, if_not_exists: bool = False, or_replace: bool = False
+    ) -> bool:
         """Create ``schema.table`` with the given Arrow schema (or column tree). Returns False if it existed
         and ``if_not_exists`` was set."""
         schema_name, table_name = split_name(name)
@@ -276,8 +288,14 @@ class Transaction:
         if len(set(names)) != len(names):
             raise ValueError(f"Table {schema_name}.{table_name} has duplicate column names.")
         path = path_for(table_name)
-        state = TableState(schema_name, table_name, columns, join_path(self._schema_dir(schema_name), path),
-                           max_column_id=max(c.column_id for top in columns for c in top.walk()), pending=True)
+        state = TableState(
+            schema_name,
+            table_name,
+            columns,
+            join_path(self._schema_dir(schema_name), path),
+            max_column_id=max(c.column_id for top in columns for c in top.walk()),
+            pending=True,
+        )
         self._tables[(schema_name, table_name)] = state
         self._ops.append(CreateTable(state, path))
         return True
@@ -318,8 +336,9 @@ class Transaction:
         if not state.pending:
             self._ops.append(RenameTable(state, old))
 
-    def add_column(self, table: str, name: str, dtype: pa.DataType, *, default: Any = None,
-                   if_not_exists: bool = False) -> None:
+    def add_column(
+        self, table: str, name: str, dtype: pa.DataType, *, default: Any = None, if_not_exists: bool = False
+    ) -> None:
         """ALTER TABLE ADD COLUMN; ``default`` (a literal) is what existing rows read."""
         state = self.table_state(table)
         if any(c.name.lower() == name.lower() for c in state.columns):
@@ -396,8 +415,9 @@ class Transaction:
             changes.appended.append(StagedFile(self._next_temp_id, f))
             self._next_temp_id -= 1
 
-    def delete_rows(self, table: str, positions: Mapping[int, np.ndarray] | None = None,
-                    inlined_row_ids: Sequence[int] = ()) -> int:
+    def delete_rows(
+        self, table: str, positions: Mapping[int, np.ndarray] | None = None, inlined_row_ids: Sequence[int] = ()
+    ) -> int:
         """Delete rows by (data file id -> row positions) and by row id for rows inlined in the catalog.
 
         File ids are those a scan through this transaction reports: catalog ids for files of the base snapshot,
@@ -431,8 +451,9 @@ class Transaction:
         if len(deleted) >= staged.file.record_count:
             changes.appended.remove(staged)  # every row gone: the file is never registered
             return len(new)
-        written = write_delete_file(self.lake.storage, state.table_dir, temp_id, staged.file.path,
-                                    np.fromiter(sorted(deleted), dtype=np.int64))
+        written = write_delete_file(
+            self.lake.storage, state.table_dir, temp_id, staged.file.path, np.fromiter(sorted(deleted), dtype=np.int64)
+        )
         self.wrote(written.path)
         staged.deleted = frozenset(deleted)
         staged.delete_file = written
@@ -457,8 +478,9 @@ class Transaction:
             deletes.delete_file = None
             return len(new)
         inlined = {p for p, _s in info.inlined_deletes}  # they stay where they are (COUNT(*) subtracts both)
-        deletes.delete_file = write_delete_file(self.lake.storage, state.table_dir, file_id, info.path,
-                                                np.fromiter(sorted(gone - inlined), dtype=np.int64))
+        deletes.delete_file = write_delete_file(
+            self.lake.storage, state.table_dir, file_id, info.path, np.fromiter(sorted(gone - inlined), dtype=np.int64)
+        )
         self.wrote(deletes.delete_file.path)
         return len(new)
 
@@ -472,8 +494,9 @@ class Transaction:
         """Delete the rows of ``rows``, identified by their virtual ``rowid`` / file id / file position columns."""
         positions: dict[int, list[int]] = {}
         inlined: list[int] = []
-        for file_id, pos, rowid in zip(rows.column(FILE_ID).to_pylist(), rows.column(FILE_POS).to_pylist(),
-                                       rows.column(ROWID).to_pylist()):
+        for file_id, pos, rowid in zip(
+            rows.column(FILE_ID).to_pylist(), rows.column(FILE_POS).to_pylist(), rows.column(ROWID).to_pylist()
+        ):
             if file_id is None:
                 inlined.append(rowid)
             else:
@@ -493,8 +516,9 @@ class Transaction:
             if column is None:
                 raise LakehouseError(f"Column {name!r} does not exist in {state.qualified_name}.")
             array = value(rows) if callable(value) else pa.array([value] * rows.num_rows)
-            new = new.set_column(new.schema.get_field_index(column.name), column.name,
-                                 pa.array(array).cast(column.arrow_type))
+            new = new.set_column(
+                new.schema.get_field_index(column.name), column.name, pa.array(array).cast(column.arrow_type)
+            )
         self.replace_rows(table, rows, new.select([c.name for c in state.columns]))
         return rows.num_rows
 
@@ -527,12 +551,26 @@ class Transaction:
         state = self.table_state(name)
         if state.info is not None:
             return replace(state.info, name=state.name, schema=TableSchema(state.columns))
-        return TableInfo(table_id=-1, schema_id=-1, schema_name=state.schema_name, name=state.name, path="",
-                         path_is_relative=True, uuid="", schema=TableSchema(state.columns),
-                         begin_snapshot=self.base.snapshot_id)
+        return TableInfo(
+            table_id=-1,
+            schema_id=-1,
+            schema_name=state.schema_name,
+            name=state.name,
+            path="",
+            path_is_relative=True,
+            uuid="",
+            schema=TableSchema(state.columns),
+            begin_snapshot=self.base.snapshot_id,
+        )
 
-    def scan(self, name: str, *, columns: Sequence[str] | None = None, filters: Sequence[Predicate] = (),
-             virtual: Sequence[str] = ()) -> ScanPlan:
+    def scan(
+        self,
+        name: str,
+        *,
+        columns: Sequence[str] | None = None,
+        filters: Sequence[Predicate] = (),
+        virtual: Sequence[str] = (),
+    ) -> ScanPlan:
         """Plan a read of ``name`` as this transaction sees it: the base snapshot plus its staged changes.
 
         Files appended here carry negative ids; their rows have a NULL ``rowid`` until the commit numbers them.
@@ -547,21 +585,38 @@ class Transaction:
         kept = files
         if filters:
             stats = metadata.file_column_stats(self._conn, state.table_id) if state.table_id is not None else {}
-            for staged in (state.changes.appended if state.changes else ()):
-                stats[staged.temp_id] = {s.column_id: (s.value_count, s.null_count, s.min_value, s.max_value,
-                                                       s.contains_nan) for s in staged.file.column_stats}
+            for staged in state.changes.appended if state.changes else ():
+                stats[staged.temp_id] = {
+                    s.column_id: (s.value_count, s.null_count, s.min_value, s.max_value, s.contains_nan)
+                    for s in staged.file.column_stats
+                }
             kept = prune_files(files, info, stats, filters)
         inlined = self._inlined_rows(state, info, wanted, virtual)
-        return ScanPlan(table=info, snapshot_id=self.base.snapshot_id, columns=tuple(wanted), files=tuple(kept),
-                        inlined=inlined, virtual=tuple(virtual), pruned_files=len(files) - len(kept))
+        return ScanPlan(
+            table=info,
+            snapshot_id=self.base.snapshot_id,
+            columns=tuple(wanted),
+            files=tuple(kept),
+            inlined=inlined,
+            virtual=tuple(virtual),
+            pruned_files=len(files) - len(kept),
+        )
 
-    def _inlined_rows(self, state: TableState, info: TableInfo, wanted: list[Column], virtual: Sequence[str]) -> pa.Table:
+    def _inlined_rows(
+        self, state: TableState, info: TableInfo, wanted: list[Column], virtual: Sequence[str]
+    ) -> pa.Table:
         if state.info is None or not state.info.inlined_tables:
             return output_schema(wanted, virtual).empty_table()
         gone = state.changes.inlined_deleted if state.changes else set()
         with_ids = tuple(virtual) if (not gone or ROWID in virtual) else (*virtual, ROWID)
-        rows = read_inlined_rows(self._conn, replace(state.info, schema=info.schema), wanted, self.base.snapshot_id,
-                                 virtual=with_ids, schema_at_version=self.lake.inlined_schemas(self._conn, state.info))
+        rows = read_inlined_rows(
+            self._conn,
+            replace(state.info, schema=info.schema),
+            wanted,
+            self.base.snapshot_id,
+            virtual=with_ids,
+            schema_at_version=self.lake.inlined_schemas(self._conn, state.info),
+        )
         if gone:
             keep = pc.invert(pc.is_in(rows.column(ROWID), value_set=pa.array(sorted(gone), pa.int64())))
             rows = rows.filter(keep)
@@ -569,8 +624,14 @@ class Transaction:
                 rows = rows.drop_columns([ROWID])
         return rows
 
-    def read(self, name: str, *, columns: Sequence[str] | None = None, filters: Sequence[Predicate] = (),
-             virtual: Sequence[str] = ()) -> pa.Table:
+    def read(
+        self,
+        name: str,
+        *,
+        columns: Sequence[str] | None = None,
+        filters: Sequence[Predicate] = (),
+        virtual: Sequence[str] = (),
+    ) -> pa.Table:
         """Read ``name`` as this transaction sees it (filters prune files, then rows)."""
         result = self.lake.read_plan(self.scan(name, columns=columns, filters=filters, virtual=virtual))
         return result.filter(filter_expression(filters)) if filters else result
@@ -581,8 +642,9 @@ class Transaction:
         self.wrote(file.path)
         self._ops.append(MergeFiles(self.table_state(table), file, tuple(sources)))
 
-    def stage_flush(self, table: str, file: WrittenFile, delete: WrittenDeleteFile | None,
-                    inlined_tables: Sequence[str]) -> None:
+    def stage_flush(
+        self, table: str, file: WrittenFile, delete: WrittenDeleteFile | None, inlined_tables: Sequence[str]
+    ) -> None:
         """Replace the inlined rows of ``inlined_tables`` by ``file`` (and ``delete`` for rows already deleted)."""
         self.wrote(file.path)
         if delete is not None:
@@ -599,9 +661,9 @@ class Transaction:
         """Forget everything staged since ``savepoint`` and delete the files written for it."""
         restored = copy.deepcopy(savepoint.state)
         self._new_schemas, self._tables, self._ops, self._next_temp_id = restored
-        for path in self._written[savepoint.written:]:
+        for path in self._written[savepoint.written :]:
             self._delete_file(path)
-        del self._written[savepoint.written:]
+        del self._written[savepoint.written :]
 
     # -- commit ------------------------------------------------------------------------------
     def abort(self) -> None:
@@ -680,9 +742,17 @@ class Transaction:
                             f"the race for the next snapshot id ({type(exc).__name__})."
                         ) from None
                     wait = policy.wait_ms / 1000 * random.uniform(0.5, 1.0) * policy.backoff ** (retry - 1)
-                    log.info("commit %s: attempt %d lost the race for the next snapshot (latest is now %s, based on "
-                             "%d): retry %d of %d in %.3f s", self.commit_id, retry, self._latest_id(),
-                             self.base.snapshot_id, retry, policy.max_retries, wait)
+                    log.info(
+                        "commit %s: attempt %d lost the race for the next snapshot (latest is now %s, based on "
+                        "%d): retry %d of %d in %.3f s",
+                        self.commit_id,
+                        retry,
+                        self._latest_id(),
+                        self.base.snapshot_id,
+                        retry,
+                        policy.max_retries,
+                        wait,
+                    )
                     time.sleep(wait)
         except CommitStateUnknownError:
             self._close()
@@ -774,17 +844,28 @@ class Transaction:
     def _check_conflicts(self, conn: CatalogConnection, latest: Snapshot, mine: changelog.ChangeSet) -> None:
         base = self.base.snapshot_id
         theirs = changelog.parse(
-            r[0] for r in conn.query("SELECT changes_made FROM {M}ducklake_snapshot_changes WHERE snapshot_id > ?", (base,))
+            r[0]
+            for r in conn.query("SELECT changes_made FROM {M}ducklake_snapshot_changes WHERE snapshot_id > ?", (base,))
         )
         self._adopt_schemas(theirs.created_schemas, mine)
-        my_files = {fid for op in self._ops if isinstance(op, TableData) and op.table.changes is not None
-                    for fid in op.table.changes.deleted_base_files()}
-        their_files = {int(r[0]) for r in conn.query(
-            "SELECT data_file_id FROM {M}ducklake_delete_file WHERE begin_snapshot > ? "
-            "UNION ALL SELECT data_file_id FROM {M}ducklake_data_file WHERE end_snapshot > ?", (base, base))}
+        my_files = {
+            fid
+            for op in self._ops
+            if isinstance(op, TableData) and op.table.changes is not None
+            for fid in op.table.changes.deleted_base_files()
+        }
+        their_files = {
+            int(r[0])
+            for r in conn.query(
+                "SELECT data_file_id FROM {M}ducklake_delete_file WHERE begin_snapshot > ? "
+                "UNION ALL SELECT data_file_id FROM {M}ducklake_data_file WHERE end_snapshot > ?",
+                (base, base),
+            )
+        }
         used_schema_ids = {t.schema_id for t in self._tables.values() if t.schema_id is not None}
-        reason = changelog.conflict(mine, theirs, my_deleted_files=my_files, their_deleted_files=their_files,
-                                    my_schema_ids_used=used_schema_ids)
+        reason = changelog.conflict(
+            mine, theirs, my_deleted_files=my_files, their_deleted_files=their_files, my_schema_ids_used=used_schema_ids
+        )
         if reason:
             raise CommitConflictError(
                 f"Commit conflicts with snapshot(s) {base + 1}..{latest.snapshot_id}: {reason}. Nothing was committed."

@@ -23,13 +23,27 @@ SNAPSHOT_ID_COLUMN = "_ducklake_internal_snapshot_id"
 
 _SCALARS: dict[str, pa.DataType] = {
     "boolean": pa.bool_(),
-    "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
-    "uint8": pa.uint8(), "uint16": pa.uint16(), "uint32": pa.uint32(), "uint64": pa.uint64(),
-    "float32": pa.float32(), "float64": pa.float64(),
-    "varchar": pa.string(), "json": pa.string(), "blob": pa.binary(),
-    "date": pa.date32(), "time": pa.time64("us"), "time_ns": pa.time64("ns"),
-    "timestamp": pa.timestamp("us"), "timestamp_us": pa.timestamp("us"), "timestamp_ms": pa.timestamp("ms"),
-    "timestamp_ns": pa.timestamp("ns"), "timestamp_s": pa.timestamp("s"),
+    "int8": pa.int8(),
+    "int16": pa.int16(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "uint8": pa.uint8(),
+    "uint16": pa.uint16(),
+    "uint32": pa.uint32(),
+    "uint64": pa.uint64(),
+    "float32": pa.float32(),
+    "float64": pa.float64(),
+    "varchar": pa.string(),
+    "json": pa.string(),
+    "blob": pa.binary(),
+    "date": pa.date32(),
+    "time": pa.time64("us"),
+    "time_ns": pa.time64("ns"),
+    "timestamp": pa.timestamp("us"),
+    "timestamp_us": pa.timestamp("us"),
+    "timestamp_ms": pa.timestamp("ms"),
+    "timestamp_ns": pa.timestamp("ns"),
+    "timestamp_s": pa.timestamp("s"),
     "timestamptz": pa.timestamp("us", tz="UTC"),
     # UUIDs surface as canonical strings (what SQL engines and Spark show); files store FLBA(16)+UUID.
     "uuid": pa.string(),
@@ -202,7 +216,9 @@ def storage_arrow_type(column: Column) -> pa.DataType:
 
 def storage_field(column: Column, name: str | None = None) -> pa.Field:
     return pa.field(
-        name or column.name, storage_arrow_type(column), nullable=column.nullable,
+        name or column.name,
+        storage_arrow_type(column),
+        nullable=column.nullable,
         metadata={FIELD_ID_KEY: str(column.column_id).encode()},
     )
 

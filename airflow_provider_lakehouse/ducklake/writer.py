@@ -121,22 +121,34 @@ def write_data_file(
     if row_ids is not None:
         table = table.append_column(_system_field(ROW_ID_COLUMN, ROW_ID_FIELD_ID), pa.array(row_ids, pa.int64()))
     if row_snapshots is not None:
-        table = table.append_column(_system_field(SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID),
-                                    pa.array(row_snapshots, pa.int64()))
+        table = table.append_column(
+            _system_field(SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID), pa.array(row_snapshots, pa.int64())
+        )
     uri = join_path(table_dir, data_file_name(tag))
     size, footer, meta = storage.write_parquet(table, uri, compression=compression)
     partial_max = int(np.max(row_snapshots)) if row_snapshots is not None and len(row_snapshots) else None
     begin = int(np.min(row_snapshots)) if row_snapshots is not None and len(row_snapshots) else None
     return WrittenFile(
-        path=uri, record_count=table.num_rows, file_size_bytes=size, footer_size=footer,
-        column_stats=tuple(compute_stats(columns, table, meta)), has_row_ids=row_ids is not None,
-        partial_max=partial_max, begin_snapshot=begin,
+        path=uri,
+        record_count=table.num_rows,
+        file_size_bytes=size,
+        footer_size=footer,
+        column_stats=tuple(compute_stats(columns, table, meta)),
+        has_row_ids=row_ids is not None,
+        partial_max=partial_max,
+        begin_snapshot=begin,
     )
 
 
-def write_data_files(storage: Storage, table_dir: str, columns: Sequence[Column], data: pa.Table,
-                     *, row_ids: np.ndarray | None = None,
-                     target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES) -> list[WrittenFile]:
+def write_data_files(
+    storage: Storage,
+    table_dir: str,
+    columns: Sequence[Column],
+    data: pa.Table,
+    *,
+    row_ids: np.ndarray | None = None,
+    target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES,
+) -> list[WrittenFile]:
     """Write ``data`` as one or more files of roughly ``target_file_bytes`` (in memory, uncompressed)."""
     if data.num_rows == 0:
         return []
@@ -144,7 +156,7 @@ def write_data_files(storage: Storage, table_dir: str, columns: Sequence[Column]
     rows_per_file = max(1, target_file_bytes // per_row)
     files = []
     for start in range(0, data.num_rows, rows_per_file):
-        ids = row_ids[start:start + rows_per_file] if row_ids is not None else None
+        ids = row_ids[start : start + rows_per_file] if row_ids is not None else None
         files.append(write_data_file(storage, table_dir, columns, data.slice(start, rows_per_file), row_ids=ids))
     return files
 
@@ -180,5 +192,12 @@ def write_delete_file(
         partial_max, begin = int(snaps.max()), int(snaps.min())
     uri = join_path(table_dir, delete_file_name())
     size, footer, _ = storage.write_parquet(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), uri)
-    return WrittenDeleteFile(path=uri, data_file_id=data_file_id, delete_count=len(positions), file_size_bytes=size,
-                             footer_size=footer, partial_max=partial_max, begin_snapshot=begin)
+    return WrittenDeleteFile(
+        path=uri,
+        data_file_id=data_file_id,
+        delete_count=len(positions),
+        file_size_bytes=size,
+        footer_size=footer,
+        partial_max=partial_max,
+        begin_snapshot=begin,
+    )

@@ -149,8 +149,11 @@ def publish_asset_events(
             if item.columns_written:  # the column badges of the asset node: which columns this run wrote
                 extra["columns_written"] = list(item.columns_written)
             ti = context.get("ti")
-            extra.update(lineage_record(lineage, item, target, snapshot_read=snapshot_read,
-                                        try_number=getattr(ti, "try_number", None)).to_extra())
+            extra.update(
+                lineage_record(
+                    lineage, item, target, snapshot_read=snapshot_read, try_number=getattr(ti, "try_number", None)
+                ).to_extra()
+            )
             if asset.uri in declared_uris:
                 accessor = events[asset]
                 accessor.extra = {**(accessor.extra or {}), **extra}
@@ -162,8 +165,14 @@ def publish_asset_events(
         log.warning("could not publish asset events", exc_info=True)
 
 
-def lineage_record(lineage: Lineage, output: DatasetLineage, target: SqlTarget, *, snapshot_read: int | None = None,
-                   try_number: int | None = None) -> LineageRecord:
+def lineage_record(
+    lineage: Lineage,
+    output: DatasetLineage,
+    target: SqlTarget,
+    *,
+    snapshot_read: int | None = None,
+    try_number: int | None = None,
+) -> LineageRecord:
     """The compact column lineage of one output, as kept in its asset event (see :mod:`..assets.lineage_extra`)."""
 
     def edge(item: InputColumn) -> Edge:

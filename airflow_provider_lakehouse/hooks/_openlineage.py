@@ -87,9 +87,13 @@ def datatable_facts(
     """Column types from ``information_schema`` and rows written per table (from statement row counts)."""
     import psycopg
 
-    tables = [d.dataset for d in lineage.datasets
-              if d.dataset.kind == "table" and (d.dataset.store or target.store) == target.store
-              and d.dataset.name.count(".") == 1]
+    tables = [
+        d.dataset
+        for d in lineage.datasets
+        if d.dataset.kind == "table"
+        and (d.dataset.store or target.store) == target.store
+        and d.dataset.name.count(".") == 1
+    ]
     fields: dict[Dataset, list[tuple[str, str]]] = {}
     if tables:
         with psycopg.connect(**spec.connect_kwargs()) as conn:
@@ -113,7 +117,9 @@ def datatable_facts(
     return facts
 
 
-def ducklake_facts(spec: DuckLakeSpec, target: SqlTarget, lineage: Lineage, response: Mapping[str, Any] | None) -> dict[Dataset, DatasetFacts]:
+def ducklake_facts(
+    spec: DuckLakeSpec, target: SqlTarget, lineage: Lineage, response: Mapping[str, Any] | None
+) -> dict[Dataset, DatasetFacts]:
     """Column types, snapshot ids and files/bytes/rows written, read from the lake catalog after the run."""
     from airflow_provider_lakehouse.ducklake import metadata
     from airflow_provider_lakehouse.spark.driver import open_lake
@@ -123,8 +129,12 @@ def ducklake_facts(spec: DuckLakeSpec, target: SqlTarget, lineage: Lineage, resp
     after = info.get("snapshot_after")
     created = set(info.get("snapshots_created") or ())
     touched = {t["table"]: t for t in info.get("tables_touched") or ()}
-    written = lineage.rows_written({c["command_index"]: c.get("affected_rows")
-                                    for c in ((response or {}).get("result") or {}).get("commands") or ()})
+    written = lineage.rows_written(
+        {
+            c["command_index"]: c.get("affected_rows")
+            for c in ((response or {}).get("result") or {}).get("commands") or ()
+        }
+    )
     catalog = ducklake_catalog_facet(spec.name, _catalog_uri(spec), spec.data_path)
     lake = open_lake(spec)
     facts: dict[Dataset, DatasetFacts] = {}
@@ -143,15 +153,20 @@ def ducklake_facts(spec: DuckLakeSpec, target: SqlTarget, lineage: Lineage, resp
                 continue
             new_files: list[Any] = []
             if item.is_output and created:  # only this run's snapshots: other tasks may have committed meanwhile
-                new_files = [f for f in metadata.data_files_at(conn, table, lake.table_dir(table), current)
-                             if f.begin_snapshot in created]
+                new_files = [
+                    f
+                    for f in metadata.data_files_at(conn, table, lake.table_dir(table), current)
+                    if f.begin_snapshot in created
+                ]
             version = touched.get(d.name, {}).get("snapshot_id", after if item.is_output else before)
             read_and_written = item.is_input and item.is_output and before is not None
             facts[d] = DatasetFacts(
                 fields=tuple((c.name, c.type) for c in table.columns),
                 version=str(version if version is not None else current),
                 version_read=str(before) if read_and_written else None,  # its input entry: the snapshot read
-                rows=(touched.get(d.name, {}).get("rows_written", written.get(d)) if item.is_output and response else None),
+                rows=(
+                    touched.get(d.name, {}).get("rows_written", written.get(d)) if item.is_output and response else None
+                ),
                 bytes=sum(f.file_size_bytes for f in new_files) if item.is_output and response else None,
                 files=len(new_files) if item.is_output and response else None,
                 catalog=catalog,

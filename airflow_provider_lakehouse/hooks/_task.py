@@ -29,6 +29,11 @@ def task_identity(context: Any | None = None) -> TaskIdentity | None:
     max_tries = getattr(ti, "max_tries", None)
     first = int(max_tries) - retries + 1 if max_tries is not None else 1
     map_index = getattr(ti, "map_index", -1)
-    return TaskIdentity(dag_id=str(ti.dag_id), task_id=str(ti.task_id), run_id=str(ti.run_id),
-                        map_index=int(map_index if map_index is not None else -1), try_number=try_number,
-                        first_try_number=max(1, min(first, try_number)))
+    return TaskIdentity(
+        dag_id=str(ti.dag_id),
+        task_id=str(ti.task_id),
+        run_id=str(ti.run_id),
+        map_index=int(map_index if map_index is not None else -1),
+        try_number=try_number,
+        first_try_number=max(1, min(first, try_number)),
+    )

@@ -77,8 +77,14 @@ class DataTableHook(BaseHook):
             (operators that emit their own lineage turn this off).
         """
         result = run_script(
-            self.spec, sql, parameters, schema=self.ref.schema, fetch=fetch, autocommit=autocommit,
-            redactor=self.redactor, target=f"data table {str(self.ref)!r}",
+            self.spec,
+            sql,
+            parameters,
+            schema=self.ref.schema,
+            fetch=fetch,
+            autocommit=autocommit,
+            redactor=self.redactor,
+            target=f"data table {str(self.ref)!r}",
         )
         if report_lineage:
             target = self.sql_target_of(str(self.ref))

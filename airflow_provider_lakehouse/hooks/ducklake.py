@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 import os
 import pickle
 import shutil
@@ -95,10 +94,18 @@ class DucklakeHook(BaseHook):
             return "spark_submit"
         raise InvalidConnectionError(
             f"Lake {self.name!r}: spark_conn_id {self.spec.spark_conn_id!r} has type {conn.conn_type!r}; "
-            "use a 'spark' (spark-submit) or 'spark_connect' connection.")
+            "use a 'spark' (spark-submit) or 'spark_connect' connection."
+        )
 
-    def run(self, sql: str, parameters: Parameters = None, *, dialect: str = "duckdb",
-            options: RunOptions | None = None, autocommit: bool = False) -> dict[str, Any]:
+    def run(
+        self,
+        sql: str,
+        parameters: Parameters = None,
+        *,
+        dialect: str = "duckdb",
+        options: RunOptions | None = None,
+        autocommit: bool = False,
+    ) -> dict[str, Any]:
         """Plan ``sql`` and run it on Spark; returns the response (``status``, ``result``, ``catalog_info``).
 
         The script is one transaction: its data changes commit as one snapshot, or none does. Inside a task the
@@ -118,9 +125,9 @@ class DucklakeHook(BaseHook):
         return response
 
     def run_plan(self, plan: Plan, options: RunOptions | None = None) -> dict[str, Any]:
-        from airflow_provider_lakehouse.spark.driver import RunOptions
-
         from dataclasses import replace
+
+        from airflow_provider_lakehouse.spark.driver import RunOptions
 
         options = options or RunOptions(task=task_identity())
         if options.s3a is None and self.spec.spark_s3a is not None:
@@ -161,17 +168,31 @@ class DucklakeHook(BaseHook):
         job_file, result_file = workdir / "job.pkl", workdir / "result.pkl"
         try:
             job_file.touch(mode=0o600)
-            job_file.write_bytes(pickle.dumps({
-                "plan": plan.to_json_dict(), "parameters": plan.parameters, "spec": self.spec, "options": options,
-                "result_path": str(result_file), "app_name": f"lakehouse-{self.name}",
-            }))
+            job_file.write_bytes(
+                pickle.dumps(
+                    {
+                        "plan": plan.to_json_dict(),
+                        "parameters": plan.parameters,
+                        "spec": self.spec,
+                        "options": options,
+                        "result_path": str(result_file),
+                        "app_name": f"lakehouse-{self.name}",
+                    }
+                )
+            )
             conf = {k: v for k, v in LOCAL_CONF.items() if k != "spark.ui.enabled"}
             if os.environ.get("SPARK_LOCAL_IP"):
-                conf.update({"spark.driver.host": os.environ["SPARK_LOCAL_IP"],
-                             "spark.driver.bindAddress": os.environ["SPARK_LOCAL_IP"]})
+                conf.update(
+                    {
+                        "spark.driver.host": os.environ["SPARK_LOCAL_IP"],
+                        "spark.driver.bindAddress": os.environ["SPARK_LOCAL_IP"],
+                    }
+                )
             conf.update(self.spec.spark_conf)
             self._submit_hook = SparkSubmitHook(
-                conf=conf, conn_id=self.spec.spark_conn_id or "", name=f"lakehouse-{self.name}",
+                conf=conf,
+                conn_id=self.spec.spark_conn_id or "",
+                name=f"lakehouse-{self.name}",
                 env_vars={job.JOB_FILE_ENV: str(job_file), "PYSPARK_PYTHON": sys.executable},
             )
             failure: Exception | None = None
@@ -181,7 +202,7 @@ class DucklakeHook(BaseHook):
                 failure = exc
             if not result_file.exists():
                 raise LakehouseError(f"spark-submit of lake {self.name!r} produced no result: {failure}")
-            response: dict[str, Any] = pickle.loads(result_file.read_bytes())  # noqa: S301 - our own job wrote it
+            response: dict[str, Any] = pickle.loads(result_file.read_bytes())
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         if response.get("status") != "ok":

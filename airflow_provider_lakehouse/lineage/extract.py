@@ -40,10 +40,19 @@ from airflow_provider_lakehouse.lineage.relations import (
 )
 from airflow_provider_lakehouse.sql.split import split_statements
 
-_FILE_READERS = frozenset({
-    "read_parquet", "parquet_scan", "read_csv", "read_csv_auto", "read_json", "read_json_auto", "read_ndjson",
-    "read_ndjson_auto", "read_json_objects",
-})
+_FILE_READERS = frozenset(
+    {
+        "read_parquet",
+        "parquet_scan",
+        "read_csv",
+        "read_csv_auto",
+        "read_json",
+        "read_json_auto",
+        "read_ndjson",
+        "read_ndjson_auto",
+        "read_json_objects",
+    }
+)
 _LIFECYCLE_FINAL = ("CREATE", "OVERWRITE", "DROP", "TRUNCATE", "RENAME")
 # Statements that touch no dataset's data but that sqlglot parses only as a generic command; any other
 # command (CREATE TABLE with syntax sqlglot does not know, DO blocks, REFRESH ...) is an error.
@@ -55,9 +64,12 @@ _NO_DATASET_COMMAND = re.compile(
     r"(?:SECRET|MACRO|FUNCTION|PROCEDURE|INDEX|SEQUENCE|TYPE|EXTENSION|SCHEMA|DATABASE|ROLE|USER|TRIGGER))\b",
     re.IGNORECASE,
 )
-_PIVOT_QUERY = re.compile(r"(?P<head>\s*(?:CREATE\b.*?\bAS|INSERT\b.*?))\s+(?P<pivot>(?:UN)?PIVOT\b.*)",
-                          re.IGNORECASE | re.DOTALL)
-_COMMAND_MESSAGE = "not analysed: syntax the SQL parser does not support (it read the statement only as a generic command)"
+_PIVOT_QUERY = re.compile(
+    r"(?P<head>\s*(?:CREATE\b.*?\bAS|INSERT\b.*?))\s+(?P<pivot>(?:UN)?PIVOT\b.*)", re.IGNORECASE | re.DOTALL
+)
+_COMMAND_MESSAGE = (
+    "not analysed: syntax the SQL parser does not support (it read the statement only as a generic command)"
+)
 
 
 def extract_lineage(
@@ -91,7 +103,9 @@ def _cached(sql: str, dialect: str, default_schema: str | None) -> Lineage:
     return _extract(sql, dialect, default_schema, None)
 
 
-def _extract(sql: str, dialect: str, default_schema: str | None, schemas: Mapping[str, Sequence[str]] | None) -> Lineage:
+def _extract(
+    sql: str, dialect: str, default_schema: str | None, schemas: Mapping[str, Sequence[str]] | None
+) -> Lineage:
     script = _Script(dialect, default_schema or DEFAULT_SCHEMAS.get(dialect, "main"), schemas or {})
     errors: list[LineageError] = []
     try:
@@ -112,8 +126,10 @@ def _extract(sql: str, dialect: str, default_schema: str | None, schemas: Mappin
             script.statement(tree, statement.index)
         except Exception as exc:  # the extractor must never fail a task
             errors.append(LineageError(statement.index, statement.text, f"{type(exc).__name__}: {exc}"))
-        errors += [LineageError(statement.index, statement.text, note, partial=True)
-                   for note in dict.fromkeys(script.queries.take_notes())]
+        errors += [
+            LineageError(statement.index, statement.text, note, partial=True)
+            for note in dict.fromkeys(script.queries.take_notes())
+        ]
     return Lineage(script.result(), tuple(errors), script.statement_outputs, len(statements))
 
 
@@ -180,15 +196,17 @@ class _Script:
         for dataset in sorted(self.touched):
             t = self.touched[dataset]
             access: Access = "read_write" if t.read and t.written else "write" if t.written else "read"
-            out.append(DatasetLineage(
-                dataset=dataset,
-                access=access,
-                columns_read=tuple(sorted(t.columns_read)),
-                columns_written=tuple(sorted(t.columns_written)),
-                column_lineage={c: tuple(sorted(e)) for c, e in sorted(t.column_lineage.items()) if e},
-                dataset_lineage=tuple(sorted(t.dataset_lineage)),
-                lifecycle=_lifecycle(t.lifecycle),  # type: ignore[arg-type]
-            ))
+            out.append(
+                DatasetLineage(
+                    dataset=dataset,
+                    access=access,
+                    columns_read=tuple(sorted(t.columns_read)),
+                    columns_written=tuple(sorted(t.columns_written)),
+                    column_lineage={c: tuple(sorted(e)) for c, e in sorted(t.column_lineage.items()) if e},
+                    dataset_lineage=tuple(sorted(t.dataset_lineage)),
+                    lifecycle=_lifecycle(t.lifecycle),  # type: ignore[arg-type]
+                )
+            )
         return tuple(out)
 
     def _touch(self, dataset: Dataset) -> _Touch:
@@ -201,8 +219,13 @@ class _Script:
             touch.columns_read |= columns
         self.reads = Reads()
 
-    def _write(self, dataset: Dataset, columns: Mapping[str, Edges] | Sequence[str] = (),
-               rows: Edges = NO_EDGES, lifecycle: str | None = None) -> None:
+    def _write(
+        self,
+        dataset: Dataset,
+        columns: Mapping[str, Edges] | Sequence[str] = (),
+        rows: Edges = NO_EDGES,
+        lifecycle: str | None = None,
+    ) -> None:
         touch = self._touch(dataset)
         touch.written = True
         outputs = self.statement_outputs.get(self._index, ())
@@ -309,8 +332,9 @@ class _Script:
             columns, rows = self._upsert(tree, target, dataset, columns, rows)
         self._write(dataset, columns, rows, lifecycle)
 
-    def _upsert(self, tree: exp.Insert, target: exp.Table, dataset: Dataset, inserted: dict[str, Edges],
-                rows: Edges) -> tuple[dict[str, Edges], Edges]:
+    def _upsert(
+        self, tree: exp.Insert, target: exp.Table, dataset: Dataset, inserted: dict[str, Edges], rows: Edges
+    ) -> tuple[dict[str, Edges], Edges]:
         """``INSERT ... ON CONFLICT`` (and DuckDB's ``INSERT OR REPLACE / IGNORE``) reads the target's rows to
         find the conflicting ones, like MERGE: the conflict key is a JOIN, DO UPDATE's SET adds its edges
         (``EXCLUDED.c`` is the inserted value of ``c``, ``t.c`` the row already there), its WHERE filters."""
@@ -329,7 +353,8 @@ class _Script:
                 row_edges |= compose(inserted.get(key.name.lower(), NO_EDGES), Context(indirect="JOIN"))
         for assignment in conflict.expressions:  # DO UPDATE SET column = expression
             columns.setdefault(assignment.this.name.lower(), set()).update(
-                self.queries.expression(assignment.expression, scope, Context()))
+                self.queries.expression(assignment.expression, scope, Context())
+            )
         where = conflict.args.get("where")
         if where is not None:
             row_edges |= self.queries.expression(where.this, scope, Context(indirect="FILTER"))
@@ -356,8 +381,10 @@ class _Script:
         if relation is not None:
             columns = _positional(declared, relation) if declared else dict(relation.output())
         else:
-            columns = {c: NO_EDGES for c in declared}
-        temporary = any(isinstance(p, exp.TemporaryProperty) for p in (tree.args.get("properties") or exp.Properties()).expressions)
+            columns = dict.fromkeys(declared, NO_EDGES)
+        temporary = any(
+            isinstance(p, exp.TemporaryProperty) for p in (tree.args.get("properties") or exp.Properties()).expressions
+        )
         if temporary:
             self.temps[target.name.lower()] = DerivedRelation(
                 dict(columns), relation.rows if relation else NO_EDGES, relation.open_sources if relation else ()
@@ -403,7 +430,8 @@ class _Script:
         dataset = self.names.table(node)
         scope = Scope()
         scope.sources[(node.alias or node.name).lower()] = TableRelation(
-            dataset, self.known.get(dataset.key.lower()), self.reads)
+            dataset, self.known.get(dataset.key.lower()), self.reads
+        )
         return scope, dataset
 
     def _where_rows(self, tree: exp.Expression, scope: Scope) -> set:
@@ -437,7 +465,8 @@ class _Script:
                 for assignment in action.expressions:
                     column = assignment.this.name.lower()
                     columns.setdefault(column, set()).update(
-                        self.queries.expression(assignment.expression, scope, Context()))
+                        self.queries.expression(assignment.expression, scope, Context())
+                    )
             elif isinstance(action, exp.Insert):
                 names = [c.name.lower() for c in _tuple_items(action.this)]
                 values = _tuple_items(action.expression)
@@ -487,8 +516,11 @@ class _Script:
         for action in tree.args.get("actions") or ():
             if isinstance(action, exp.AlterRename):
                 new = action.this
-                renamed = exp.Table(this=new.this, db=new.args.get("db") or target.args.get("db"),
-                                    catalog=new.args.get("catalog") or target.args.get("catalog"))
+                renamed = exp.Table(
+                    this=new.this,
+                    db=new.args.get("db") or target.args.get("db"),
+                    catalog=new.args.get("catalog") or target.args.get("catalog"),
+                )
                 new_dataset = self.names.table(renamed)
                 if dataset.key.lower() in self.known:
                     self.known[new_dataset.key.lower()] = self.known.pop(dataset.key.lower())

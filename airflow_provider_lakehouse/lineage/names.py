@@ -14,7 +14,9 @@ STORE_DEFAULT_SCHEMA = "main"  # a DuckLake's (and DuckDB's) default schema
 
 _STORE_URI = re.compile(r"^(?P<kind>ducklake|datatable)(?::(?://)?(?P<name>[A-Za-z0-9_]*))?$", re.IGNORECASE)
 _FILE_FORMATS = frozenset({"parquet", "csv", "json", "orc", "text", "avro", "delta"})
-_PATH = re.compile(r"^([a-z][a-z0-9+.-]*://|/|\./|\.\./|~/)|\.(parquet|csv|tsv|json|ndjson|jsonl|gz|zst)$", re.IGNORECASE)
+_PATH = re.compile(
+    r"^([a-z][a-z0-9+.-]*://|/|\./|\.\./|~/)|\.(parquet|csv|tsv|json|ndjson|jsonl|gz|zst)$", re.IGNORECASE
+)
 
 
 def store_of_attach(target: str) -> str:
@@ -79,8 +81,10 @@ class Names:
 
     def table(self, node: exp.Table) -> Dataset:
         """The dataset a table reference names (files included)."""
-        if isinstance(node.this, exp.Identifier) and node.this.quoted and (
-            looks_like_path(node.name) or (node.db and node.db.lower() in _FILE_FORMATS)
+        if (
+            isinstance(node.this, exp.Identifier)
+            and node.this.quoted
+            and (looks_like_path(node.name) or (node.db and node.db.lower() in _FILE_FORMATS))
         ):
             return Dataset("file", node.name)
         parts = [p.lower() for p in (node.catalog, node.db, node.name) if p]

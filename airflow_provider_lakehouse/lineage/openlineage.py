@@ -123,18 +123,22 @@ def openlineage_datasets(
 def _common_facets(fact: DatasetFacts, version: str | None) -> dict[str, object]:
     facets: dict[str, object] = {}
     if fact.fields:
-        facets["schema"] = schema_dataset.SchemaDatasetFacet(fields=[
-            schema_dataset.SchemaDatasetFacetFields(name=name, type=type_, ordinal_position=i)
-            for i, (name, type_) in enumerate(fact.fields, start=1)
-        ])
+        facets["schema"] = schema_dataset.SchemaDatasetFacet(
+            fields=[
+                schema_dataset.SchemaDatasetFacetFields(name=name, type=type_, ordinal_position=i)
+                for i, (name, type_) in enumerate(fact.fields, start=1)
+            ]
+        )
     if version is not None:
         facets["version"] = dataset_version_dataset.DatasetVersionDatasetFacet(datasetVersion=version)
     if fact.catalog is not None:
         facets["catalog"] = fact.catalog
     if fact.symlinks:
-        facets["symlinks"] = symlinks_dataset.SymlinksDatasetFacet(identifiers=[
-            symlinks_dataset.Identifier(namespace=ns, name=name, type=type_) for ns, name, type_ in fact.symlinks
-        ])
+        facets["symlinks"] = symlinks_dataset.SymlinksDatasetFacet(
+            identifiers=[
+                symlinks_dataset.Identifier(namespace=ns, name=name, type=type_) for ns, name, type_ in fact.symlinks
+            ]
+        )
     return facets
 
 
@@ -174,14 +178,18 @@ def extraction_error_facets(lineage: Lineage) -> dict[str, RunFacet]:
     """The ``extractionError`` run facet when some statements could not be analysed."""
     if not lineage.errors:
         return {}
-    return {"extractionError": extraction_error_run.ExtractionErrorRunFacet(
-        totalTasks=lineage.statements,
-        failedTasks=len(lineage.errors),
-        errors=[
-            extraction_error_run.Error(errorMessage=e.message, stackTrace=None, task=e.statement[:1000], taskNumber=e.index)
-            for e in lineage.errors
-        ],
-    )}
+    return {
+        "extractionError": extraction_error_run.ExtractionErrorRunFacet(
+            totalTasks=lineage.statements,
+            failedTasks=len(lineage.errors),
+            errors=[
+                extraction_error_run.Error(
+                    errorMessage=e.message, stackTrace=None, task=e.statement[:1000], taskNumber=e.index
+                )
+                for e in lineage.errors
+            ],
+        )
+    }
 
 
 def ducklake_catalog_facet(name: str, catalog_uri: str, warehouse_uri: str) -> catalog_dataset.CatalogDatasetFacet:
@@ -192,6 +200,10 @@ def ducklake_catalog_facet(name: str, catalog_uri: str, warehouse_uri: str) -> c
     """
     kind = "sqlite" if catalog_uri.startswith("sqlite") else "postgres"
     return catalog_dataset.CatalogDatasetFacet(
-        framework="ducklake", type=kind, name=name, metadataUri=catalog_uri, warehouseUri=warehouse_uri,
+        framework="ducklake",
+        type=kind,
+        name=name,
+        metadataUri=catalog_uri,
+        warehouseUri=warehouse_uri,
         source="airflow-provider-lakehouse",
     )

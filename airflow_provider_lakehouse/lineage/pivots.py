@@ -114,8 +114,9 @@ class PivotReader:
                 columns[unique_name(name, columns)] = per_aggregate[k % len(per_aggregate)]
         return DerivedRelation(columns, frozenset(source.rows | rows), open_sources)
 
-    def _grouping(self, node: exp.Pivot, source: Relation, scope: Scope,
-                  consumed: frozenset[str]) -> tuple[dict[str, Edges], set, tuple[Relation, ...]]:
+    def _grouping(
+        self, node: exp.Pivot, source: Relation, scope: Scope, consumed: frozenset[str]
+    ) -> tuple[dict[str, Edges], set, tuple[Relation, ...]]:
         """The grouping columns (DuckDB's GROUP BY, else every column the pivot does not consume), their
         GROUP_BY edges, and the unknown rest of an open source."""
         group = node.args.get("group")

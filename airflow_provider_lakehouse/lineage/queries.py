@@ -64,7 +64,7 @@ class QueryEvaluator:
         if isinstance(node, exp.Values):
             width = len(node.expressions[0].expressions) if node.expressions else 0
             names = _alias_columns(node) or [f"col{i}" for i in range(width)]
-            return DerivedRelation({name: NO_EDGES for name in names})
+            return DerivedRelation(dict.fromkeys(names, NO_EDGES))
         if isinstance(node, exp.Select):
             return self._select(node, parent)
         if isinstance(node, exp.Pivot):
@@ -181,8 +181,9 @@ class QueryEvaluator:
         order = select.args.get("order")
         if order is not None:
             for ordered in order.expressions:
-                rows |= self.expression(self._order_ref(ordered.this, scope), scope, Context(indirect="SORT"),
-                                        aliases=True)
+                rows |= self.expression(
+                    self._order_ref(ordered.this, scope), scope, Context(indirect="SORT"), aliases=True
+                )
         return DerivedRelation(columns, frozenset(rows), tuple(open_sources))
 
     def _projection(self, projection: exp.Expression, scope: Scope) -> Iterator[tuple[str, Edges, Relation | None]]:
@@ -252,8 +253,9 @@ class QueryEvaluator:
                     edges |= self.expression(projection.unalias(), scope, Context(indirect="GROUP_BY"))
             return edges
         for element in group.expressions:
-            edges |= self.expression(self._output_ref(element, scope), scope, Context(indirect="GROUP_BY"),
-                                     aliases=True)
+            edges |= self.expression(
+                self._output_ref(element, scope), scope, Context(indirect="GROUP_BY"), aliases=True
+            )
         for key in ("rollup", "cube", "grouping_sets"):
             for element in group.args.get(key) or ():
                 edges |= self.expression(element, scope, Context(indirect="GROUP_BY"), aliases=True)
@@ -328,8 +330,9 @@ class QueryEvaluator:
         if isinstance(node, exp.Window):
             return self._window(node, scope, context, aliases)
         if isinstance(node, exp.Filter):  # agg(x) FILTER (WHERE c): c only selects the rows agg sees
-            return (self.expression(node.this, scope, context, aliases=aliases)
-                    | self.expression(node.expression, scope, context.or_indirect("FILTER"), aliases=aliases))
+            return self.expression(node.this, scope, context, aliases=aliases) | self.expression(
+                node.expression, scope, context.or_indirect("FILTER"), aliases=aliases
+            )
         if isinstance(node, exp.Case):
             return self._case(node, scope, context, aliases)
         if isinstance(node, exp.If):

@@ -210,8 +210,11 @@ def compose(edges: Iterable[InputColumn], context: Context) -> set[InputColumn]:
                 out.add(InputColumn(edge.dataset, edge.column, Transformation(INDIRECT, context.indirect)))
             else:
                 subtype = max(t.subtype, context.subtype, key=DIRECT_SUBTYPES.index)
-                out.add(InputColumn(edge.dataset, edge.column,
-                                    Transformation(DIRECT, subtype, t.masking or context.masking)))
+                out.add(
+                    InputColumn(
+                        edge.dataset, edge.column, Transformation(DIRECT, subtype, t.masking or context.masking)
+                    )
+                )
         elif not context.indirect:
             out.add(edge)
     return out

@@ -18,7 +18,6 @@ from airflow_provider_lakehouse.hooks._lineage import (
     publish_asset_events,
     table_assets,
 )
-
 from airflow_provider_lakehouse.lineage import extract_lineage
 
 if TYPE_CHECKING:
@@ -78,8 +77,12 @@ class SqlLineageMixin:
         try:
             self._run_lineage = self._sql_target().extract(self.sql)
             for error in self._run_lineage.errors:
-                log.info("lineage: statement %d %s: %s", error.index,
-                         "partly analysed" if error.partial else "not analysed", error.message)
+                log.info(
+                    "lineage: statement %d %s: %s",
+                    error.index,
+                    "partly analysed" if error.partial else "not analysed",
+                    error.message,
+                )
         except Exception:
             log.warning("lineage extraction failed", exc_info=True)
             self._run_lineage = None
@@ -100,11 +103,19 @@ class SqlLineageMixin:
         except Exception:
             log.warning("lineage: could not read schemas and statistics", exc_info=True)
 
-    def _publish_outputs(self, context: Mapping[str, Any], extras: Mapping[Dataset, dict[str, Any]],
-                         snapshot_read: int | None = None) -> None:
+    def _publish_outputs(
+        self, context: Mapping[str, Any], extras: Mapping[Dataset, dict[str, Any]], snapshot_read: int | None = None
+    ) -> None:
         if self._run_lineage is not None:
-            publish_asset_events(context, self._run_lineage, self._sql_target(), extras, self.outlets,
-                                 self._lineage_alias, snapshot_read=snapshot_read)
+            publish_asset_events(
+                context,
+                self._run_lineage,
+                self._sql_target(),
+                extras,
+                self.outlets,
+                self._lineage_alias,
+                snapshot_read=snapshot_read,
+            )
 
     # -- OpenLineage -------------------------------------------------------------------------
     def get_openlineage_facets_on_start(self) -> OperatorLineage:
@@ -152,5 +163,5 @@ def _openlineage_enabled() -> bool:
         return False
     try:
         return not is_disabled()
-    except Exception:  # noqa: BLE001 - a broken OpenLineage config must not fail the task
+    except Exception:
         return False

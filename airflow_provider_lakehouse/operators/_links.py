@@ -22,8 +22,10 @@ class LakehouseLink(BaseOperatorLink):
 
     def get_link(self, operator: Any, *, ti_key: TaskInstanceKey) -> str:
         mapped = f"/mapped/{ti_key.map_index}" if ti_key.map_index >= 0 else ""
-        return (f"{_base_path()}/dags/{quote(ti_key.dag_id, safe='')}/runs/{quote(ti_key.run_id, safe='')}/tasks/"
-                f"{quote(ti_key.task_id, safe='')}{mapped}/plugin/{TASK_ROUTE}")
+        return (
+            f"{_base_path()}/dags/{quote(ti_key.dag_id, safe='')}/runs/{quote(ti_key.run_id, safe='')}/tasks/"
+            f"{quote(ti_key.task_id, safe='')}{mapped}/plugin/{TASK_ROUTE}"
+        )
 
 
 def _base_path() -> str:

@@ -54,8 +54,9 @@ def lake_statement_lines(plan: Any, response: dict[str, Any]) -> list[str]:
         if reads:
             details.append(f"read {_names(reads)}")
         if step.target and step.kind not in ("select",):
-            details.append(f"wrote {step.target}" if step.kind not in ("temp_table", "temp_view") else
-                           f"temp {step.target}")
+            details.append(
+                f"wrote {step.target}" if step.kind not in ("temp_table", "temp_view") else f"temp {step.target}"
+            )
         if (rows := _rows(command)) is not None:
             details.append(rows)
         if command.get("snapshot_id") is not None:
@@ -83,6 +84,9 @@ def datatable_statement_lines(statements: Sequence[Any], writes: dict[int, Seque
             details.append(f"wrote {_names(list(writes[st.index]))}")
         if st.rowcount is not None and st.rowcount >= 0:
             details.append(f"{st.rowcount:,} row(s)")
-        lines.append(f"statement {st.index}/{total} {st.kind or '?'}: {'; '.join(details)}" if details
-                     else f"statement {st.index}/{total} {st.kind or '?'}")
+        lines.append(
+            f"statement {st.index}/{total} {st.kind or '?'}: {'; '.join(details)}"
+            if details
+            else f"statement {st.index}/{total} {st.kind or '?'}"
+        )
     return lines

@@ -74,8 +74,13 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
     def execute(self, context: Context) -> Any:
         hook = self._table_hook()
         lineage = self._lineage_before_run()
-        result = hook.run(self.sql, self.parameters, fetch=self.fetch, autocommit=self.autocommit,  # type: ignore[arg-type]
-                          report_lineage=False)  # this operator emits its own, richer lineage
+        result = hook.run(
+            self.sql,
+            self.parameters,
+            fetch=self.fetch,
+            autocommit=self.autocommit,  # type: ignore[arg-type]
+            report_lineage=False,
+        )  # this operator emits its own, richer lineage
         self._record_outcome(result)
         writes = {i: [d.name for d in datasets] for i, datasets in lineage.statement_outputs.items()} if lineage else {}
         for line in datatable_statement_lines(result.statements, writes):

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from airflow_provider_lakehouse.lineage import Dataset, Lineage
     from airflow_provider_lakehouse.lineage.openlineage import DatasetFacts, Naming
 
+
 class DucklakeOperator(SqlLineageMixin, BaseOperator):
     """Run SQL against a lake on Spark. The script is one transaction: all its data changes land as one DuckLake
     snapshot, or nothing does; each statement sees the changes of the statements before it.
@@ -84,8 +85,13 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         from airflow_provider_lakehouse.spark.driver import RunOptions
         from airflow_provider_lakehouse.spark.plan import plan_script
 
-        plan = plan_script(self.sql, dialect=self.dialect, lake=self.ducklake or None, parameters=self.parameters,
-                           autocommit=self.autocommit)
+        plan = plan_script(
+            self.sql,
+            dialect=self.dialect,
+            lake=self.ducklake or None,
+            parameters=self.parameters,
+            autocommit=self.autocommit,
+        )
         self._hook = DucklakeHook(ducklake=plan.lake, spark_conn_id=self.spark_conn_id)
         lineage = self._lineage_before_run()
         response = self._hook.run_plan(plan, RunOptions(max_rows=self.max_rows, task=task_identity(context)))
@@ -94,8 +100,11 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         self.log.info("%s", describe_commit(response))
         self._record_outcome(response)
         if lineage is not None:
-            self._publish_outputs(context, _asset_extras(lineage, self._sql_target(), response),
-                                  snapshot_read=response["catalog_info"].get("snapshot_before"))
+            self._publish_outputs(
+                context,
+                _asset_extras(lineage, self._sql_target(), response),
+                snapshot_read=response["catalog_info"].get("snapshot_before"),
+            )
         return response
 
     # -- lineage ---------------------------------------------------------------------------------
@@ -134,8 +143,7 @@ def describe_commit(response: dict[str, Any]) -> str:
     created = info.get("snapshots_created") or []
     done = response.get("deduplicated")
     if done:
-        what = (f"try {done['committed_by_try']} already committed snapshot {done['snapshot_id']}; "
-                "not committed again")
+        what = f"try {done['committed_by_try']} already committed snapshot {done['snapshot_id']}; not committed again"
     elif created:
         what = f"committed snapshot{'s' if len(created) > 1 else ''} {', '.join(str(s) for s in created)}"
     else:

@@ -36,8 +36,14 @@ def _base_url() -> str:
 def react_apps() -> list[dict[str, Any]]:
     bundle = f"{_base_url()}{URL_PREFIX}/static/{BUNDLE}"
     return [
-        {"name": NAV_VIEW, "bundle_url": bundle, "destination": "nav", "url_route": NAV_ROUTE, "category": "browse",
-         "icon": f"{_base_url()}{URL_PREFIX}/static/lakehouse.svg"},
+        {
+            "name": NAV_VIEW,
+            "bundle_url": bundle,
+            "destination": "nav",
+            "url_route": NAV_ROUTE,
+            "category": "browse",
+            "icon": f"{_base_url()}{URL_PREFIX}/static/lakehouse.svg",
+        },
         {"name": DAG_VIEW, "bundle_url": bundle, "destination": "dag", "url_route": DAG_ROUTE},
         {"name": TASK_VIEW, "bundle_url": bundle, "destination": "task_instance", "url_route": TASK_ROUTE},
     ]

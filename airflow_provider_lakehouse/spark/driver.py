@@ -19,14 +19,19 @@ from urllib.parse import urlparse
 import pyarrow as pa
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
-from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.model import TableInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
-from airflow_provider_lakehouse.ducklake.task_commits import OUTCOME_FIELD, CommittedTry, TaskIdentity, find_committed_try
+from airflow_provider_lakehouse.ducklake.task_commits import (
+    OUTCOME_FIELD,
+    CommittedTry,
+    TaskIdentity,
+    find_committed_try,
+)
 from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transaction
 from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark.parquet_copy import plain_parquet_copy
 from airflow_provider_lakehouse.spark.plan import WRITE_KINDS, CatalogRef, FileRef, Plan, Step, TableRef, spark_value
 from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
@@ -94,8 +99,9 @@ def open_lake(spec: DuckLakeSpec) -> DuckLake:
     if isinstance(spec.catalog, str):
         store: Any = SqliteStore(spec.catalog)
     else:
-        store = PostgresStore(spec.catalog, metadata_schema=spec.metadata_schema,
-                              reconnect_timeout_s=spec.retry.reconnect_timeout_s)
+        store = PostgresStore(
+            spec.catalog, metadata_schema=spec.metadata_schema, reconnect_timeout_s=spec.retry.reconnect_timeout_s
+        )
     return DuckLake.create(store, data_path=spec.data_path, s3=spec.s3, retry=spec.retry)
 
 
@@ -119,8 +125,13 @@ class PlanRunner:
     :param redact: applied to every error message before it leaves (removes secrets).
     """
 
-    def __init__(self, spark: Any, spec: DuckLakeSpec, options: RunOptions | None = None,
-                 redact: Callable[[str], str] = lambda text: text) -> None:
+    def __init__(
+        self,
+        spark: Any,
+        spec: DuckLakeSpec,
+        options: RunOptions | None = None,
+        redact: Callable[[str], str] = lambda text: text,
+    ) -> None:
         self.spark = spark
         self.spec = spec
         self.options = options or RunOptions()
@@ -156,8 +167,13 @@ class PlanRunner:
         if task is not None and not plan.autocommit:
             earlier = find_committed_try(self.lake, task)
             if earlier is not None:
-                log.info("task %s try %d: try %d already committed snapshot %d; not committing again",
-                         task.key, task.try_number, earlier.try_number, earlier.snapshot.snapshot_id)
+                log.info(
+                    "task %s try %d: try %d already committed snapshot %d; not committing again",
+                    task.key,
+                    task.try_number,
+                    earlier.try_number,
+                    earlier.snapshot.snapshot_id,
+                )
                 return _recorded_response(plan, earlier, started)
         before = self.lake.current_snapshot_id()
         results: list[_StepResult] = []
@@ -169,7 +185,9 @@ class PlanRunner:
                     self._run_step(step, plan.parameters, result)
                 except Exception as exc:  # Spark, Arrow and catalog errors all name the statement
                     raise self._error(step, exc) from None
-                result.data["elapsed_s"] = round(time.monotonic() - step_started, 3)  # the task log's line per statement
+                result.data["elapsed_s"] = round(
+                    time.monotonic() - step_started, 3
+                )  # the task log's line per statement
                 results.append(result)
             if not self._autocommit and self._tx is not None:
                 before = self._tx.base.snapshot_id
@@ -226,7 +244,11 @@ class PlanRunner:
 
     @staticmethod
     def _command(result: _StepResult) -> dict[str, Any]:
-        return {"command_index": result.index, "kind": result.kind, **{k: v for k, v in result.data.items() if k != "target"}}
+        return {
+            "command_index": result.index,
+            "kind": result.kind,
+            **{k: v for k, v in result.data.items() if k != "target"},
+        }
 
     def _error(self, step: Step | None, exc: BaseException, *, commit: bool = False) -> StatementError:
         if isinstance(exc, StatementError):
@@ -329,7 +351,9 @@ class PlanRunner:
         """Maintenance commits on its own: a script transaction that only read so far starts afresh after it."""
         if self._tx is not None and not self._autocommit:
             if self._tx.has_changes:  # the planner refuses this order; never commit half a script
-                raise UnsupportedStatementError("A maintenance CALL cannot follow a data change in the same transaction.")
+                raise UnsupportedStatementError(
+                    "A maintenance CALL cannot follow a data change in the same transaction."
+                )
             self._tx.abort()
             self._tx = None
 
@@ -340,8 +364,9 @@ class PlanRunner:
         truncated = rows.num_rows > limit
         count = frame.count() if truncated else rows.num_rows
         rows = rows.slice(0, limit)
-        result.data.update(row_count=count, columns=rows.column_names,
-                           rows=to_json_safe(rows.to_pylist()), truncated=truncated)
+        result.data.update(
+            row_count=count, columns=rows.column_names, rows=to_json_safe(rows.to_pylist()), truncated=truncated
+        )
 
     def _step_temp_table(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
         frame = self._sql(step.query, args=args or None)
@@ -363,8 +388,9 @@ class PlanRunner:
         from airflow_provider_lakehouse.spark.files import write_single_file
 
         frame = self._sql(step.query, args=args or None)
-        rows = write_single_file(frame, step.target or "", step.details["format"], step.details.get("options") or {},
-                                 self.spec.s3)
+        rows = write_single_file(
+            frame, step.target or "", step.details["format"], step.details.get("options") or {}, self.spec.s3
+        )
         result.data.update(affected_rows=rows, target=step.target, status="executed")
 
     # -- catalog changes -----------------------------------------------------------------------
@@ -379,14 +405,20 @@ class PlanRunner:
     def _step_create_table(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
         from airflow_provider_lakehouse.ducklake.types import columns_from_arrow
 
-        fields = [pa.field(c["name"], _declared_type(c["type"]), nullable=c["nullable"]) for c in step.details["columns"]]
+        fields = [
+            pa.field(c["name"], _declared_type(c["type"]), nullable=c["nullable"]) for c in step.details["columns"]
+        ]
         columns = list(columns_from_arrow(pa.schema(fields)))
         for i, column in enumerate(step.details["columns"]):
             if column.get("default") is not None:
                 text = _default_text(column["default"])
                 columns[i] = replace(columns[i], default_value=text, initial_default=text)
-        created = tx.create_table(step.target or "", columns, if_not_exists=step.details.get("if_not_exists", False),
-                                  or_replace=step.details.get("or_replace", False))
+        created = tx.create_table(
+            step.target or "",
+            columns,
+            if_not_exists=step.details.get("if_not_exists", False),
+            or_replace=step.details.get("or_replace", False),
+        )
         result.data.update(status="executed" if created else "exists", target=step.target)
 
     def _step_drop_table(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
@@ -399,8 +431,13 @@ class PlanRunner:
         action = details["action"]
         if action == "add_column":
             column = details["column"]
-            tx.add_column(target, column["name"], _declared_type(column["type"]), default=column.get("default"),
-                          if_not_exists=details.get("if_not_exists", False))
+            tx.add_column(
+                target,
+                column["name"],
+                _declared_type(column["type"]),
+                default=column.get("default"),
+                if_not_exists=details.get("if_not_exists", False),
+            )
         elif action == "drop_column":
             tx.drop_column(target, details["column"], if_exists=details.get("if_exists", False))
         elif action == "rename_column":
@@ -413,8 +450,12 @@ class PlanRunner:
     def _step_ctas(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
         frame = self._sql(step.query, args=args or None)
         schema = _arrow_schema_of(frame)
-        created = tx.create_table(step.target or "", schema, if_not_exists=step.details.get("if_not_exists", False),
-                                  or_replace=step.details.get("or_replace", False))
+        created = tx.create_table(
+            step.target or "",
+            schema,
+            if_not_exists=step.details.get("if_not_exists", False),
+            or_replace=step.details.get("or_replace", False),
+        )
         if not created:
             result.data.update(status="exists", affected_rows=0, target=step.target)
             return
@@ -435,7 +476,9 @@ class PlanRunner:
             names = list(frame.columns)
         elif names is None:
             if len(frame.columns) > len(columns):
-                raise LakehouseError(f"INSERT gives {len(frame.columns)} values but {target} has {len(columns)} columns.")
+                raise LakehouseError(
+                    f"INSERT gives {len(frame.columns)} values but {target} has {len(columns)} columns."
+                )
             names = [c.name for c in columns[: len(frame.columns)]]
         elif len(names) != len(frame.columns):
             raise LakehouseError(f"INSERT names {len(names)} columns but the query gives {len(frame.columns)}.")
@@ -458,10 +501,14 @@ class PlanRunner:
         if unknown:
             raise LakehouseError(f"{target} has no column(s) {', '.join(sorted(unknown))}.")
         projection = [f"`{alias}`.{c} AS {c}" for c in (ROWID, FILE_ID, FILE_POS)]
-        projection += [f"({assignments[c.name.lower()]}) AS `{c.name}`" if c.name.lower() in assignments
-                       else f"`{alias}`.`{c.name}` AS `{c.name}`" for c in columns]
+        projection += [
+            f"({assignments[c.name.lower()]}) AS `{c.name}`"
+            if c.name.lower() in assignments
+            else f"`{alias}`.`{c.name}` AS `{c.name}`"
+            for c in columns
+        ]
         query = step.query or ""
-        select = "SELECT " + ", ".join(projection) + query[query.upper().index(" FROM "):]
+        select = "SELECT " + ", ".join(projection) + query[query.upper().index(" FROM ") :]
         frame = self._sql(select, args=args or None)
         count = self._rewrite_rows(tx, target, frame, columns)
         result.data.update(affected_rows=count, target=target, status="executed")
@@ -494,9 +541,14 @@ class PlanRunner:
 
         evaluate = lambda sql: self._evaluate(sql, args)  # noqa: E731
         task = self.options.task
-        outcome = run_call(self.lake, step, evaluate, author=self.options.commit_author,
-                           message=self.options.commit_message,
-                           annotations=task.attribution_fields() if task is not None else None)
+        outcome = run_call(
+            self.lake,
+            step,
+            evaluate,
+            author=self.options.commit_author,
+            message=self.options.commit_message,
+            annotations=task.attribution_fields() if task is not None else None,
+        )
         created = outcome.pop("snapshot_ids", [])
         self._committed.extend(created)
         result.data.update(outcome, status="executed", snapshot_id=created[-1] if created else None)
@@ -505,8 +557,12 @@ class PlanRunner:
     def _write(self, tx: Transaction, target: str, frame: Any) -> int:
         """Executors write ``frame`` as data files of ``target``; the files join the transaction."""
         task = self._write_task(tx, target)
-        return self._run_write(tx, target, task, lambda: frame.mapInArrow(
-            lambda batches: write_batches(task, batches), f"{META_COLUMN} binary").toArrow())
+        return self._run_write(
+            tx,
+            target,
+            task,
+            lambda: frame.mapInArrow(lambda batches: write_batches(task, batches), f"{META_COLUMN} binary").toArrow(),
+        )
 
     def _copy(self, tx: Transaction, target: str, files: FileRef, spark_schema: pa.Schema) -> int | None:
         """Executors copy the Parquet ``files`` into ``target`` with pyarrow (see :mod:`.parquet_copy`); None when
@@ -519,14 +575,23 @@ class PlanRunner:
             return None
         copy = CopyTask(self._write_task(tx, target), schema)
         work = self._frame(items).repartition(items.num_rows)  # one work item per Spark task
-        return self._run_write(tx, target, copy.write, lambda: work.mapInArrow(
-            lambda batches: copy_pieces(copy, batches), f"{META_COLUMN} binary").toArrow())
+        return self._run_write(
+            tx,
+            target,
+            copy.write,
+            lambda: work.mapInArrow(lambda batches: copy_pieces(copy, batches), f"{META_COLUMN} binary").toArrow(),
+        )
 
     def _write_task(self, tx: Transaction, target: str) -> WriteTask:
         import uuid
 
-        return WriteTask(data_path=self.lake.data_path, s3=self.spec.s3, table_dir=tx.table_dir(target),
-                         columns=tuple(tx.table_columns(target)), tag=uuid.uuid4().hex[:12])
+        return WriteTask(
+            data_path=self.lake.data_path,
+            s3=self.spec.s3,
+            table_dir=tx.table_dir(target),
+            columns=tuple(tx.table_columns(target)),
+            tag=uuid.uuid4().hex[:12],
+        )
 
     def _run_write(self, tx: Transaction, target: str, task: WriteTask, job: Callable[[], pa.Table]) -> int:
         """Run the Spark ``job`` whose executors write ``task``'s files; register them in the transaction, or
@@ -563,7 +628,9 @@ class PlanRunner:
         if old.num_rows == 0:
             return 0
         if _row_keys(old) != old.num_rows:
-            raise LakehouseError("UPDATE matched a target row more than once (the FROM clause joins it to several rows).")
+            raise LakehouseError(
+                "UPDATE matched a target row more than once (the FROM clause joins it to several rows)."
+            )
         self._delete(tx, target, old)
         new = frame.select(*[f"`{c.name}`" for c in columns], frame[ROWID].alias(ROW_ID_INPUT))
         self._write(tx, target, new)
@@ -640,7 +707,7 @@ class PlanRunner:
             if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
                 value = dt.datetime.combine(value, dt.time())
             if isinstance(value, dt.datetime) and value.tzinfo is None:
-                value = value.replace(tzinfo=dt.timezone.utc)  # the session time zone is UTC
+                value = value.replace(tzinfo=dt.UTC)  # the session time zone is UTC
             return self.lake.snapshot(timestamp=value).snapshot_id
         if self._tx is not None:
             return None
@@ -657,15 +724,22 @@ class PlanRunner:
         columns = self._projection(table, ref)
         virtual = (ROWID, FILE_ID, FILE_POS) if ref.row_ids else ()
         known = {c.name.lower(): c.name for c in table.columns}
-        filters = [(known[name.lower()], op, _bind(value, args)) for name, op, value in ref.predicates
-                   if name.lower() in known]
+        filters = [
+            (known[name.lower()], op, _bind(value, args)) for name, op, value in ref.predicates if name.lower() in known
+        ]
         names = [c.name for c in columns]
         if tx is not None:
             plan = tx.scan(ref.name, columns=names, virtual=virtual, filters=filters)
         else:
             plan = self.lake.scan(ref.name, columns=names, version=snapshot_id, virtual=virtual, filters=filters)
-        scan = {"table": table.qualified_name, "snapshot_id": plan.snapshot_id, "columns": names,
-                "files": len(plan.files), "files_pruned": plan.pruned_files, "inlined_rows": plan.inlined.num_rows}
+        scan = {
+            "table": table.qualified_name,
+            "snapshot_id": plan.snapshot_id,
+            "columns": names,
+            "files": len(plan.files),
+            "files_pruned": plan.pruned_files,
+            "inlined_rows": plan.inlined.num_rows,
+        }
         if tx is not None and tx.touched(ref.name):
             # this script's own changes, read before its commit
             scan["uncommitted_files"] = sum(1 for f in plan.files if f.data_file_id < 0)
@@ -679,8 +753,14 @@ class PlanRunner:
         from airflow_provider_lakehouse.spark.scans import scan_frame
 
         task = ScanTask(
-            data_path=self.lake.data_path, s3=self.spec.s3, table=plan.table, snapshot_id=plan.snapshot_id,
-            columns=tuple(columns), files=plan.files, virtual=virtual, name_maps=self.lake.name_maps(plan),
+            data_path=self.lake.data_path,
+            s3=self.spec.s3,
+            table=plan.table,
+            snapshot_id=plan.snapshot_id,
+            columns=tuple(columns),
+            files=plan.files,
+            virtual=virtual,
+            name_maps=self.lake.name_maps(plan),
             inlined_ipc=table_to_ipc(plan.inlined) if plan.inlined.num_rows else b"",
         )
         return scan_frame(self.spark, task), {**scan, "reader": "python-source"}
@@ -722,8 +802,9 @@ class PlanRunner:
 
 def _row_keys(rows: pa.Table) -> int:
     """How many distinct rows ``rows`` names (by file and position, or inlined row id)."""
-    return len(set(zip(rows.column(FILE_ID).to_pylist(), rows.column(FILE_POS).to_pylist(),
-                       rows.column(ROWID).to_pylist())))
+    return len(
+        set(zip(rows.column(FILE_ID).to_pylist(), rows.column(FILE_POS).to_pylist(), rows.column(ROWID).to_pylist()))
+    )
 
 
 def _declared_type(text: str) -> pa.DataType:
@@ -764,8 +845,11 @@ def _default_text(value: Any) -> str:
 def _outcome(results: list[_StepResult]) -> dict[str, Any]:
     """What a commit records of its script: each statement's kind and counts (no result rows)."""
     kept = ("affected_rows", "row_count", "status", "target")
-    return {"commands": [{"command_index": r.index, "kind": r.kind, **{k: r.data[k] for k in kept if k in r.data}}
-                         for r in results]}
+    return {
+        "commands": [
+            {"command_index": r.index, "kind": r.kind, **{k: r.data[k] for k in kept if k in r.data}} for r in results
+        ]
+    }
 
 
 def _recorded_response(plan: Plan, earlier: CommittedTry, started: float) -> dict[str, Any]:
@@ -786,7 +870,12 @@ def _recorded_response(plan: Plan, earlier: CommittedTry, started: float) -> dic
         "status": "ok",
         "deduplicated": {"snapshot_id": snapshot_id, "committed_by_try": earlier.try_number},
         "result": {"command_count": len(commands), "commands": commands},
-        "catalog_info": {"lake": plan.lake, "snapshot_before": snapshot_id - 1, "snapshot_after": snapshot_id,
-                         "snapshots_created": [], "tables_touched": sorted(touched.values(), key=lambda t: t["table"])},
+        "catalog_info": {
+            "lake": plan.lake,
+            "snapshot_before": snapshot_id - 1,
+            "snapshot_after": snapshot_id,
+            "snapshots_created": [],
+            "tables_touched": sorted(touched.values(), key=lambda t: t["table"]),
+        },
         "elapsed_s": round(time.monotonic() - started, 3),
     }

@@ -23,7 +23,6 @@ from airflow_provider_lakehouse.spark.plan import FileRef
 from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch
 
 
-
 def storage_for(path: str, s3: S3Spec | None) -> Storage:
     root = path.split("://", 1)[0] + "://" if "://" in path else "/"
     return Storage(root, s3 if root.startswith("s3") else None)
@@ -40,11 +39,15 @@ def expand(paths: Sequence[str], s3: S3Spec | None) -> list[str]:
         scheme = path.split("://", 1)[0] + "://" if "://" in path else ""
         fixed = path[: min(path.index(ch) for ch in "*?[" if ch in path)]
         base = fixed.rsplit("/", 1)[0]
-        selector = pafs.FileSelector(storage.fs_path(base), recursive="**" in path or path.count("/") > fixed.count("/"),
-                                     allow_not_found=True)
+        selector = pafs.FileSelector(
+            storage.fs_path(base), recursive="**" in path or path.count("/") > fixed.count("/"), allow_not_found=True
+        )
         pattern = storage.fs_path(path)
-        matches = sorted(scheme + info.path for info in storage.fs.get_file_info(selector)
-                         if info.type == pafs.FileType.File and fnmatch.fnmatch(info.path, pattern))
+        matches = sorted(
+            scheme + info.path
+            for info in storage.fs.get_file_info(selector)
+            if info.type == pafs.FileType.File and fnmatch.fnmatch(info.path, pattern)
+        )
         if not matches:
             raise LakehouseError(f"No file matches {path!r}.")
         found += matches
@@ -69,13 +72,15 @@ def read_file(task: FileTask, path: str) -> pa.Table:
     delimiter = options.get("delim") or options.get("sep") or options.get("delimiter") or ","
     header = options.get("header", True)
     names = options.get("names") or options.get("column_names")
-    read = pacsv.ReadOptions(column_names=list(names) if names else None,
-                             autogenerate_column_names=not header and not names)
+    read = pacsv.ReadOptions(
+        column_names=list(names) if names else None, autogenerate_column_names=not header and not names
+    )
     if names and header:
         read = pacsv.ReadOptions(column_names=list(names), skip_rows=1)
     parse = pacsv.ParseOptions(delimiter=str(delimiter), quote_char=options.get("quote", '"') or False)
-    convert = pacsv.ConvertOptions(null_values=[options.get("nullstr", "")], strings_can_be_null=True,
-                                   quoted_strings_can_be_null=False)
+    convert = pacsv.ConvertOptions(
+        null_values=[options.get("nullstr", "")], strings_can_be_null=True, quoted_strings_can_be_null=False
+    )
     with storage.fs.open_input_stream(storage.fs_path(path)) as handle:
         return pacsv.read_csv(handle, read_options=read, parse_options=parse, convert_options=convert)
 
@@ -85,7 +90,9 @@ def _read_partition(task: FileTask, paths: Sequence[str]) -> Iterator[pa.RecordB
     for path in paths:
         table = read_file(task, path)
         if table.column_names != task.schema.names:
-            raise LakehouseError(f"{path}: columns {table.column_names} differ from the first file's {task.schema.names}.")
+            raise LakehouseError(
+                f"{path}: columns {table.column_names} differ from the first file's {task.schema.names}."
+            )
         yield from to_spark_batch(table, task.schema)
 
 
@@ -121,9 +128,13 @@ def write_single_file(frame: Any, path: str, fmt: str, options: Mapping[str, Any
         storage = storage_for(path, s3)
         rows = 0
         with storage.fs.open_output_stream(storage.fs_path(path)) as sink:
-            writer = (pq.ParquetWriter(sink, schema, compression="snappy") if fmt == "parquet"
-                      else pacsv.CSVWriter(sink, schema,
-                                           write_options=pacsv.WriteOptions(delimiter=str(options.get("delim", ",")))))
+            writer = (
+                pq.ParquetWriter(sink, schema, compression="snappy")
+                if fmt == "parquet"
+                else pacsv.CSVWriter(
+                    sink, schema, write_options=pacsv.WriteOptions(delimiter=str(options.get("delim", ",")))
+                )
+            )
             for batch in batches:
                 writer.write_batch(batch)
                 rows += batch.num_rows

@@ -26,7 +26,7 @@ def main() -> int:
     from airflow_provider_lakehouse.spark.plan import Plan
 
     job_path = Path(os.environ[JOB_FILE_ENV])
-    job: dict[str, Any] = pickle.loads(job_path.read_bytes())  # noqa: S301 - written by our hook, mode 600
+    job: dict[str, Any] = pickle.loads(job_path.read_bytes())
     job_path.unlink(missing_ok=True)
     result_path = Path(job["result_path"])
     redactor = Redactor(job["spec"].secrets)
@@ -38,8 +38,11 @@ def main() -> int:
     except StatementError as exc:
         response = {"status": "error", "index": exc.index, "statement": exc.statement, "error": exc.message}
     except Exception as exc:  # report, never print a secret
-        response = {"status": "error", "error": redactor.redact(f"{type(exc).__name__}: {exc}"),
-                    "traceback": redactor.redact(traceback.format_exc())}
+        response = {
+            "status": "error",
+            "error": redactor.redact(f"{type(exc).__name__}: {exc}"),
+            "traceback": redactor.redact(traceback.format_exc()),
+        }
     tmp = result_path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(response))
     tmp.chmod(0o600)

@@ -18,8 +18,14 @@ from airflow_provider_lakehouse.spark.thread_logging import log_between_forks
 log = logging.getLogger("airflow_provider_lakehouse.spark.jvm")
 
 _LOG4J = re.compile(r"^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2} (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) ")
-_LEVELS = {"TRACE": logging.DEBUG, "DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARN": logging.WARNING,
-           "ERROR": logging.ERROR, "FATAL": logging.CRITICAL}
+_LEVELS = {
+    "TRACE": logging.DEBUG,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+}
 _PROGRESS_BAR = re.compile(r"^\s*\[Stage \d+:")
 # a stack trace's lines after its first: frames, causes, and the exception line a log4j record prints next
 _CONTINUATION = re.compile(r"^(\s+at |\s*\.\.\. \d+ more|Caused by: |\s+Suppressed: |[\w.$]+(Exception|Error)(: |$))")

@@ -18,34 +18,76 @@ def catalog_function(lake: DuckLake, ref: CatalogRef) -> pa.Table:
     """The rows of ``ref.function`` as DuckDB's ``ducklake`` extension returns them (same column names)."""
     args = list(ref.args[1:])  # the first argument names the attached catalog
     if ref.function == "ducklake_snapshots":
-        rows = [{"snapshot_id": s.snapshot_id, "snapshot_time": s.snapshot_time, "schema_version": s.schema_version,
-                 "changes": json.dumps(s.changes), "author": s.author, "commit_message": s.commit_message,
-                 "commit_extra_info": s.commit_extra_info} for s in lake.snapshots()]
-        schema = pa.schema([("snapshot_id", pa.int64()), ("snapshot_time", pa.timestamp("us", tz="UTC")),
-                            ("schema_version", pa.int64()), ("changes", pa.string()), ("author", pa.string()),
-                            ("commit_message", pa.string()), ("commit_extra_info", pa.string())])
+        rows = [
+            {
+                "snapshot_id": s.snapshot_id,
+                "snapshot_time": s.snapshot_time,
+                "schema_version": s.schema_version,
+                "changes": json.dumps(s.changes),
+                "author": s.author,
+                "commit_message": s.commit_message,
+                "commit_extra_info": s.commit_extra_info,
+            }
+            for s in lake.snapshots()
+        ]
+        schema = pa.schema(
+            [
+                ("snapshot_id", pa.int64()),
+                ("snapshot_time", pa.timestamp("us", tz="UTC")),
+                ("schema_version", pa.int64()),
+                ("changes", pa.string()),
+                ("author", pa.string()),
+                ("commit_message", pa.string()),
+                ("commit_extra_info", pa.string()),
+            ]
+        )
         return pa.Table.from_pylist(rows, schema=schema)
     if ref.function == "ducklake_table_info":
-        rows = [{"schema_name": t.schema_name, "table_name": t.table_name, "table_id": t.table_id,
-                 "file_count": t.file_count, "file_size_bytes": t.file_size_bytes,
-                 "delete_file_count": t.delete_file_count, "delete_file_size_bytes": t.delete_file_size_bytes,
-                 "row_count": t.row_count} for t in lake.table_info()]
-        schema = pa.schema([("schema_name", pa.string()), ("table_name", pa.string()), ("table_id", pa.int64()),
-                            ("file_count", pa.int64()), ("file_size_bytes", pa.int64()),
-                            ("delete_file_count", pa.int64()), ("delete_file_size_bytes", pa.int64()),
-                            ("row_count", pa.int64())])
+        rows = [
+            {
+                "schema_name": t.schema_name,
+                "table_name": t.table_name,
+                "table_id": t.table_id,
+                "file_count": t.file_count,
+                "file_size_bytes": t.file_size_bytes,
+                "delete_file_count": t.delete_file_count,
+                "delete_file_size_bytes": t.delete_file_size_bytes,
+                "row_count": t.row_count,
+            }
+            for t in lake.table_info()
+        ]
+        schema = pa.schema(
+            [
+                ("schema_name", pa.string()),
+                ("table_name", pa.string()),
+                ("table_id", pa.int64()),
+                ("file_count", pa.int64()),
+                ("file_size_bytes", pa.int64()),
+                ("delete_file_count", pa.int64()),
+                ("delete_file_size_bytes", pa.int64()),
+                ("row_count", pa.int64()),
+            ]
+        )
         return pa.Table.from_pylist(rows, schema=schema)
     if ref.function == "ducklake_table_changes":
         if len(args) != 4:
-            raise LakehouseError("ducklake_table_changes(catalog, schema, table, start_snapshot, end_snapshot) "
-                                 "takes five arguments.")
+            raise LakehouseError(
+                "ducklake_table_changes(catalog, schema, table, start_snapshot, end_snapshot) takes five arguments."
+            )
         schema_name, table, start, end = args
         return lake.table_changes(f"{schema_name}.{table}", int(start), int(end))
     raise LakehouseError(f"Unknown catalog function {ref.function}.")
 
 
-def run_call(lake: DuckLake, step: Step, evaluate: Callable[[str], Any], *, author: str | None = None,
-             message: str | None = None, annotations: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def run_call(
+    lake: DuckLake,
+    step: Step,
+    evaluate: Callable[[str], Any],
+    *,
+    author: str | None = None,
+    message: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Run a maintenance CALL; named arguments are Spark SQL expressions, evaluated with ``evaluate``.
 
     Snapshots it commits (merging files, flushing inlined rows) carry ``author``, ``message`` and the JSON
@@ -58,8 +100,9 @@ def run_call(lake: DuckLake, step: Step, evaluate: Callable[[str], Any], *, auth
     dry_run = bool(named.pop("dry_run", False))
     if name == "ducklake_expire_snapshots":
         versions = named.pop("versions", None)
-        report = lake.expire_snapshots(older_than=older_than, versions=list(versions) if versions else None,
-                                       dry_run=dry_run)
+        report = lake.expire_snapshots(
+            older_than=older_than, versions=list(versions) if versions else None, dry_run=dry_run
+        )
         _no_more(name, named)
         return {"snapshots_expired": report.snapshots_expired, "dry_run": dry_run}
     if name == "ducklake_cleanup_old_files":
@@ -74,13 +117,15 @@ def run_call(lake: DuckLake, step: Step, evaluate: Callable[[str], Any], *, auth
     tables = _tables(lake, positional, named)
     _no_more(name, named)
     if name == "ducklake_merge_adjacent_files":
-        reports = {t: lake.merge_adjacent_files(t, author=author, message=message,
-                                                annotations=annotations) for t in tables}
+        reports = {
+            t: lake.merge_adjacent_files(t, author=author, message=message, annotations=annotations) for t in tables
+        }
         merged = {t: r.files_merged for t, r in reports.items()}
         return {"files_merged": sum(merged.values()), "tables": merged, "snapshot_ids": _created(reports)}
     if name == "ducklake_flush_inlined_data":
-        reports = {t: lake.flush_inlined_data(t, author=author, message=message,
-                                              annotations=annotations) for t in tables}
+        reports = {
+            t: lake.flush_inlined_data(t, author=author, message=message, annotations=annotations) for t in tables
+        }
         flushed = {t: r.rows_flushed for t, r in reports.items()}
         return {"rows_flushed": sum(flushed.values()), "tables": flushed, "snapshot_ids": _created(reports)}
     raise LakehouseError(f"Unknown maintenance call {name}.")
@@ -102,9 +147,9 @@ def _instant(value: Any) -> dt.datetime | None:
     if value is None:
         return None
     if isinstance(value, dt.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     if isinstance(value, dt.date):
-        return dt.datetime.combine(value, dt.time(), tzinfo=dt.timezone.utc)
+        return dt.datetime.combine(value, dt.time(), tzinfo=dt.UTC)
     return dt.datetime.fromisoformat(str(value))
 
 

@@ -51,11 +51,20 @@ def _when(clause: dict[str, Any]) -> str:
 
 
 def _matched_query(clauses: list[dict[str, Any]], columns: Sequence[str], target: str, source: str, join: str) -> str:
-    action = "CASE " + " ".join(
-        f"WHEN {_when(c)} THEN '{'delete' if c['action'] == 'delete' else 'update' if c['action'] == 'update' else 'nothing'}'"
-        for c in clauses) + " END"
-    projection = [f"{target}.{ROWID} AS {ROWID}", f"{target}.{FILE_ID} AS {FILE_ID}",
-                  f"{target}.{FILE_POS} AS {FILE_POS}", f"{action} AS {ACTION}"]
+    action = (
+        "CASE "
+        + " ".join(
+            f"WHEN {_when(c)} THEN '{'delete' if c['action'] == 'delete' else 'update' if c['action'] == 'update' else 'nothing'}'"
+            for c in clauses
+        )
+        + " END"
+    )
+    projection = [
+        f"{target}.{ROWID} AS {ROWID}",
+        f"{target}.{FILE_ID} AS {FILE_ID}",
+        f"{target}.{FILE_POS} AS {FILE_POS}",
+        f"{action} AS {ACTION}",
+    ]
     for name in columns:
         branches = []
         for clause in clauses:
@@ -70,14 +79,20 @@ def _matched_query(clauses: list[dict[str, Any]], columns: Sequence[str], target
                 continue
             branches.append(f"WHEN {_when(clause)} THEN {value}")
         current = f"{target}.`{name}`"
-        projection.append(f"CASE {' '.join(branches)} ELSE {current} END AS `{name}`" if branches
-                          else f"{current} AS `{name}`")
-    return (f"SELECT * FROM (SELECT {', '.join(projection)} FROM {join}) "
-            f"WHERE {ACTION} IN ('update', 'delete')")
+        projection.append(
+            f"CASE {' '.join(branches)} ELSE {current} END AS `{name}`" if branches else f"{current} AS `{name}`"
+        )
+    return f"SELECT * FROM (SELECT {', '.join(projection)} FROM {join}) WHERE {ACTION} IN ('update', 'delete')"
 
 
-def _insert_query(clauses: list[dict[str, Any]], columns: Sequence[str], target: str, source: str,
-                  details: dict[str, Any], source_sql: str) -> str:
+def _insert_query(
+    clauses: list[dict[str, Any]],
+    columns: Sequence[str],
+    target: str,
+    source: str,
+    details: dict[str, Any],
+    source_sql: str,
+) -> str:
     named: list[str] = []
     values: list[dict[str, str]] = []
     for clause in clauses:
@@ -94,11 +109,15 @@ def _insert_query(clauses: list[dict[str, Any]], columns: Sequence[str], target:
     which = "CASE " + " ".join(f"WHEN {_when(c)} THEN {i + 1}" for i, c in enumerate(clauses)) + " END"
     projection = [f"{which} AS __lakehouse_clause"]
     for name in named:
-        branches = [f"WHEN {_when(c)} THEN {values[i][name.lower()]}" for i, c in enumerate(clauses)
-                    if name.lower() in values[i]]
+        branches = [
+            f"WHEN {_when(c)} THEN {values[i][name.lower()]}"
+            for i, c in enumerate(clauses)
+            if name.lower() in values[i]
+        ]
         projection.append(f"CASE {' '.join(branches)} END AS `{name}`")
     inserting = [str(i + 1) for i, c in enumerate(clauses) if c["action"] == "insert"]
-    return (f"SELECT * FROM (SELECT {', '.join(projection)} FROM {source_sql} LEFT ANTI JOIN "
-            f"{details['target_view']} AS {target} ON {details['on']}) "
-            f"WHERE __lakehouse_clause IN ({', '.join(inserting) or 'NULL'})")
-
+    return (
+        f"SELECT * FROM (SELECT {', '.join(projection)} FROM {source_sql} LEFT ANTI JOIN "
+        f"{details['target_view']} AS {target} ON {details['on']}) "
+        f"WHERE __lakehouse_clause IN ({', '.join(inserting) or 'NULL'})"
+    )

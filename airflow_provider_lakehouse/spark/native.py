@@ -12,16 +12,34 @@ from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_table
 
 #: Column types whose Parquet storage Spark reads exactly as DuckLake means them.
-NATIVE_TYPES = frozenset({
-    "boolean", "int8", "int16", "int32", "int64", "float32", "float64", "varchar", "json", "blob", "date",
-    "timestamp", "timestamp_us", "timestamptz", "struct", "list", "map",
-})
+NATIVE_TYPES = frozenset(
+    {
+        "boolean",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float32",
+        "float64",
+        "varchar",
+        "json",
+        "blob",
+        "date",
+        "timestamp",
+        "timestamp_us",
+        "timestamptz",
+        "struct",
+        "list",
+        "map",
+    }
+)
 
 
 def native_readable(plan: ScanPlan) -> bool:
     """True when Spark's reader gives exactly what the DuckLake reader would for ``plan``."""
-    if any(f.mapping_id is not None or (f.partial_max is not None and f.partial_max > plan.snapshot_id)
-           for f in plan.files):
+    if any(
+        f.mapping_id is not None or (f.partial_max is not None and f.partial_max > plan.snapshot_id) for f in plan.files
+    ):
         return False
     return all(c.initial_default is None and all(_native_type(n) for n in c.walk()) for c in plan.columns)
 
@@ -45,8 +63,9 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage) -> Any:
     frame = spark.read.schema(schema).parquet(*[spark_path(f.path) for f in plan.files])
     deleted = _deleted_rows(storage, plan)
     if deleted is not None:
-        located = frame.select("*", F.col("_metadata.file_path").alias("__lh_path"),
-                               F.col("_metadata.row_index").alias("__lh_pos"))
+        located = frame.select(
+            "*", F.col("_metadata.file_path").alias("__lh_path"), F.col("_metadata.row_index").alias("__lh_pos")
+        )
         gone = spark.createDataFrame(deleted)
         frame = located.join(gone, on=["__lh_path", "__lh_pos"], how="left_anti").select(*names)
     if plan.inlined.num_rows:
@@ -56,7 +75,7 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage) -> Any:
 
 def spark_path(path: str) -> str:
     """The path Spark's own readers use: ``s3a://`` for S3."""
-    return "s3a://" + path[len("s3://"):] if path.startswith("s3://") else path
+    return "s3a://" + path[len("s3://") :] if path.startswith("s3://") else path
 
 
 def _attach_ids(struct_field: Any, column: Column) -> None:

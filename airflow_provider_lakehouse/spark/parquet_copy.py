@@ -51,7 +51,8 @@ def plain_parquet_copy(step: Step) -> FileRef | None:
 def same_as_spark(schema: pa.Schema, spark_schema: pa.Schema) -> bool:
     """True if Spark's reader would hand over exactly these columns and types (no conversion to reproduce)."""
     return schema.names == spark_schema.names and all(
-        spark_arrow_type(f.type) == f.type == s.type for f, s in zip(schema, spark_schema))
+        spark_arrow_type(f.type) == f.type == s.type for f, s in zip(schema, spark_schema)
+    )
 
 
 def work_items(paths: Sequence[str], s3: S3Spec | None) -> tuple[pa.Schema, pa.Table]:
@@ -78,8 +79,9 @@ def work_items(paths: Sequence[str], s3: S3Spec | None) -> tuple[pa.Schema, pa.T
             groups.append(piece)
     if schema is None:
         raise LakehouseError("No Parquet file to copy.")
-    return schema, pa.table({"path": pa.array(files, pa.string()),
-                             "row_groups": pa.array(groups, pa.list_(pa.int32()))})
+    return schema, pa.table(
+        {"path": pa.array(files, pa.string()), "row_groups": pa.array(groups, pa.list_(pa.int32()))}
+    )
 
 
 def copy_pieces(task: CopyTask, items: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -89,9 +91,11 @@ def copy_pieces(task: CopyTask, items: Iterable[pa.RecordBatch]) -> Iterator[pa.
             with storage_for(path, task.write.s3).open_input(path) as handle:
                 parquet = pq.ParquetFile(handle)
                 if parquet.schema_arrow.names != task.schema.names or not parquet.schema_arrow.equals(
-                        task.schema, check_metadata=False):
-                    raise LakehouseError(f"{path}: columns {parquet.schema_arrow} differ from the first file's "
-                                         f"{task.schema}.")
+                    task.schema, check_metadata=False
+                ):
+                    raise LakehouseError(
+                        f"{path}: columns {parquet.schema_arrow} differ from the first file's {task.schema}."
+                    )
                 if not row_groups:  # a file without rows still has its schema checked
                     continue
                 yield from write_batches(task.write, parquet.iter_batches(row_groups=row_groups))

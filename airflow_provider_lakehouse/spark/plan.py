@@ -35,13 +35,27 @@ from airflow_provider_lakehouse.sql.split import Statement, split_statements
 DIALECTS = ("duckdb", "spark")
 CATALOG_FUNCTIONS = ("ducklake_snapshots", "ducklake_table_info", "ducklake_table_changes")
 MAINTENANCE_CALLS = (
-    "ducklake_expire_snapshots", "ducklake_cleanup_old_files", "ducklake_merge_adjacent_files",
-    "ducklake_delete_orphaned_files", "ducklake_flush_inlined_data",
+    "ducklake_expire_snapshots",
+    "ducklake_cleanup_old_files",
+    "ducklake_merge_adjacent_files",
+    "ducklake_delete_orphaned_files",
+    "ducklake_flush_inlined_data",
 )
-WRITE_KINDS = frozenset({
-    "create_schema", "drop_schema", "create_table", "ctas", "drop_table", "alter", "insert", "delete", "update",
-    "merge", "call",
-})
+WRITE_KINDS = frozenset(
+    {
+        "create_schema",
+        "drop_schema",
+        "create_table",
+        "ctas",
+        "drop_table",
+        "alter",
+        "insert",
+        "delete",
+        "update",
+        "merge",
+        "call",
+    }
+)
 _ATTACH_URI = re.compile(r"^ducklake(?::(?://)?([A-Za-z0-9_-]+))?$")
 _FILE_URI = re.compile(r"^(s3a?|file|gs|abfss?)://|^/|\.(parquet|csv|json|ndjson)(\.gz)?$", re.IGNORECASE)
 
@@ -132,21 +146,35 @@ class Plan:
 
     def to_json_dict(self) -> dict[str, Any]:
         """A JSON-ready form (for handing the plan to a spark-submit job)."""
-        return {"lake": self.lake, "dialect": self.dialect, "autocommit": self.autocommit,
-                "steps": [asdict(s) for s in self.steps]}
+        return {
+            "lake": self.lake,
+            "dialect": self.dialect,
+            "autocommit": self.autocommit,
+            "steps": [asdict(s) for s in self.steps],
+        }
 
     @classmethod
     def from_json_dict(cls, data: Mapping[str, Any], parameters: dict[str, Any]) -> Plan:
         steps = []
         for raw in data["steps"]:
-            steps.append(Step(
-                **{**raw, "tables": tuple(TableRef(**{**t, "columns": _tuple(t["columns"])}) for t in raw["tables"]),
-                   "files": tuple(FileRef(**{**f, "paths": tuple(f["paths"])}) for f in raw["files"]),
-                   "catalog": tuple(CatalogRef(**{**c, "args": tuple(c["args"])}) for c in raw["catalog"]),
-                   "parameters": tuple(raw["parameters"])}
-            ))
-        return cls(lake=data["lake"], steps=tuple(steps), parameters=parameters, dialect=data["dialect"],
-                   autocommit=bool(data.get("autocommit", False)))
+            steps.append(
+                Step(
+                    **{
+                        **raw,
+                        "tables": tuple(TableRef(**{**t, "columns": _tuple(t["columns"])}) for t in raw["tables"]),
+                        "files": tuple(FileRef(**{**f, "paths": tuple(f["paths"])}) for f in raw["files"]),
+                        "catalog": tuple(CatalogRef(**{**c, "args": tuple(c["args"])}) for c in raw["catalog"]),
+                        "parameters": tuple(raw["parameters"]),
+                    }
+                )
+            )
+        return cls(
+            lake=data["lake"],
+            steps=tuple(steps),
+            parameters=parameters,
+            dialect=data["dialect"],
+            autocommit=bool(data.get("autocommit", False)),
+        )
 
 
 def _tuple(value: Any) -> tuple[str, ...] | None:
@@ -169,8 +197,14 @@ def attached_lake(sql: str) -> str | None:
     return None
 
 
-def plan_script(sql: str, *, dialect: str = "duckdb", lake: str | None = None,
-                parameters: Parameters = None, autocommit: bool = False) -> Plan:
+def plan_script(
+    sql: str,
+    *,
+    dialect: str = "duckdb",
+    lake: str | None = None,
+    parameters: Parameters = None,
+    autocommit: bool = False,
+) -> Plan:
     """Plan ``sql`` (one or more statements) for Spark.
 
     By default the script is one transaction: its data-changing statements commit one snapshot together, or
@@ -200,8 +234,9 @@ def plan_script(sql: str, *, dialect: str = "duckdb", lake: str | None = None,
     if planner.open_transaction:
         raise UnsupportedStatementError("BEGIN without COMMIT: the script ends inside a transaction.")
     bound = {_param_name(k): v for k, v in values.items()}
-    return Plan(lake=planner.lake or "main", steps=tuple(steps), parameters=bound, dialect=dialect,
-                autocommit=autocommit)
+    return Plan(
+        lake=planner.lake or "main", steps=tuple(steps), parameters=bound, dialect=dialect, autocommit=autocommit
+    )
 
 
 def _check_call_placement(statement: Statement, step: Step, before: list[Step], autocommit: bool) -> None:
@@ -216,8 +251,11 @@ def _check_call_placement(statement: Statement, step: Step, before: list[Step], 
     if depth:
         raise _fail(statement, "maintenance CALLs commit on their own; run them outside BEGIN ... COMMIT.")
     if not autocommit and any(s.writes and s.kind != "call" for s in before):
-        raise _fail(statement, "maintenance CALLs commit on their own and cannot follow a data change in the "
-                               "script's transaction; run them first, in their own task, or with autocommit=True.")
+        raise _fail(
+            statement,
+            "maintenance CALLs commit on their own and cannot follow a data change in the "
+            "script's transaction; run them first, in their own task, or with autocommit=True.",
+        )
 
 
 def _param_name(key: str) -> str:
@@ -227,8 +265,9 @@ def _param_name(key: str) -> str:
 
 def _fail(statement: Statement, message: str) -> UnsupportedStatementError:
     shown = statement.text if len(statement.text) <= 300 else statement.text[:297] + "..."
-    return UnsupportedStatementError(f"Statement {statement.index} is not supported: {message}\n"
-                                     f"  statement {statement.index}: {shown}")
+    return UnsupportedStatementError(
+        f"Statement {statement.index} is not supported: {message}\n  statement {statement.index}: {shown}"
+    )
 
 
 class _Planner:
@@ -267,8 +306,11 @@ class _Planner:
         literal = target.this if isinstance(target, exp.Alias) else target
         match = _ATTACH_URI.match(literal.name) if isinstance(literal, exp.Literal) else None
         if not match or not alias:
-            raise _fail(statement, "only ATTACH 'ducklake://NAME' AS alias (or 'ducklake' for main) is accepted; "
-                                   "the provider resolves the lake's catalog and storage itself.")
+            raise _fail(
+                statement,
+                "only ATTACH 'ducklake://NAME' AS alias (or 'ducklake' for main) is accepted; "
+                "the provider resolves the lake's catalog and storage itself.",
+            )
         name = match.group(1) or "main"
         if self.lake is not None and self.lake != name:
             raise _fail(statement, f"the script attaches lake {name!r} but runs against lake {self.lake!r}.")
@@ -314,17 +356,26 @@ class _Planner:
 
     def _create(self, statement: Statement, tree: exp.Create) -> Step:
         kind = str(tree.args.get("kind") or "").upper()
-        temporary = any(isinstance(p, exp.TemporaryProperty) for p in (tree.args.get("properties") or exp.Properties()).expressions)
+        temporary = any(
+            isinstance(p, exp.TemporaryProperty) for p in (tree.args.get("properties") or exp.Properties()).expressions
+        )
         if kind == "SCHEMA":
             name = self._schema_name(statement, tree.this)
-            return Step(statement.index, statement.text, "create_schema", target=name,
-                        details={"if_not_exists": bool(tree.args.get("exists"))})
+            return Step(
+                statement.index,
+                statement.text,
+                "create_schema",
+                target=name,
+                details={"if_not_exists": bool(tree.args.get("exists"))},
+            )
         if kind == "VIEW" and temporary:
             return self._temp(statement, tree, "temp_view")
         if kind == "TABLE" and temporary:
             return self._temp(statement, tree, "temp_table")
         if kind != "TABLE":
-            raise _fail(statement, f"CREATE {kind or '?'} is not supported (tables, temp tables/views and schemas are).")
+            raise _fail(
+                statement, f"CREATE {kind or '?'} is not supported (tables, temp tables/views and schemas are)."
+            )
         flags = {"if_not_exists": bool(tree.args.get("exists")), "or_replace": bool(tree.args.get("replace"))}
         if tree.expression is not None:
             target = self._table_name(statement, tree.this)
@@ -337,16 +388,26 @@ class _Planner:
             if not isinstance(column, exp.ColumnDef):
                 raise _fail(statement, f"table constraint {column.sql(self.dialect)} is not supported by DuckLake.")
             columns.append(self._column_def(statement, column))
-        return Step(statement.index, statement.text, "create_table", target=self._table_name(statement, schema.this),
-                    details={**flags, "columns": columns})
+        return Step(
+            statement.index,
+            statement.text,
+            "create_table",
+            target=self._table_name(statement, schema.this),
+            details={**flags, "columns": columns},
+        )
 
     def _temp(self, statement: Statement, tree: exp.Create, kind: str) -> Step:
         name = tree.this.name if isinstance(tree.this, exp.Table) else ""
         if tree.expression is None or not name:
             raise _fail(statement, "temporary tables and views must be created AS SELECT.")
         view = self.temp_objects.get(name.lower()) or f"__temp_{_ident(name)}_{self.token}"
-        step = self._query(statement, tree.expression, kind, target=view,
-                           details={"or_replace": bool(tree.args.get("replace")), "name": name})
+        step = self._query(
+            statement,
+            tree.expression,
+            kind,
+            target=view,
+            details={"or_replace": bool(tree.args.get("replace")), "name": name},
+        )
         self.temp_objects[name.lower()] = view
         return step
 
@@ -364,8 +425,13 @@ class _Planner:
         if isinstance(source, exp.Values):
             source = exp.select("*").from_(source.copy())
         by_name = bool(tree.args.get("by_name"))
-        return self._query(statement, source, "insert", target=self._table_name(statement, target),
-                           details={"columns": columns, "by_name": by_name, "overwrite": bool(tree.args.get("overwrite"))})
+        return self._query(
+            statement,
+            source,
+            "insert",
+            target=self._table_name(statement, target),
+            details={"columns": columns, "by_name": by_name, "overwrite": bool(tree.args.get("overwrite"))},
+        )
 
     def _delete(self, statement: Statement, tree: exp.Delete) -> Step:
         if tree.args.get("using") or tree.args.get("returning"):
@@ -398,8 +464,15 @@ class _Planner:
         where = tree.args.get("where")
         if where is not None:
             select = select.where(refs.rewrite(where.this))
-        return Step(statement.index, statement.text, "update", query=self._spark(select), target=target,
-                    details={"assignments": assignments, "alias": tree.this.alias_or_name}, **refs.step_fields())
+        return Step(
+            statement.index,
+            statement.text,
+            "update",
+            query=self._spark(select),
+            target=target,
+            details={"assignments": assignments, "alias": tree.this.alias_or_name},
+            **refs.step_fields(),
+        )
 
     def _merge(self, statement: Statement, tree: exp.Merge) -> Step:
         refs = _Refs(self, statement)
@@ -409,24 +482,31 @@ class _Planner:
         on = self._spark(refs.rewrite(tree.args["on"]))
         clauses = []
         whens = tree.args.get("whens")
-        for when in (whens.expressions if whens is not None else []):
+        for when in whens.expressions if whens is not None else []:
             matched = bool(when.args.get("matched"))
             source_side = bool(when.args.get("source"))
             if source_side:
                 raise _fail(statement, "WHEN NOT MATCHED BY SOURCE is not supported.")
             condition = when.args.get("condition")
             action = when.args.get("then")
-            clause: dict[str, Any] = {"matched": matched,
-                                      "condition": self._spark(refs.rewrite(condition)) if condition else None}
+            clause: dict[str, Any] = {
+                "matched": matched,
+                "condition": self._spark(refs.rewrite(condition)) if condition else None,
+            }
             if isinstance(action, exp.Update):
                 clause["action"] = "update"
-                clause["assignments"] = {a.this.name: self._spark(refs.rewrite(a.expression)) for a in action.expressions}
+                clause["assignments"] = {
+                    a.this.name: self._spark(refs.rewrite(a.expression)) for a in action.expressions
+                }
                 clause["star"] = not action.expressions
             elif isinstance(action, exp.Insert):
                 clause["action"] = "insert"
                 cols = action.this
-                clause["columns"] = [c.name for c in cols.expressions] if isinstance(cols, exp.Tuple) else (
-                    [cols.name] if isinstance(cols, exp.Column) else None)
+                clause["columns"] = (
+                    [c.name for c in cols.expressions]
+                    if isinstance(cols, exp.Tuple)
+                    else ([cols.name] if isinstance(cols, exp.Column) else None)
+                )
                 values = action.expression
                 if isinstance(values, exp.Tuple):
                     clause["values"] = [self._spark(refs.rewrite(v)) for v in values.expressions]
@@ -442,11 +522,22 @@ class _Planner:
                 raise _fail(statement, f"MERGE action {action.sql(self.dialect) if action else '?'} is not supported.")
             clauses.append(clause)
         source_alias = using.alias_or_name
-        return Step(statement.index, statement.text, "merge", target=target,
-                    query=self._spark(using), **refs.step_fields(),
-                    details={"on": on, "clauses": clauses, "target_alias": target_alias,
-                             "source_alias": source_alias, "source_is_query": isinstance(using, exp.Subquery),
-                             "target_view": view})
+        return Step(
+            statement.index,
+            statement.text,
+            "merge",
+            target=target,
+            query=self._spark(using),
+            **refs.step_fields(),
+            details={
+                "on": on,
+                "clauses": clauses,
+                "target_alias": target_alias,
+                "source_alias": source_alias,
+                "source_is_query": isinstance(using, exp.Subquery),
+                "target_view": view,
+            },
+        )
 
     def _drop(self, statement: Statement, tree: exp.Drop) -> Step:
         kind = str(tree.args.get("kind") or "").upper()
@@ -456,18 +547,33 @@ class _Planner:
             raise _fail(statement, "DROP one object per statement.")
         (table,) = targets
         if kind == "SCHEMA":
-            return Step(statement.index, statement.text, "drop_schema",
-                        target=self._schema_name(statement, table), details={"if_exists": if_exists})
+            return Step(
+                statement.index,
+                statement.text,
+                "drop_schema",
+                target=self._schema_name(statement, table),
+                details={"if_exists": if_exists},
+            )
         if kind not in ("TABLE", "VIEW"):
             raise _fail(statement, f"DROP {kind} is not supported.")
         if table.name.lower() in self.temp_objects and not table.args.get("db"):
             view = self.temp_objects.pop(table.name.lower())
-            return Step(statement.index, statement.text, "drop_temp", target=view,
-                        details={"if_exists": if_exists, "name": table.name})
+            return Step(
+                statement.index,
+                statement.text,
+                "drop_temp",
+                target=view,
+                details={"if_exists": if_exists, "name": table.name},
+            )
         if kind == "VIEW":
             raise _fail(statement, "only temporary views can be dropped.")
-        return Step(statement.index, statement.text, "drop_table", target=self._table_name(statement, table),
-                    details={"if_exists": if_exists})
+        return Step(
+            statement.index,
+            statement.text,
+            "drop_table",
+            target=self._table_name(statement, table),
+            details={"if_exists": if_exists},
+        )
 
     def _alter(self, statement: Statement, tree: exp.Alter) -> Step:
         if str(tree.args.get("kind") or "").upper() != "TABLE" or len(tree.args.get("actions") or []) != 1:
@@ -476,8 +582,7 @@ class _Planner:
         (action,) = tree.args["actions"]
         if isinstance(action, exp.ColumnDef):
             definition = self._column_def(statement, action)
-            details = {"action": "add_column", "column": definition,
-                       "if_not_exists": bool(action.args.get("exists"))}
+            details = {"action": "add_column", "column": definition, "if_not_exists": bool(action.args.get("exists"))}
         elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
             (dropped,) = action.args.get("tables") or [action.this]
             details = {"action": "drop_column", "column": dropped.name, "if_exists": bool(action.args.get("exists"))}
@@ -486,13 +591,18 @@ class _Planner:
         elif isinstance(action, exp.AlterRename):
             details = {"action": "rename_table", "new_name": action.this.name}
         else:
-            raise _fail(statement, f"ALTER TABLE ... {action.sql(self.dialect)} is not supported "
-                                   "(ADD/DROP/RENAME COLUMN and RENAME TO are).")
+            raise _fail(
+                statement,
+                f"ALTER TABLE ... {action.sql(self.dialect)} is not supported "
+                "(ADD/DROP/RENAME COLUMN and RENAME TO are).",
+            )
         return Step(statement.index, statement.text, "alter", target=target, details=details)
 
     def _copy(self, statement: Statement, tree: exp.Copy) -> Step:
-        if not tree.args.get("kind") is False and tree.args.get("kind") is not None:
-            raise _fail(statement, "COPY ... FROM is not supported; use INSERT INTO ... SELECT * FROM read_parquet(...).")
+        if tree.args.get("kind") is not False and tree.args.get("kind") is not None:
+            raise _fail(
+                statement, "COPY ... FROM is not supported; use INSERT INTO ... SELECT * FROM read_parquet(...)."
+            )
         files = tree.args.get("files") or []
         if len(files) != 1 or not isinstance(files[0], exp.Literal):
             raise _fail(statement, "COPY needs exactly one target file: COPY (query) TO 's3://bucket/key'.")
@@ -526,8 +636,7 @@ class _Planner:
         catalog, rest = (positional[0], positional[1:]) if positional else (None, [])
         if self.aliases and catalog is not None and str(catalog).lower() not in self.aliases and catalog != self.lake:
             raise _fail(statement, f"{name}({catalog!r}): that is not the attached lake.")
-        return Step(statement.index, statement.text, "call", target=name,
-                    details={"positional": rest, "named": named})
+        return Step(statement.index, statement.text, "call", target=name, details={"positional": rest, "named": named})
 
     # -- helpers -----------------------------------------------------------------------------
     def _column_def(self, statement: Statement, column: exp.ColumnDef) -> dict[str, Any]:
@@ -550,7 +659,9 @@ class _Planner:
             elif isinstance(inner, exp.PrimaryKeyColumnConstraint):
                 nullable = False  # DuckLake has no keys; keep the NOT NULL part, as DuckDB does
             else:
-                raise _fail(statement, f"column constraint {constraint.sql(self.dialect)} is not supported by DuckLake.")
+                raise _fail(
+                    statement, f"column constraint {constraint.sql(self.dialect)} is not supported by DuckLake."
+                )
         return {"name": column.name, "type": kind.sql("duckdb"), "nullable": nullable, "default": default}
 
     def _table_name(self, statement: Statement, table: exp.Expression) -> str:
@@ -559,7 +670,9 @@ class _Planner:
         catalog, db = table.args.get("catalog"), table.args.get("db")
         if catalog is not None:
             if catalog.name.lower() not in self.aliases:
-                raise _fail(statement, f"unknown catalog {catalog.name!r} (ATTACH 'ducklake://NAME' AS {catalog.name} first).")
+                raise _fail(
+                    statement, f"unknown catalog {catalog.name!r} (ATTACH 'ducklake://NAME' AS {catalog.name} first)."
+                )
             return f"{db.name if db else self.default_schema}.{table.name}"
         if db is not None and db.name.lower() in self.aliases:
             return f"{self.default_schema}.{table.name}"
@@ -615,8 +728,12 @@ class _Refs:
         for ref in self.tables.values():
             columns = None if (self._star or ref.row_ids) else tuple(sorted(self._columns))
             tables.append(TableRef(**{**asdict(ref), "columns": columns}))
-        return {"tables": tuple(tables), "files": tuple(self.files), "catalog": tuple(self.catalog),
-                "parameters": tuple(self.params)}
+        return {
+            "tables": tuple(tables),
+            "files": tuple(self.files),
+            "catalog": tuple(self.catalog),
+            "parameters": tuple(self.params),
+        }
 
     def target(self, table: exp.Expression) -> tuple[str, str]:
         """The DML target: registered with row ids, every column."""
@@ -657,17 +774,20 @@ class _Refs:
         inner = node.this
         alias = node.args.get("alias")
         if isinstance(inner, (exp.ReadParquet, exp.ReadCSV)) or (
-                isinstance(inner, exp.Anonymous) and inner.name.lower() in ("read_parquet", "read_csv", "read_csv_auto")):
+            isinstance(inner, exp.Anonymous) and inner.name.lower() in ("read_parquet", "read_csv", "read_csv_auto")
+        ):
             return self._file_function(node, inner)
         if isinstance(inner, exp.Anonymous) and inner.name.lower() in CATALOG_FUNCTIONS:
             view = self.planner.next_view("__lake_catalog_")
-            self.catalog.append(CatalogRef(view=view, function=inner.name.lower(),
-                                           args=tuple(_literal(a) for a in inner.expressions)))
+            self.catalog.append(
+                CatalogRef(view=view, function=inner.name.lower(), args=tuple(_literal(a) for a in inner.expressions))
+            )
             return exp.to_table(view).as_(alias.name if alias else inner.name.lower())
         if isinstance(inner, exp.Anonymous) and inner.name.lower() == "json_each":
             return self._json_each(node, inner)
         if isinstance(inner, (exp.GenerateSeries, exp.Anonymous)) and inner.sql("duckdb").lower().startswith(
-                ("range(", "generate_series(")):
+            ("range(", "generate_series(")
+        ):
             return self._series(node, inner)
         if isinstance(inner, (exp.Func, exp.Anonymous)) or not isinstance(inner, exp.Identifier):
             name = inner.sql(self.planner.dialect) if inner is not None else "?"
@@ -701,18 +821,27 @@ class _Refs:
                 raise _fail(self.statement, f"time travel AT ({kind} => ...) is not supported.")
         # One view per occurrence: Spark keeps one pushed-down filter set per data source relation, so two
         # references sharing a relation could prune files with each other's filters.
-        suffix = f"__v{version}" if isinstance(version, int) else ("__at" if version is not None or timestamp_sql else "")
+        suffix = (
+            f"__v{version}" if isinstance(version, int) else ("__at" if version is not None or timestamp_sql else "")
+        )
         view = self.planner.next_view(f"__lake_{_ident(schema)}__{_ident(table)}{suffix}_")
-        self.tables[view] = TableRef(view=view, schema=schema, table=table, version=version,
-                                     timestamp_sql=timestamp_sql,
-                                     predicates=_predicates_for(node, alias.name if alias else table))
+        self.tables[view] = TableRef(
+            view=view,
+            schema=schema,
+            table=table,
+            version=version,
+            timestamp_sql=timestamp_sql,
+            predicates=_predicates_for(node, alias.name if alias else table),
+        )
         return exp.to_table(view).as_(alias.name if alias else table)
 
     def rewrite_scalar(self, value: exp.Expression) -> str:
         return self.planner._spark(self.rewrite(value))
 
     def _file_function(self, node: exp.Table, func: exp.Expression) -> exp.Expression:
-        args = ([func.this] if func.this is not None and not isinstance(func, exp.Anonymous) else []) + list(func.expressions)
+        args = ([func.this] if func.this is not None and not isinstance(func, exp.Anonymous) else []) + list(
+            func.expressions
+        )
         paths: list[str] = []
         options: dict[str, Any] = {}
         for arg in args:
@@ -736,8 +865,11 @@ class _Refs:
         """DuckDB's ``range(a[, b[, step]])`` (end exclusive, column ``range``) and ``generate_series`` (end
         inclusive, column ``generate_series``) as Spark's ``range`` (column ``id``)."""
         inclusive = func.sql("duckdb").lower().startswith("generate_series(")
-        args = [func.args[k] for k in ("start", "end", "step") if func.args.get(k) is not None] \
-            if isinstance(func, exp.GenerateSeries) else list(func.expressions)
+        args = (
+            [func.args[k] for k in ("start", "end", "step") if func.args.get(k) is not None]
+            if isinstance(func, exp.GenerateSeries)
+            else list(func.expressions)
+        )
         parts = [self.planner._spark(self.rewrite(a)) for a in args]
         if len(parts) == 1:
             parts = ["0", parts[0]]
@@ -761,7 +893,9 @@ class _Refs:
             f"(SELECT posexplode(from_json({source}, 'array<string>')) AS (pos, value)))",
             read="spark",
         )
-        return exp.Subquery(this=sub.this, alias=exp.TableAlias(this=exp.to_identifier(alias.name if alias else "json_each")))
+        return exp.Subquery(
+            this=sub.this, alias=exp.TableAlias(this=exp.to_identifier(alias.name if alias else "json_each"))
+        )
 
 
 _COMPARISONS = {exp.EQ: "=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
@@ -792,7 +926,11 @@ def _predicates_for(node: exp.Table, alias: str) -> tuple[tuple[str, str, Any], 
         return ()
     single = not scope.args.get("joins")
     found: list[tuple[str, str, Any]] = []
-    for term in scope.args["where"].this.flatten() if isinstance(scope.args["where"].this, exp.And) else [scope.args["where"].this]:
+    for term in (
+        scope.args["where"].this.flatten()
+        if isinstance(scope.args["where"].this, exp.And)
+        else [scope.args["where"].this]
+    ):
         found += _comparison(term, alias, single)
     return tuple(found)
 
@@ -868,7 +1006,7 @@ def _strip_call(text: str) -> tuple[bool, str]:
     match = re.match(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*CALL\s+", text, re.IGNORECASE | re.DOTALL)
     if not match:
         return False, text
-    return True, "SELECT " + text[match.end():]
+    return True, "SELECT " + text[match.end() :]
 
 
 def _first_word(text: str) -> str:

@@ -40,8 +40,10 @@ def describe(elapsed_s: float, stages: Iterable[StageProgress]) -> str:
     active = [s for s in stages if s.done < s.tasks]
     if not active:
         return f"still running after {elapsed_s:.0f} s: no Spark stage active (reading or writing lake files)"
-    parts = [f"stage {s.stage_id}: {s.done}/{s.tasks} tasks done" + (f" ({s.running} running)" if s.running else "")
-             for s in active[:3]]
+    parts = [
+        f"stage {s.stage_id}: {s.done}/{s.tasks} tasks done" + (f" ({s.running} running)" if s.running else "")
+        for s in active[:3]
+    ]
     more = f" (+{len(active) - 3} more stages)" if len(active) > 3 else ""
     return f"still running after {elapsed_s:.0f} s: {', '.join(parts)}{more}"
 
@@ -76,17 +78,24 @@ def _classic_stages(spark: Any) -> list[StageProgress]:
 
 
 @contextmanager
-def progress_lines(spark: Any, *, first_after_s: float = 10.0, every_s: float = 30.0,
-                   logger: logging.Logger = log) -> Iterator[None]:
+def progress_lines(
+    spark: Any, *, first_after_s: float = 10.0, every_s: float = 30.0, logger: logging.Logger = log
+) -> Iterator[None]:
     """Log progress lines while the block runs; never raises into it (progress is a courtesy)."""
     throttle = _Throttle(first_after_s, every_s)
     if _is_connect(spark):
+
         def handler(stages: Any, inflight_tasks: int, operation_id: Any, done: bool, **_: Any) -> None:
             try:
                 elapsed = None if done else throttle.due()
                 if elapsed is not None:
-                    logger.info("%s", describe(elapsed, [StageProgress(s.stage_id, s.num_tasks, s.num_completed_tasks)
-                                                         for s in stages or ()]))
+                    logger.info(
+                        "%s",
+                        describe(
+                            elapsed,
+                            [StageProgress(s.stage_id, s.num_tasks, s.num_completed_tasks) for s in stages or ()],
+                        ),
+                    )
             except Exception:
                 pass
 

@@ -25,8 +25,10 @@ class _RetriedCommandNotice(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno == logging.INFO and record.msg == _RETRY_NOTICE and record.pathname.endswith(_SOURCE):
             cause = record.exc_info[1] if record.exc_info else None
-            log.debug("py4j: a pooled connection to the JVM was closed (%s); the command was retried on a new one",
-                      type(cause.__context__ or cause).__name__ if cause else "unknown")
+            log.debug(
+                "py4j: a pooled connection to the JVM was closed (%s); the command was retried on a new one",
+                type(cause.__context__ or cause).__name__ if cause else "unknown",
+            )
             return False
         return True
 

@@ -30,15 +30,29 @@ def bucket_settings(bucket: str, s3: S3Spec) -> dict[str, str]:
     prefix = f"fs.s3a.bucket.{bucket}."
     settings = {"endpoint.region": s3.region or "us-east-1"}
     if s3.access_key and s3.secret_key:
-        settings.update({"access.key": s3.access_key, "secret.key": s3.secret_key,
-                         "aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"})
+        settings.update(
+            {
+                "access.key": s3.access_key,
+                "secret.key": s3.secret_key,
+                "aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+            }
+        )
         if s3.session_token:
-            settings.update({"session.token": s3.session_token,
-                             "aws.credentials.provider": "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"})
+            settings.update(
+                {
+                    "session.token": s3.session_token,
+                    "aws.credentials.provider": "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider",
+                }
+            )
     if s3.endpoint_url:
         parsed = urlparse(s3.endpoint_url)
-        settings.update({"endpoint": s3.endpoint_url, "path.style.access": "true",
-                         "connection.ssl.enabled": str(parsed.scheme == "https").lower()})
+        settings.update(
+            {
+                "endpoint": s3.endpoint_url,
+                "path.style.access": "true",
+                "connection.ssl.enabled": str(parsed.scheme == "https").lower(),
+            }
+        )
     return {prefix + key: value for key, value in settings.items()}
 
 
@@ -73,8 +87,11 @@ def _probe(spark: Any, bucket: str) -> bool:
         text = str(exc)
         if "PATH_NOT_FOUND" in text or "Path does not exist" in text:
             return True
-        reason = "hadoop-aws is not on the classpath" if "S3AFileSystem" in text or "ClassNotFound" in text \
+        reason = (
+            "hadoop-aws is not on the classpath"
+            if "S3AFileSystem" in text or "ClassNotFound" in text
             else text.splitlines()[0][:200]
+        )
         log.info("Spark cannot read s3a:// (%s); executors read the lake's S3 files with pyarrow", reason)
         return False
     return True

@@ -22,8 +22,9 @@ from airflow_provider_lakehouse.spark.tasks import ScanTask, read_task
 Piece = TypeVar("Piece")
 
 
-def partitioned_read(spark: Any, pieces: Sequence[Piece], read: Callable[[Piece], Iterator[pa.RecordBatch]],
-                     schema: pa.Schema) -> Any:
+def partitioned_read(
+    spark: Any, pieces: Sequence[Piece], read: Callable[[Piece], Iterator[pa.RecordBatch]], schema: pa.Schema
+) -> Any:
     """A DataFrame of what ``read`` yields for each of ``pieces`` (one Spark task per piece), typed ``schema``
     (Spark-compatible Arrow types, see :func:`~.tasks.spark_arrow_schema`)."""
     from pyspark.sql.pandas.types import from_arrow_schema

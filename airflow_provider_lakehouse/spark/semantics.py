@@ -58,12 +58,21 @@ def duckdb_semantics(tree: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Mod):
             return _null_if_zero(node.expression, exp.Mod(this=node.this, expression=node.expression))
         if isinstance(node, exp.IntDiv):
-            return exp.Anonymous(this=INT_DIV, expressions=[node.this, node.expression, exp.Literal.number(next(counter))])
-        if isinstance(node, (exp.Cast, exp.TryCast)) and (_is_integer(node.to) or node.to.is_type(exp.DataType.Type.DATE)):
-            return exp.Anonymous(this=CAST, expressions=[
-                node.this, exp.Literal.string(node.to.sql("spark")),
-                exp.Boolean(this=isinstance(node, exp.TryCast) or bool(node.args.get("safe"))),
-                exp.Literal.number(next(counter))])
+            return exp.Anonymous(
+                this=INT_DIV, expressions=[node.this, node.expression, exp.Literal.number(next(counter))]
+            )
+        if isinstance(node, (exp.Cast, exp.TryCast)) and (
+            _is_integer(node.to) or node.to.is_type(exp.DataType.Type.DATE)
+        ):
+            return exp.Anonymous(
+                this=CAST,
+                expressions=[
+                    node.this,
+                    exp.Literal.string(node.to.sql("spark")),
+                    exp.Boolean(this=isinstance(node, exp.TryCast) or bool(node.args.get("safe"))),
+                    exp.Literal.number(next(counter)),
+                ],
+            )
         return node
 
     return tree.transform(rewrite, copy=False)
@@ -103,12 +112,20 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
 Operand = tuple[str, "exp.DataType | None"]  # (category, type)
 
 
-def _marker_operand_categories(tree: exp.Expression, schemas: Mapping[str, Mapping[str, str]]) -> dict[int, tuple[Operand, ...]]:
+def _marker_operand_categories(
+    tree: exp.Expression, schemas: Mapping[str, Mapping[str, str]]
+) -> dict[int, tuple[Operand, ...]]:
     """Marker id -> the type categories of its operands, inferred on a qualified copy (the statement itself is
     not qualified, which would rename its output columns)."""
     try:
-        typed = qualify(tree.copy(), schema=dict(schemas), dialect="spark", validate_qualify_columns=False,
-                        identify=False, quote_identifiers=False)
+        typed = qualify(
+            tree.copy(),
+            schema=dict(schemas),
+            dialect="spark",
+            validate_qualify_columns=False,
+            identify=False,
+            quote_identifiers=False,
+        )
         typed = annotate_types(typed, schema=dict(schemas), dialect="spark")
     except Exception:  # a statement sqlglot cannot qualify keeps Spark's plain forms
         return {}
@@ -129,8 +146,10 @@ def _ieee_division(a: exp.Expression, b: exp.Expression) -> exp.Expression:
     """DuckDB's ``/``: double division; a zero divisor gives ``a * inf`` (``inf``, ``-inf`` or ``nan``)."""
     infinity = exp.Cast(this=exp.Literal.string("Infinity"), to=_DOUBLE.copy())
     zero = exp.EQ(this=_double(b), expression=exp.Literal.number(0))
-    return exp.Case(ifs=[exp.If(this=zero, true=exp.Mul(this=_double(a), expression=infinity))],
-                    default=exp.Div(this=_double(a), expression=_double(b)))
+    return exp.Case(
+        ifs=[exp.If(this=zero, true=exp.Mul(this=_double(a), expression=infinity))],
+        default=exp.Div(this=_double(a), expression=_double(b)),
+    )
 
 
 def _null_if_zero(divisor: exp.Expression, value: exp.Expression) -> exp.Expression:
@@ -157,7 +176,9 @@ def _category(node: exp.Expression, dtype: exp.DataType | None) -> str:
 
 def _branches(node: exp.Expression) -> list[exp.Expression]:
     if isinstance(node, exp.Case):
-        return [i.args["true"] for i in node.args.get("ifs") or []] + ([node.args["default"]] if node.args.get("default") else [])
+        return [i.args["true"] for i in node.args.get("ifs") or []] + (
+            [node.args["default"]] if node.args.get("default") else []
+        )
     if isinstance(node, exp.If):
         return [node.args["true"]] + ([node.args["false"]] if node.args.get("false") else [])
     return [node.this, *node.expressions]
@@ -192,8 +213,12 @@ def _int_div(a: exp.Expression, b: exp.Expression, operands: tuple[Operand, ...]
     return division
 
 
-_INTEGER_WIDTH = {exp.DataType.Type.TINYINT: 1, exp.DataType.Type.SMALLINT: 2, exp.DataType.Type.INT: 4,
-                  exp.DataType.Type.BIGINT: 8}
+_INTEGER_WIDTH = {
+    exp.DataType.Type.TINYINT: 1,
+    exp.DataType.Type.SMALLINT: 2,
+    exp.DataType.Type.INT: 4,
+    exp.DataType.Type.BIGINT: 8,
+}
 
 
 def _cast(x: exp.Expression, target: exp.DataType, safe: bool, category: str) -> exp.Expression:

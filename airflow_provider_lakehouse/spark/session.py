@@ -46,7 +46,7 @@ def _start_jvm_with_logged_output(settings: Mapping[str, str]) -> None:
     :mod:`.jvm_output`); the builder then reuses it. Left to PySpark when a JVM already runs or this fails."""
     from pyspark import SparkConf, SparkContext
 
-    if SparkContext._gateway is not None:  # noqa: SLF001 - the one JVM of this process already runs
+    if SparkContext._gateway is not None:
         return
     try:
         from subprocess import PIPE
@@ -62,11 +62,13 @@ def _start_jvm_with_logged_output(settings: Mapping[str, str]) -> None:
         if process is not None:
             forward(process.stdout, "stdout")
             forward(process.stderr, "stderr")
-        SparkContext._ensure_initialized(gateway=gateway, conf=conf)  # noqa: SLF001 - PySpark's own entry point
+        SparkContext._ensure_initialized(gateway=gateway, conf=conf)
     except Exception:
         import logging
 
-        logging.getLogger(__name__).debug("starting the JVM with logged output failed; PySpark starts it", exc_info=True)
+        logging.getLogger(__name__).debug(
+            "starting the JVM with logged output failed; PySpark starts it", exc_info=True
+        )
 
 
 #: sessions this process holds, by session key (a process may talk to several lakes or servers)
@@ -136,7 +138,7 @@ def close_connect_clients() -> None:
     for spark in sessions:
         try:
             spark.client.close()
-        except Exception:  # noqa: BLE001 - best effort at exit; the server's idle timeout cleans up the rest
+        except Exception:
             pass
 
 

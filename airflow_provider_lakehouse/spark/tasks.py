@@ -35,8 +35,17 @@ def spark_arrow_type(dtype: pa.DataType) -> pa.DataType:
     (DataType(int64), ListType(list<element: decimal128(20, 0)>))
     """
     if isinstance(dtype, pa.BaseExtensionType):
-        return pa.string() if dtype.extension_name in ("arrow.uuid", "arrow.json") else spark_arrow_type(dtype.storage_type)
-    widen = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(), pa.uint64(): pa.decimal128(20, 0)}
+        return (
+            pa.string()
+            if dtype.extension_name in ("arrow.uuid", "arrow.json")
+            else spark_arrow_type(dtype.storage_type)
+        )
+    widen = {
+        pa.uint8(): pa.int16(),
+        pa.uint16(): pa.int32(),
+        pa.uint32(): pa.int64(),
+        pa.uint64(): pa.decimal128(20, 0),
+    }
     if dtype in widen:
         return widen[dtype]
     if pa.types.is_time(dtype):
@@ -74,8 +83,11 @@ def _cast(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.ChunkedA
     if array.type == target:
         return array
     if isinstance(array.type, pa.BaseExtensionType):
-        array = array.cast(array.type.storage_type) if isinstance(array, pa.Array) else pa.chunked_array(
-            [c.storage for c in array.chunks], array.type.storage_type)
+        array = (
+            array.cast(array.type.storage_type)
+            if isinstance(array, pa.Array)
+            else pa.chunked_array([c.storage for c in array.chunks], array.type.storage_type)
+        )
     if pa.types.is_time(array.type) and pa.types.is_string(target):
         values = array.to_pylist()
         return pa.array([None if v is None else v.isoformat() for v in values], pa.string())
@@ -123,8 +135,15 @@ def read_task(task: ScanTask) -> Iterator[pa.RecordBatch]:
     storage = Storage(task.data_path, task.s3)
     schema = task.output_schema()
     for f in task.files:
-        table = read_data_file(storage, f, task.columns, task.snapshot_id, virtual=task.virtual,
-                               all_columns=task.table.columns, name_map=task.name_maps.get(f.mapping_id))
+        table = read_data_file(
+            storage,
+            f,
+            task.columns,
+            task.snapshot_id,
+            virtual=task.virtual,
+            all_columns=task.table.columns,
+            name_map=task.name_maps.get(f.mapping_id),
+        )
         yield from to_spark_batch(table, schema)
     if task.inlined_ipc:
         yield from to_spark_batch(pa.ipc.open_stream(task.inlined_ipc).read_all(), schema)
@@ -170,10 +189,17 @@ def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
         if data.num_rows == 0:
             return
         for part, row_ids in _split_by_row_ids(data):
-            written = write_data_file(storage, task.table_dir, task.columns, conform_to_table(task.columns, part),
-                                      row_ids=row_ids, tag=task.tag)
-            yield pa.RecordBatch.from_pydict({META_COLUMN: [pickle.dumps(written)]},
-                                             schema=pa.schema([(META_COLUMN, pa.binary())]))
+            written = write_data_file(
+                storage,
+                task.table_dir,
+                task.columns,
+                conform_to_table(task.columns, part),
+                row_ids=row_ids,
+                tag=task.tag,
+            )
+            yield pa.RecordBatch.from_pydict(
+                {META_COLUMN: [pickle.dumps(written)]}, schema=pa.schema([(META_COLUMN, pa.binary())])
+            )
 
     for batch in batches:
         if batch.num_rows == 0:
@@ -218,7 +244,7 @@ def remove_tagged_files(task: WriteTask) -> int:
 
 
 def written_files(rows: Iterable[bytes]) -> list[WrittenFile]:
-    return [pickle.loads(raw) for raw in rows]  # noqa: S301 - produced by our own executors in this job
+    return [pickle.loads(raw) for raw in rows]
 
 
 def _store_as(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.ChunkedArray | pa.Array:
@@ -250,7 +276,9 @@ def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
     for column in columns:
         source = by_lower.get(column.name.lower())
         if source is None:
-            filler = replace(column, initial_default=column.default_value) if column.default_value is not None else column
+            filler = (
+                replace(column, initial_default=column.default_value) if column.default_value is not None else column
+            )
             arrays.append(default_array(filler, data.num_rows))
             continue
         array = data.column(source)
@@ -261,5 +289,7 @@ def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
         try:
             arrays.append(array if array.type == target else _store_as(array, target))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise ValueError(f"Column {column.name!r}: cannot store {array.type} values as {column.type}: {exc}") from None
+            raise ValueError(
+                f"Column {column.name!r}: cannot store {array.type} values as {column.type}: {exc}"
+            ) from None
     return pa.Table.from_arrays(arrays, names=[c.name for c in columns])

@@ -30,5 +30,6 @@ def _release_after_fork() -> None:
     _NO_FORK_IN_PROGRESS.release()
 
 
-os.register_at_fork(before=_NO_FORK_IN_PROGRESS.acquire, after_in_parent=_release_after_fork,
-                    after_in_child=_release_after_fork)
+os.register_at_fork(
+    before=_NO_FORK_IN_PROGRESS.acquire, after_in_parent=_release_after_fork, after_in_child=_release_after_fork
+)

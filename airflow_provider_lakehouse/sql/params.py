@@ -50,14 +50,10 @@ def validate_parameters(statements: Sequence[Statement], parameters: Parameters)
         missing = [k for k in used if k not in values]
         if missing:
             given = ", ".join(sorted(values)) or "none"
-            raise ParameterError(
-                f"No value for parameter(s) {', '.join('$' + k for k in missing)}; given: {given}."
-            )
+            raise ParameterError(f"No value for parameter(s) {', '.join('$' + k for k in missing)}; given: {given}.")
         unused = [k for k in values if k not in used]
         if unused:
-            raise ParameterError(
-                f"Parameter(s) {', '.join('$' + k for k in unused)} given but not used by the SQL."
-            )
+            raise ParameterError(f"Parameter(s) {', '.join('$' + k for k in unused)} given but not used by the SQL.")
         return values
     items = list(parameters)
     named = [k for k in used if not k.isdigit()]

@@ -22,8 +22,10 @@ _IDENT_CHAR = re.compile(r"[A-Za-z0-9_$]")
 _SPECIAL = re.compile(r"['\";$]|--|/\*")  # what can start a token that is not code
 # Where a quoted string or identifier may end: its quote, or a backslash escape (E'...' strings).
 _QUOTE_STOPS = {
-    ("'", False): re.compile(r"'"), ("'", True): re.compile(r"['\\]"),
-    ('"', False): re.compile(r'"'), ('"', True): re.compile(r'["\\]'),
+    ("'", False): re.compile(r"'"),
+    ("'", True): re.compile(r"['\\]"),
+    ('"', False): re.compile(r'"'),
+    ('"', True): re.compile(r'["\\]'),
 }
 _COMMENT_MARK = re.compile(r"/\*|\*/")
 
@@ -104,9 +106,7 @@ def _end_of_quoted(sql: str, start: int, quote: str, *, backslash: bool) -> int:
         if stop is None:
             return n  # unterminated: the database will report it, with its own message
         i = stop.start()
-        if sql[i] == "\\":
-            i += 2
-        elif sql.startswith(quote, i + 1):  # doubled quote is an escaped quote
+        if sql[i] == "\\" or sql.startswith(quote, i + 1):
             i += 2
         else:
             return i + 1

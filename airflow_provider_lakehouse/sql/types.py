@@ -10,17 +10,36 @@ from airflow_provider_lakehouse.exceptions import UnsupportedStatementError
 _T = exp.DataType.Type
 _SIMPLE: dict[exp.DataType.Type, pa.DataType] = {
     _T.BOOLEAN: pa.bool_(),
-    _T.TINYINT: pa.int8(), _T.SMALLINT: pa.int16(), _T.INT: pa.int32(), _T.BIGINT: pa.int64(),
-    _T.UTINYINT: pa.uint8(), _T.USMALLINT: pa.uint16(), _T.UINT: pa.uint32(), _T.UBIGINT: pa.uint64(),
-    _T.FLOAT: pa.float32(), _T.DOUBLE: pa.float64(),
-    _T.VARCHAR: pa.string(), _T.TEXT: pa.string(), _T.CHAR: pa.string(), _T.NVARCHAR: pa.string(),
+    _T.TINYINT: pa.int8(),
+    _T.SMALLINT: pa.int16(),
+    _T.INT: pa.int32(),
+    _T.BIGINT: pa.int64(),
+    _T.UTINYINT: pa.uint8(),
+    _T.USMALLINT: pa.uint16(),
+    _T.UINT: pa.uint32(),
+    _T.UBIGINT: pa.uint64(),
+    _T.FLOAT: pa.float32(),
+    _T.DOUBLE: pa.float64(),
+    _T.VARCHAR: pa.string(),
+    _T.TEXT: pa.string(),
+    _T.CHAR: pa.string(),
+    _T.NVARCHAR: pa.string(),
     _T.NCHAR: pa.string(),
-    _T.BLOB: pa.binary(), _T.VARBINARY: pa.binary(), _T.BINARY: pa.binary(),
-    _T.DATE: pa.date32(), _T.TIME: pa.time64("us"),
-    _T.TIMESTAMP: pa.timestamp("us"), _T.DATETIME: pa.timestamp("us"), _T.TIMESTAMPNTZ: pa.timestamp("us"),
-    _T.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"), _T.TIMESTAMPLTZ: pa.timestamp("us", tz="UTC"),
-    _T.TIMESTAMP_S: pa.timestamp("s"), _T.TIMESTAMP_MS: pa.timestamp("ms"), _T.TIMESTAMP_NS: pa.timestamp("ns"),
-    _T.UUID: pa.uuid(), _T.JSON: pa.json_(),
+    _T.BLOB: pa.binary(),
+    _T.VARBINARY: pa.binary(),
+    _T.BINARY: pa.binary(),
+    _T.DATE: pa.date32(),
+    _T.TIME: pa.time64("us"),
+    _T.TIMESTAMP: pa.timestamp("us"),
+    _T.DATETIME: pa.timestamp("us"),
+    _T.TIMESTAMPNTZ: pa.timestamp("us"),
+    _T.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),
+    _T.TIMESTAMPLTZ: pa.timestamp("us", tz="UTC"),
+    _T.TIMESTAMP_S: pa.timestamp("s"),
+    _T.TIMESTAMP_MS: pa.timestamp("ms"),
+    _T.TIMESTAMP_NS: pa.timestamp("ns"),
+    _T.UUID: pa.uuid(),
+    _T.JSON: pa.json_(),
 }
 
 
@@ -40,7 +59,7 @@ def arrow_type(dtype: exp.DataType) -> pa.DataType:
         return _SIMPLE[kind]
     if kind == _T.DECIMAL:
         params = [int(p.this.this) for p in dtype.expressions if isinstance(p, exp.DataTypeParam)]
-        precision, scale = (params + [18, 3][len(params):])[:2] if params else (18, 3)  # DuckDB's default
+        precision, scale = (params + [18, 3][len(params) :])[:2] if params else (18, 3)  # DuckDB's default
         return pa.decimal128(precision, scale)
     if kind in (_T.ARRAY, _T.LIST):
         (element,) = dtype.expressions

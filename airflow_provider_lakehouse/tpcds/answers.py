@@ -23,12 +23,28 @@ def _sdist(cache_dir: Path, version: str) -> Path:
     archive = cache_dir / f"duckdb-{version}.tar.gz"
     if not archive.exists():
         cache_dir.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", f"duckdb=={version}", "--no-deps",
-                        "--no-binary", "duckdb", "-d", str(cache_dir)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                f"duckdb=={version}",
+                "--no-deps",
+                "--no-binary",
+                "duckdb",
+                "-d",
+                str(cache_dir),
+            ],
+            check=True,
+        )
     return archive
 
 
-def reference_answer(number: int, scale_factor: str, cache_dir: str, version: str | None = None) -> tuple[list[str], list[list[str]]]:
+def reference_answer(
+    number: int, scale_factor: str, cache_dir: str, version: str | None = None
+) -> tuple[list[str], list[list[str]]]:
     """Header and rows (text, ``NULL`` as written) of TPC-DS query ``number`` at ``scale_factor`` (``"0.01"``
     or ``"1"``), from the DuckDB source distribution of ``version`` (default: the installed DuckDB's)."""
     import duckdb
@@ -43,8 +59,9 @@ def reference_answer(number: int, scale_factor: str, cache_dir: str, version: st
     return lines[0].split("|"), [line.split("|") for line in lines[1:] if line]
 
 
-def matches_reference(rows: Sequence[Sequence[Any]], reference: Sequence[Sequence[Any]],
-                      tolerance: float = 0.011) -> str | None:
+def matches_reference(
+    rows: Sequence[Sequence[Any]], reference: Sequence[Sequence[Any]], tolerance: float = 0.011
+) -> str | None:
     """``None`` if ``rows`` (any order) equal the reference rows; numbers within ``tolerance`` (the reference
     rounds to two places, or prints 16-20 digits); otherwise a description of the first difference.
 

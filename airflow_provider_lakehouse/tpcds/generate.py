@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 # DuckDB's default row group size: a large table gets many row groups, which readers split among cores.
 ROW_GROUP_ROWS = 122_880
 
+
 @dataclass(frozen=True)
 class Generated:
     """What :func:`generate` wrote: rows per table, bytes, seconds."""
@@ -101,8 +102,9 @@ def generate(scale_factor: float, landing: str, *, extension_dir: str, s3: S3Spe
     size = 0
     for table in SOURCE_TABLES:
         data = con.execute(f"SELECT * FROM {table}").fetch_arrow_table()
-        file_size, _footer, _meta = storage.write_parquet(data, join_path(storage.data_path, f"{table}.parquet"),
-                                                          compression="zstd", row_group_size=ROW_GROUP_ROWS)
+        file_size, _footer, _meta = storage.write_parquet(
+            data, join_path(storage.data_path, f"{table}.parquet"), compression="zstd", row_group_size=ROW_GROUP_ROWS
+        )
         rows[table] = data.num_rows
         size += file_size
     for number in BENCHMARK_QUERIES:

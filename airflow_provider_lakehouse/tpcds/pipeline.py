@@ -45,8 +45,10 @@ def ingest_sql(table: str, landing: str) -> str:
     """Load one source table from the landing area (replacing the previous load)."""
     if table not in SOURCE_TABLES:
         raise ValueError(f"{table!r} is no TPC-DS source table")
-    return (f"CREATE SCHEMA IF NOT EXISTS tpcds;\n"
-            f"CREATE OR REPLACE TABLE tpcds.{table} AS SELECT * FROM read_parquet('{landing}/{table}.parquet');")
+    return (
+        f"CREATE SCHEMA IF NOT EXISTS tpcds;\n"
+        f"CREATE OR REPLACE TABLE tpcds.{table} AS SELECT * FROM read_parquet('{landing}/{table}.parquet');"
+    )
 
 
 def _check(name: str, violations: dict[str, str]) -> str:
@@ -55,74 +57,128 @@ def _check(name: str, violations: dict[str, str]) -> str:
     labels = list(violations)
     total = " + ".join(labels)
     report = " || ', ' || ".join(f"'{label}=' || CAST({label} AS VARCHAR)" for label in labels)
-    return (f"SELECT {', '.join(labels)},\n"
-            f"  CASE WHEN {total} > 0 THEN error('check {name} failed: ' || {report}) END AS failed\n"
-            f"FROM (SELECT\n  {counts}) AS counts;")
+    return (
+        f"SELECT {', '.join(labels)},\n"
+        f"  CASE WHEN {total} > 0 THEN error('check {name} failed: ' || {report}) END AS failed\n"
+        f"FROM (SELECT\n  {counts}) AS counts;"
+    )
 
 
 def _orphans(fact: str, key: str, dim: str, dim_key: str) -> str:
-    return (f"SELECT count(*) FROM tpcds.{fact} f LEFT JOIN tpcds.{dim} d ON f.{key} = d.{dim_key} "
-            f"WHERE f.{key} IS NOT NULL AND d.{dim_key} IS NULL")
+    return (
+        f"SELECT count(*) FROM tpcds.{fact} f LEFT JOIN tpcds.{dim} d ON f.{key} = d.{dim_key} "
+        f"WHERE f.{key} IS NOT NULL AND d.{dim_key} IS NULL"
+    )
 
 
 SURROGATE_KEYS = {
-    "call_center": "cc_call_center_sk", "catalog_page": "cp_catalog_page_sk", "customer": "c_customer_sk",
-    "customer_address": "ca_address_sk", "customer_demographics": "cd_demo_sk", "date_dim": "d_date_sk",
-    "household_demographics": "hd_demo_sk", "income_band": "ib_income_band_sk", "item": "i_item_sk",
-    "promotion": "p_promo_sk", "reason": "r_reason_sk", "ship_mode": "sm_ship_mode_sk", "store": "s_store_sk",
-    "time_dim": "t_time_sk", "warehouse": "w_warehouse_sk", "web_page": "wp_web_page_sk", "web_site": "web_site_sk",
+    "call_center": "cc_call_center_sk",
+    "catalog_page": "cp_catalog_page_sk",
+    "customer": "c_customer_sk",
+    "customer_address": "ca_address_sk",
+    "customer_demographics": "cd_demo_sk",
+    "date_dim": "d_date_sk",
+    "household_demographics": "hd_demo_sk",
+    "income_band": "ib_income_band_sk",
+    "item": "i_item_sk",
+    "promotion": "p_promo_sk",
+    "reason": "r_reason_sk",
+    "ship_mode": "sm_ship_mode_sk",
+    "store": "s_store_sk",
+    "time_dim": "t_time_sk",
+    "warehouse": "w_warehouse_sk",
+    "web_page": "wp_web_page_sk",
+    "web_site": "web_site_sk",
 }
 
 
 def validation_sql() -> dict[str, str]:
     """The eight checks, by task name."""
-    keys = {f"{dim}_keys": f"SELECT count(*) - count(DISTINCT {key}) + count(*) FILTER (WHERE {key} IS NULL) "
-                           f"FROM tpcds.{dim}" for dim, key in SURROGATE_KEYS.items()}
+    keys = {
+        f"{dim}_keys": f"SELECT count(*) - count(DISTINCT {key}) + count(*) FILTER (WHERE {key} IS NULL) "
+        f"FROM tpcds.{dim}"
+        for dim, key in SURROGATE_KEYS.items()
+    }
     return {
-        "store_sales_references": _check("store_sales_references", {
-            "items": _orphans("store_sales", "ss_item_sk", "item", "i_item_sk"),
-            "customers": _orphans("store_sales", "ss_customer_sk", "customer", "c_customer_sk"),
-            "stores": _orphans("store_sales", "ss_store_sk", "store", "s_store_sk"),
-            "dates": _orphans("store_sales", "ss_sold_date_sk", "date_dim", "d_date_sk")}),
-        "catalog_sales_references": _check("catalog_sales_references", {
-            "items": _orphans("catalog_sales", "cs_item_sk", "item", "i_item_sk"),
-            "customers": _orphans("catalog_sales", "cs_bill_customer_sk", "customer", "c_customer_sk"),
-            "call_centers": _orphans("catalog_sales", "cs_call_center_sk", "call_center", "cc_call_center_sk"),
-            "dates": _orphans("catalog_sales", "cs_sold_date_sk", "date_dim", "d_date_sk")}),
-        "web_sales_references": _check("web_sales_references", {
-            "items": _orphans("web_sales", "ws_item_sk", "item", "i_item_sk"),
-            "customers": _orphans("web_sales", "ws_bill_customer_sk", "customer", "c_customer_sk"),
-            "web_sites": _orphans("web_sales", "ws_web_site_sk", "web_site", "web_site_sk"),
-            "dates": _orphans("web_sales", "ws_sold_date_sk", "date_dim", "d_date_sk")}),
-        "returns_references": _check("returns_references", {
-            "store_items": _orphans("store_returns", "sr_item_sk", "item", "i_item_sk"),
-            "catalog_items": _orphans("catalog_returns", "cr_item_sk", "item", "i_item_sk"),
-            "web_items": _orphans("web_returns", "wr_item_sk", "item", "i_item_sk")}),
-        "inventory_references": _check("inventory_references", {
-            "items": _orphans("inventory", "inv_item_sk", "item", "i_item_sk"),
-            "warehouses": _orphans("inventory", "inv_warehouse_sk", "warehouse", "w_warehouse_sk"),
-            "dates": _orphans("inventory", "inv_date_sk", "date_dim", "d_date_sk")}),
+        "store_sales_references": _check(
+            "store_sales_references",
+            {
+                "items": _orphans("store_sales", "ss_item_sk", "item", "i_item_sk"),
+                "customers": _orphans("store_sales", "ss_customer_sk", "customer", "c_customer_sk"),
+                "stores": _orphans("store_sales", "ss_store_sk", "store", "s_store_sk"),
+                "dates": _orphans("store_sales", "ss_sold_date_sk", "date_dim", "d_date_sk"),
+            },
+        ),
+        "catalog_sales_references": _check(
+            "catalog_sales_references",
+            {
+                "items": _orphans("catalog_sales", "cs_item_sk", "item", "i_item_sk"),
+                "customers": _orphans("catalog_sales", "cs_bill_customer_sk", "customer", "c_customer_sk"),
+                "call_centers": _orphans("catalog_sales", "cs_call_center_sk", "call_center", "cc_call_center_sk"),
+                "dates": _orphans("catalog_sales", "cs_sold_date_sk", "date_dim", "d_date_sk"),
+            },
+        ),
+        "web_sales_references": _check(
+            "web_sales_references",
+            {
+                "items": _orphans("web_sales", "ws_item_sk", "item", "i_item_sk"),
+                "customers": _orphans("web_sales", "ws_bill_customer_sk", "customer", "c_customer_sk"),
+                "web_sites": _orphans("web_sales", "ws_web_site_sk", "web_site", "web_site_sk"),
+                "dates": _orphans("web_sales", "ws_sold_date_sk", "date_dim", "d_date_sk"),
+            },
+        ),
+        "returns_references": _check(
+            "returns_references",
+            {
+                "store_items": _orphans("store_returns", "sr_item_sk", "item", "i_item_sk"),
+                "catalog_items": _orphans("catalog_returns", "cr_item_sk", "item", "i_item_sk"),
+                "web_items": _orphans("web_returns", "wr_item_sk", "item", "i_item_sk"),
+            },
+        ),
+        "inventory_references": _check(
+            "inventory_references",
+            {
+                "items": _orphans("inventory", "inv_item_sk", "item", "i_item_sk"),
+                "warehouses": _orphans("inventory", "inv_warehouse_sk", "warehouse", "w_warehouse_sk"),
+                "dates": _orphans("inventory", "inv_date_sk", "date_dim", "d_date_sk"),
+            },
+        ),
         "surrogate_keys": _check("surrogate_keys", keys),
-        "non_negative_quantities": _check("non_negative_quantities", {
-            "store_sales": "SELECT count(*) FROM tpcds.store_sales WHERE ss_quantity < 0",
-            "catalog_sales": "SELECT count(*) FROM tpcds.catalog_sales WHERE cs_quantity < 0",
-            "web_sales": "SELECT count(*) FROM tpcds.web_sales WHERE ws_quantity < 0",
-            "returns": "SELECT count(*) FROM tpcds.store_returns WHERE sr_return_quantity < 0",
-            "inventory": "SELECT count(*) FROM tpcds.inventory WHERE inv_quantity_on_hand < 0"}),
-        "sale_dates_in_calendar": _check("sale_dates_in_calendar", {
-            "store": "SELECT count(*) FROM tpcds.store_sales WHERE ss_sold_date_sk NOT BETWEEN "
-                     "(SELECT min(d_date_sk) FROM tpcds.date_dim) AND (SELECT max(d_date_sk) FROM tpcds.date_dim)",
-            "catalog": "SELECT count(*) FROM tpcds.catalog_sales WHERE cs_sold_date_sk NOT BETWEEN "
-                       "(SELECT min(d_date_sk) FROM tpcds.date_dim) AND (SELECT max(d_date_sk) FROM tpcds.date_dim)",
-            "web": "SELECT count(*) FROM tpcds.web_sales WHERE ws_sold_date_sk NOT BETWEEN "
-                   "(SELECT min(d_date_sk) FROM tpcds.date_dim) AND (SELECT max(d_date_sk) FROM tpcds.date_dim)"}),
+        "non_negative_quantities": _check(
+            "non_negative_quantities",
+            {
+                "store_sales": "SELECT count(*) FROM tpcds.store_sales WHERE ss_quantity < 0",
+                "catalog_sales": "SELECT count(*) FROM tpcds.catalog_sales WHERE cs_quantity < 0",
+                "web_sales": "SELECT count(*) FROM tpcds.web_sales WHERE ws_quantity < 0",
+                "returns": "SELECT count(*) FROM tpcds.store_returns WHERE sr_return_quantity < 0",
+                "inventory": "SELECT count(*) FROM tpcds.inventory WHERE inv_quantity_on_hand < 0",
+            },
+        ),
+        "sale_dates_in_calendar": _check(
+            "sale_dates_in_calendar",
+            {
+                "store": "SELECT count(*) FROM tpcds.store_sales WHERE ss_sold_date_sk NOT BETWEEN "
+                "(SELECT min(d_date_sk) FROM tpcds.date_dim) AND (SELECT max(d_date_sk) FROM tpcds.date_dim)",
+                "catalog": "SELECT count(*) FROM tpcds.catalog_sales WHERE cs_sold_date_sk NOT BETWEEN "
+                "(SELECT min(d_date_sk) FROM tpcds.date_dim) AND (SELECT max(d_date_sk) FROM tpcds.date_dim)",
+                "web": "SELECT count(*) FROM tpcds.web_sales WHERE ws_sold_date_sk NOT BETWEEN "
+                "(SELECT min(d_date_sk) FROM tpcds.date_dim) AND (SELECT max(d_date_sk) FROM tpcds.date_dim)",
+            },
+        ),
     }
 
 
 _CHANNELS = {  # channel: (sales table, prefix, customer key, outlet key, outlet table, outlet key column, outlet name)
     "store": ("store_sales", "ss", "ss_customer_sk", "ss_store_sk", "store", "s_store_sk", "s_store_name"),
-    "catalog": ("catalog_sales", "cs", "cs_bill_customer_sk", "cs_call_center_sk", "call_center",
-                "cc_call_center_sk", "cc_name"),
+    "catalog": (
+        "catalog_sales",
+        "cs",
+        "cs_bill_customer_sk",
+        "cs_call_center_sk",
+        "call_center",
+        "cc_call_center_sk",
+        "cc_name",
+    ),
     "web": ("web_sales", "ws", "ws_bill_customer_sk", "ws_web_site_sk", "web_site", "web_site_sk", "web_name"),
 }
 
@@ -158,19 +214,22 @@ def aggregate_sql() -> dict[str, str]:
     """The six aggregates; the small ones (:data:`AGGREGATES_PUBLISHED`) also go to a Data Table."""
     head = "CREATE SCHEMA IF NOT EXISTS agg;\n"
     return {
-        "daily_sales_by_channel": head + f"""CREATE OR REPLACE TABLE agg.daily_sales_by_channel AS
+        "daily_sales_by_channel": head
+        + f"""CREATE OR REPLACE TABLE agg.daily_sales_by_channel AS
 SELECT sold_date, channel, count(*) AS lines, sum(quantity) AS quantity, sum(sales_amount) AS sales,
        sum(net_profit) AS profit
-FROM ({_all_sales('sold_date, quantity, sales_amount, net_profit')}) AS s
+FROM ({_all_sales("sold_date, quantity, sales_amount, net_profit")}) AS s
 WHERE sold_date IS NOT NULL
 GROUP BY sold_date, channel;""",
-        "customer_lifetime_value": head + f"""CREATE OR REPLACE TABLE agg.customer_lifetime_value AS
+        "customer_lifetime_value": head
+        + f"""CREATE OR REPLACE TABLE agg.customer_lifetime_value AS
 SELECT customer_id, count(*) AS purchases, count(DISTINCT channel) AS channels, sum(net_paid) AS lifetime_value,
        min(sold_date) AS first_purchase, max(sold_date) AS last_purchase
-FROM ({_all_sales('customer_id, net_paid, sold_date')}) AS s
+FROM ({_all_sales("customer_id, net_paid, sold_date")}) AS s
 WHERE customer_id IS NOT NULL
 GROUP BY customer_id;""",
-        "return_rate_by_category": head + """CREATE OR REPLACE TABLE agg.return_rate_by_category AS
+        "return_rate_by_category": head
+        + """CREATE OR REPLACE TABLE agg.return_rate_by_category AS
 WITH sold AS (
   SELECT i.i_category AS category, sum(ss.ss_quantity) AS quantity
   FROM tpcds.store_sales ss JOIN tpcds.item i ON ss.ss_item_sk = i.i_item_sk
@@ -183,24 +242,27 @@ SELECT sold.category, sold.quantity AS sold_quantity, coalesce(returned.quantity
        round(coalesce(returned.quantity, 0) / sold.quantity, 4) AS return_rate
 FROM sold LEFT JOIN returned ON sold.category = returned.category
 WHERE sold.category IS NOT NULL;""",
-        "channel_comparison": head + f"""CREATE OR REPLACE TABLE agg.channel_comparison AS
+        "channel_comparison": head
+        + f"""CREATE OR REPLACE TABLE agg.channel_comparison AS
 SELECT channel, sold_year, count(*) AS lines, sum(sales_amount) AS sales, sum(net_profit) AS profit,
        round(sum(net_profit) / sum(sales_amount), 4) AS margin, round(avg(sales_amount), 2) AS average_line
-FROM ({_all_sales('sold_year, sales_amount, net_profit')}) AS s
+FROM ({_all_sales("sold_year, sales_amount, net_profit")}) AS s
 WHERE sold_year IS NOT NULL
 GROUP BY channel, sold_year;""",
-        "top_brands_by_month": head + f"""CREATE OR REPLACE TABLE agg.top_brands_by_month AS
+        "top_brands_by_month": head
+        + f"""CREATE OR REPLACE TABLE agg.top_brands_by_month AS
 SELECT * FROM (
   SELECT sold_year, sold_month, brand, sum(sales_amount) AS sales,
          rank() OVER (PARTITION BY sold_year, sold_month ORDER BY sum(sales_amount) DESC) AS brand_rank
-  FROM ({_all_sales('sold_year, sold_month, brand, sales_amount')}) AS s
+  FROM ({_all_sales("sold_year, sold_month, brand, sales_amount")}) AS s
   WHERE brand IS NOT NULL AND sold_year IS NOT NULL
   GROUP BY sold_year, sold_month, brand) AS ranked
 WHERE brand_rank <= 10;""",
-        "outlet_performance": head + f"""CREATE OR REPLACE TABLE agg.outlet_performance AS
+        "outlet_performance": head
+        + f"""CREATE OR REPLACE TABLE agg.outlet_performance AS
 SELECT channel, outlet_name, count(DISTINCT customer_id) AS customers, sum(sales_amount) AS sales,
        sum(net_profit) AS profit
-FROM ({_all_sales('outlet_name, customer_id, sales_amount, net_profit')}) AS s
+FROM ({_all_sales("outlet_name, customer_id, sales_amount, net_profit")}) AS s
 WHERE outlet_name IS NOT NULL
 GROUP BY channel, outlet_name;""",
     }
@@ -223,6 +285,8 @@ def pipeline_tasks(landing: str, queries: Mapping[int, str]) -> list[PipelineTas
     tasks += [PipelineTask("validate", name, sql) for name, sql in validation_sql().items()]
     tasks += [PipelineTask("denormalize", name, sql) for name, sql in denormalize_sql().items()]
     tasks += [PipelineTask("aggregate", name, sql) for name, sql in aggregate_sql().items()]
-    tasks += [PipelineTask("query", f"q{number:02d}", query_result_sql(number, text), schema="tpcds")
-              for number, text in queries.items()]
+    tasks += [
+        PipelineTask("query", f"q{number:02d}", query_result_sql(number, text), schema="tpcds")
+        for number, text in queries.items()
+    ]
     return tasks

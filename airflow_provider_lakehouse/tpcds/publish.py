@@ -34,8 +34,9 @@ def _is_iso_date(value: Any) -> bool:
     return len(value) == 10
 
 
-def publish(lake: str, datatable: str, tables: Iterable[str], *, max_rows: int = 1_000_000,
-            spark_conn_id: str | None = None) -> dict[str, int]:
+def publish(
+    lake: str, datatable: str, tables: Iterable[str], *, max_rows: int = 1_000_000, spark_conn_id: str | None = None
+) -> dict[str, int]:
     """Copy ``agg.<table>`` of ``lake`` into schema ``agg`` of ``datatable``; returns rows per table.
 
     :param lake: the lake's name.
@@ -51,8 +52,10 @@ def publish(lake: str, datatable: str, tables: Iterable[str], *, max_rows: int =
     lake_hook, table_hook = DucklakeHook(ducklake=lake, spark_conn_id=spark_conn_id), DataTableHook(datatable=datatable)
     published = {}
     for table in tables:
-        response = lake_hook.run(f"ATTACH 'ducklake://{lake}' AS dl; USE dl; SELECT * FROM agg.{table}",
-                                 options=RunOptions(max_rows=max_rows))
+        response = lake_hook.run(
+            f"ATTACH 'ducklake://{lake}' AS dl; USE dl; SELECT * FROM agg.{table}",
+            options=RunOptions(max_rows=max_rows),
+        )
         command = response["result"]["commands"][-1]
         if command.get("truncated"):
             raise ValueError(f"agg.{table} has {command['row_count']} rows, more than {max_rows}: too big to publish")
@@ -62,7 +65,8 @@ def publish(lake: str, datatable: str, tables: Iterable[str], *, max_rows: int =
         table_hook.run(
             f'CREATE TABLE IF NOT EXISTS "{table}" ({ddl}); DELETE FROM "{table}"; '
             f'INSERT INTO "{table}" SELECT * FROM jsonb_populate_recordset(NULL::"{table}", $1::jsonb)',
-            [rows], fetch="none",
+            [rows],
+            fetch="none",
         )
         published[table] = len(rows)
     return published

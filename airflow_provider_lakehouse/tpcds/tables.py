@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 FACT_TABLES = (
-    "store_sales", "store_returns", "catalog_sales", "catalog_returns", "web_sales", "web_returns", "inventory",
+    "store_sales",
+    "store_returns",
+    "catalog_sales",
+    "catalog_returns",
+    "web_sales",
+    "web_returns",
+    "inventory",
 )
 DIMENSION_TABLES = (
-    "call_center", "catalog_page", "customer", "customer_address", "customer_demographics", "date_dim",
-    "household_demographics", "income_band", "item", "promotion", "reason", "ship_mode", "store", "time_dim",
-    "warehouse", "web_page", "web_site",
+    "call_center",
+    "catalog_page",
+    "customer",
+    "customer_address",
+    "customer_demographics",
+    "date_dim",
+    "household_demographics",
+    "income_band",
+    "item",
+    "promotion",
+    "reason",
+    "ship_mode",
+    "store",
+    "time_dim",
+    "warehouse",
+    "web_page",
+    "web_site",
 )
 SOURCE_TABLES = FACT_TABLES + DIMENSION_TABLES
 

@@ -62,8 +62,9 @@ def main() -> None:
         seconds = []
         for task in range(1, args.tasks + 1):
             began = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-c", TASK % task], env=env, cwd=REPO_ROOT,
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [sys.executable, "-c", TASK % task], env=env, cwd=REPO_ROOT, capture_output=True, text=True
+            )
             if proc.returncode != 0:
                 raise SystemExit(f"task {task} failed:\n{proc.stderr[-3000:]}")
             seconds.append(time.perf_counter() - began)
@@ -75,8 +76,10 @@ def main() -> None:
     finally:
         if started:
             stack.down(log=lambda _m: None)
-    print(f"\nSpark Connect server under {args.tasks} sequential tasks ({os.cpu_count()} CPUs); "
-          f"task wall time incl. process start: median {statistics.median(seconds):.1f} s\n")
+    print(
+        f"\nSpark Connect server under {args.tasks} sequential tasks ({os.cpu_count()} CPUs); "
+        f"task wall time incl. process start: median {statistics.median(seconds):.1f} s\n"
+    )
     print("| tasks run | server processes | server RSS (MB) |\n|---:|---:|---:|")
     for done, processes, rss in samples:
         print(f"| {'idle 40 s later' if done < 0 else done} | {processes} | {rss} |")

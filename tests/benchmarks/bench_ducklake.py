@@ -50,10 +50,16 @@ def _writers(env: dict[str, str], engine: str, count: int, commits: int, base: i
     import json
 
     start_at = time.time() + 8 + 2 * count  # after every process has started and made its warm-up commit
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.integration.lake_writer", engine,
-                               str(base + 100_000 * w), str(commits)],
-                              env=dict(env, LAKE_WRITERS_START_AT=str(start_at)), cwd=REPO_ROOT,
-                              stdout=subprocess.PIPE, text=True) for w in range(count)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.integration.lake_writer", engine, str(base + 100_000 * w), str(commits)],
+            env=dict(env, LAKE_WRITERS_START_AT=str(start_at)),
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(count)
+    ]
     reports = []
     for proc in procs:
         out, _ = proc.communicate(timeout=1800)
@@ -88,18 +94,26 @@ def main() -> None:
                 rate, n = _writers(env, engine, 1, args.commits, base=10_000_000 * (1 if engine == "ours" else 5))
                 expected += n
                 results.append((f"commits/s, 1 writer, {_label(engine)}", f"{rate:.1f}"))
-                rate, n = _writers(env, engine, args.writers, args.commits,
-                                   base=10_000_000 * (2 if engine == "ours" else 6))
+                rate, n = _writers(
+                    env, engine, args.writers, args.commits, base=10_000_000 * (2 if engine == "ours" else 6)
+                )
                 expected += n
-                results.append((f"commits/s, {args.writers} writer processes together, {_label(engine)}", f"{rate:.1f}"))
+                results.append(
+                    (f"commits/s, {args.writers} writer processes together, {_label(engine)}", f"{rate:.1f}")
+                )
             ids = lake.read("t", columns=["id"]).column("id").to_numpy()
             unique = len(np.unique(ids))
             results.append(("rows lost / duplicated (all runs)", f"{expected * 10 - unique} / {len(ids) - unique}"))
 
             rng = np.random.default_rng(0)
-            data = pa.table({"id": pa.array(np.arange(args.rows), pa.int64()), "a": rng.random(args.rows),
-                             "b": pa.array(rng.integers(0, 1000, args.rows), pa.int32()),
-                             "s": pa.array([f"k{i % 1000}" for i in range(args.rows)])})
+            data = pa.table(
+                {
+                    "id": pa.array(np.arange(args.rows), pa.int64()),
+                    "a": rng.random(args.rows),
+                    "b": pa.array(rng.integers(0, 1000, args.rows), pa.int32()),
+                    "s": pa.array([f"k{i % 1000}" for i in range(args.rows)]),
+                }
+            )
             with lake.transaction() as tx:
                 tx.create_table("scan", data.schema)
                 tx.append("scan", data)
@@ -111,18 +125,24 @@ def main() -> None:
                 ours = lake.read("scan")
                 timings["ours"].append(time.perf_counter() - t0)
                 t0 = time.perf_counter()
-                direct = pa.concat_tables([pq.read_table(lake.storage.fs_path(f), filesystem=lake.storage.fs) for f in files])
+                direct = pa.concat_tables(
+                    [pq.read_table(lake.storage.fs_path(f), filesystem=lake.storage.fs) for f in files]
+                )
                 timings["pyarrow"].append(time.perf_counter() - t0)
             assert ours.num_rows == direct.num_rows == args.rows
             best_ours, best_direct = min(timings["ours"]), min(timings["pyarrow"])
-            results.append((f"scan {args.rows:,} rows / {size_mb:.1f} MB: DuckLake.read (best of 3)", f"{best_ours:.3f} s"))
+            results.append(
+                (f"scan {args.rows:,} rows / {size_mb:.1f} MB: DuckLake.read (best of 3)", f"{best_ours:.3f} s")
+            )
             results.append(("scan, pyarrow.parquet on the same files (best of 3)", f"{best_direct:.3f} s"))
             results.append(("DuckLake.read throughput vs pyarrow", f"{best_direct / best_ours:.2f}x"))
         finally:
             if started_stack is not None:
                 started_stack.down(log=lambda _m: None)
-    print(f"\nDuckLake core benchmark - backend {args.backend}, {os.cpu_count()} CPUs, "
-          f"Python {platform.python_version()}, pyarrow {pa.__version__}\n")
+    print(
+        f"\nDuckLake core benchmark - backend {args.backend}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, pyarrow {pa.__version__}\n"
+    )
     print("| measure | value |\n|---|---|")
     for name, value in results:
         print(f"| {name} | {value} |")

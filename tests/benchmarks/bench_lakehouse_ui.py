@@ -35,22 +35,45 @@ def _build(lake: Any, snapshots: int, files: int, rows: int) -> None:
         per_snapshot = max(1, files // snapshots)
         started = time.monotonic()
         for s in range(snapshots - 1):
-            with lake.transaction(author="bench", message=f"append {s}",
-                                  extra_info=json.dumps({"airflow_task": {"dag_id": "bench", "task_id": "load",
-                                                                          "run_id": f"r{s}", "map_index": -1,
-                                                                          "try_number": 1}})) as tx:
+            with lake.transaction(
+                author="bench",
+                message=f"append {s}",
+                extra_info=json.dumps(
+                    {
+                        "airflow_task": {
+                            "dag_id": "bench",
+                            "task_id": "load",
+                            "run_id": f"r{s}",
+                            "map_index": -1,
+                            "try_number": 1,
+                        }
+                    }
+                ),
+            ) as tx:
                 for f in range(per_snapshot):
                     base = (s * per_snapshot + f) * 20
-                    tx.append("bench.events", pa.table({"id": np.arange(base, base + 20, dtype=np.int64),
-                                                        "kind": ["a", "b"] * 10,
-                                                        "amount": np.linspace(0, 1, 20)}))
+                    tx.append(
+                        "bench.events",
+                        pa.table(
+                            {
+                                "id": np.arange(base, base + 20, dtype=np.int64),
+                                "kind": ["a", "b"] * 10,
+                                "amount": np.linspace(0, 1, 20),
+                            }
+                        ),
+                    )
             if s % 100 == 99:
                 print(f"  {s + 1} snapshots ({time.monotonic() - started:.0f} s)", flush=True)
     if "bench.big" not in tables:
         started = time.monotonic()
         n = rows
-        big = pa.table({"id": np.arange(n, dtype=np.int64), "value": np.random.default_rng(1).random(n),
-                        "label": pa.array(np.char.add("item-", (np.arange(n) % 1000).astype(str)))})
+        big = pa.table(
+            {
+                "id": np.arange(n, dtype=np.int64),
+                "value": np.random.default_rng(1).random(n),
+                "label": pa.array(np.char.add("item-", (np.arange(n) % 1000).astype(str))),
+            }
+        )
         with lake.transaction(author="bench", message="big") as tx:
             tx.create_table("bench.big", big.schema)
             tx.append("bench.big", big)
@@ -102,10 +125,9 @@ def main() -> None:
     print(f"building lake {name} (reused when it exists) ...", flush=True)
     _build(lake, args.snapshots, args.files, args.rows)
 
-    from fastapi.testclient import TestClient
-
     from airflow.api_fastapi.app import init_auth_manager
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+    from fastapi.testclient import TestClient
 
     from airflow_provider_lakehouse.plugins.api.app import create_app
 
@@ -124,8 +146,10 @@ def main() -> None:
         (f"preview 100 rows of {args.rows:,} (S3)", "/api/lakes/bench/tables/bench.big/preview?limit=100"),
         ("home (overview)", "/api/overview"),
     ]
-    print(f"\nlake: {snapshot_count:,} snapshots, bench.events {file_count:,} files; bench.big {args.rows:,} rows; "
-          f"{args.repeat} calls each, in process, real JWT auth\n")
+    print(
+        f"\nlake: {snapshot_count:,} snapshots, bench.events {file_count:,} files; bench.big {args.rows:,} rows; "
+        f"{args.repeat} calls each, in process, real JWT auth\n"
+    )
     print(f"| {'call':<40} | {'p50 ms':>8} | {'p95 ms':>8} | {'bytes':>9} |")
     print(f"|{'-' * 42}|{'-' * 10}|{'-' * 10}|{'-' * 11}|")
     for label, path in cases:

@@ -102,6 +102,7 @@ def measure(name: str, fn: Callable[[str], int], statements: Sequence[str], repe
     the text (ours memoises calls without ``schemas``) cannot answer; the extraction itself is timed.
     A statement on which ``fn`` raises is timed up to the raise (that is the work the caller pays for).
     """
+
     def text(s: str, k: int) -> str:
         return f"{s}\n-- bench pass {k}" if fresh else s
 
@@ -135,12 +136,14 @@ def main() -> None:
     def ours(known: Mapping[str, Sequence[str]] | None) -> Callable[[str], int]:
         def run(sql: str) -> int:
             return len(extract_lineage(sql, dialect="duckdb", schemas=known).errors)
+
         return run
 
     def ol(split: bool) -> Callable[[str], int]:
         def run(sql: str) -> int:
             statements = split_like_airflow(sql) if split else [sql]
             return len(openlineage_sql.parse(statements, "duckdb", "main").errors)
+
         return run
 
     results: list[Result] = []
@@ -148,19 +151,23 @@ def main() -> None:
         results.append(measure(f"ours, schemas known, {label}", ours(schemas), statements, args.repeat))
         results.append(measure(f"ours, no schemas, {label}", ours(None), statements, args.repeat))
         results.append(measure(f"openlineage_sql.parse, {label}", ol(False), statements, args.repeat))
-        results.append(measure(f"sqlparse split + openlineage_sql.parse, {label}", ol(True), statements,
-                               args.repeat))
+        results.append(measure(f"sqlparse split + openlineage_sql.parse, {label}", ol(True), statements, args.repeat))
     # The same text again: what a caller re-parsing one script pays (ours memoises calls without schemas).
-    results.append(measure("ours, no schemas, CTAS, same text again (memoised)", ours(None), ctas, args.repeat,
-                           fresh=False))
+    results.append(
+        measure("ours, no schemas, CTAS, same text again (memoised)", ours(None), ctas, args.repeat, fresh=False)
+    )
 
     sizes = sorted(len(q) for q in selects)
-    say(f"\nLineage extraction on the 99 TPC-DS queries (DuckDB tpcds extension; one statement each, "
-        f"{statistics.median(sizes):,.0f} chars median, {sizes[-1]:,} max); best of {args.repeat} after a warm-up.")
-    say(f"Machine: {os.cpu_count()} CPUs ({platform.machine()}, {platform.processor() or 'unknown CPU'}), "
+    say(
+        f"\nLineage extraction on the 99 TPC-DS queries (DuckDB tpcds extension; one statement each, "
+        f"{statistics.median(sizes):,.0f} chars median, {sizes[-1]:,} max); best of {args.repeat} after a warm-up."
+    )
+    say(
+        f"Machine: {os.cpu_count()} CPUs ({platform.machine()}, {platform.processor() or 'unknown CPU'}), "
         f"{platform.system()} {platform.release()}; Python {platform.python_version()}, sqlglot "
         f"{sqlglot.__version__} ({_sqlglot_build()}), openlineage_sql {_version('openlineage_sql')}. "
-        f"Single-threaded.\n")
+        f"Single-threaded.\n"
+    )
     say("| variant | median ms/stmt | p95 ms/stmt | max ms/stmt | stmts/s | queries with errors |")
     say("|---|---|---|---|---|---|")
     for result in results:
@@ -168,7 +175,9 @@ def main() -> None:
 
     # What the timed calls produced (CTAS variant), so speed can be read against output.
     say("\nOutput on the 99 CTAS statements (totals):\n")
-    say("| variant | tables read | written columns with an edge | column edges (direct + indirect) | dataset-wide edges |")
+    say(
+        "| variant | tables read | written columns with an edge | column edges (direct + indirect) | dataset-wide edges |"
+    )
     say("|---|---|---|---|---|")
     for label, known in (("ours, schemas known", schemas), ("ours, no schemas", None)):
         read = cols = edges = wide = 0

@@ -61,10 +61,19 @@ def overhead(stack: Any, repeat: int) -> list[tuple[str, float, float]]:
     rows = []
     job = Path(tempfile.mkdtemp()) / "empty_job.py"
     job.write_text("from pyspark.sql import SparkSession\nSparkSession.builder.getOrCreate().stop()\n")
-    bare = [str(Path(sys.executable).parent / "spark-submit"), "--master", "local[2]",
-            "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1", str(job)]
-    rows.append(("bare spark-submit, empty job", *_timed(
-        lambda: subprocess.run(bare, check=True, capture_output=True), repeat)))
+    bare = [
+        str(Path(sys.executable).parent / "spark-submit"),
+        "--master",
+        "local[2]",
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
+        str(job),
+    ]
+    rows.append(
+        ("bare spark-submit, empty job", *_timed(lambda: subprocess.run(bare, check=True, capture_output=True), repeat))
+    )
     name = f"bench_{os.getpid()}"
     _lake_env(stack, name, "spark_local")
     rows.append(("DucklakeHook via spark-submit (local[2])", *_timed(lambda: DucklakeHook().run("SELECT 1"), repeat)))
@@ -84,16 +93,26 @@ def scans(stack: Any, n_rows: int, repeat: int) -> list[tuple[str, float, float]
     from tests import referee
 
     rng = np.random.default_rng(7)
-    data = pa.table({"id": np.arange(n_rows, dtype=np.int64), "amount": rng.random(n_rows),
-                     "qty": rng.integers(0, 100, n_rows, dtype=np.int32)})
+    data = pa.table(
+        {
+            "id": np.arange(n_rows, dtype=np.int64),
+            "amount": rng.random(n_rows),
+            "qty": rng.integers(0, 100, n_rows, dtype=np.int32),
+        }
+    )
     spark = local_session({"spark.master": "local[2]"})
     root = Path(tempfile.mkdtemp())
     local = referee.sqlite_lake(root)
     s3 = referee.postgres_lake(stack)
     specs = {
         "fs": DuckLakeSpec(name="main", catalog=local.store.path, data_path=local.data_path),  # type: ignore[attr-defined]
-        "s3": DuckLakeSpec(name="main", catalog=s3.store.spec, data_path=s3.data_path,  # type: ignore[attr-defined]
-                           metadata_schema=s3.store.metadata_schema, s3=s3.s3),  # type: ignore[attr-defined]
+        "s3": DuckLakeSpec(
+            name="main",
+            catalog=s3.store.spec,
+            data_path=s3.data_path,  # type: ignore[attr-defined]
+            metadata_schema=s3.store.metadata_schema,
+            s3=s3.s3,
+        ),  # type: ignore[attr-defined]
     }
     chunk = max(1, n_rows // 8)  # eight files, like eight executor outputs
     for setup in (local, s3):
@@ -147,8 +166,10 @@ def main() -> int:
         for label, first, median in results:
             say(f"| {label} | {first:.2f} | {median:.2f} | {args.rows / median:,.0f} |")
         raw, native, ds = (r[2] for r in results)
-        say(f"\nlake table speed relative to spark.read.parquet: filesystem {raw / native:.2f}x, "
-            f"S3 data source {raw / ds:.2f}x")
+        say(
+            f"\nlake table speed relative to spark.read.parquet: filesystem {raw / native:.2f}x, "
+            f"S3 data source {raw / ds:.2f}x"
+        )
     finally:
         from pyspark.sql.connect.session import SparkSession as ConnectSession
 

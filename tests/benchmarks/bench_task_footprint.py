@@ -71,19 +71,27 @@ def main() -> None:
         print(f"{'local-Spark task':<20} {'peak RSS (MB)':>14} {'seconds':>8}")
         for task in range(args.tasks):
             begin = time.monotonic()
-            process = subprocess.Popen([sys.executable, "-c", TASK % task], env=env, cwd=REPO_ROOT,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            process = subprocess.Popen(
+                [sys.executable, "-c", TASK % task],
+                env=env,
+                cwd=REPO_ROOT,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             peak = peak_rss_mb(process)
             assert process.returncode == 0, f"task {task} failed"
             print(f"{task:<20} {peak:>14.0f} {time.monotonic() - begin:>8.1f}")
         dags = str(REPO_ROOT / "dags_examples" / "tpcds_pipeline.py")
         times = []
         for _ in range(args.parses):
-            result = subprocess.run([sys.executable, "-c", PARSE % dags], env=env, cwd=REPO_ROOT,
-                                    capture_output=True, text=True, check=True)
+            result = subprocess.run(
+                [sys.executable, "-c", PARSE % dags], env=env, cwd=REPO_ROOT, capture_output=True, text=True, check=True
+            )
             times.append(float(result.stdout.strip().splitlines()[-1]))
-        print(f"TPC-DS DAG parse (DagBag of the one file, fresh process): "
-              f"{', '.join(f'{t:.2f}' for t in times)} s; median {statistics.median(times):.2f} s")
+        print(
+            f"TPC-DS DAG parse (DagBag of the one file, fresh process): "
+            f"{', '.join(f'{t:.2f}' for t in times)} s; median {statistics.median(times):.2f} s"
+        )
     finally:
         if started:
             stack.down(log=lambda _m: None)

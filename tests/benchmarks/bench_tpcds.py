@@ -202,6 +202,7 @@ def run_engine(engine: str, tasks: list[PipelineTask], setup: Any, connect_pid: 
     for stage in STAGES:
         cost = result.stages.setdefault(stage, StageCost())
         cpu_before, start = _busy_cpu_seconds(), time.perf_counter()
+
         def one(task: PipelineTask) -> None:
             task_start = time.perf_counter()
             try:
@@ -249,8 +250,11 @@ def _lake_setup(lake: dict[str, Any]) -> Any:
 
     conn = lake["conn"]
     s3 = referee.s3_spec(lake["aws"]) if conn["extra"]["data_path"].startswith("s3://") else None
-    return referee.LakeSetup(PostgresStore(referee.postgres_spec(conn), metadata_schema=conn["extra"]["metadata_schema"]),
-                             conn["extra"]["data_path"], s3=s3)
+    return referee.LakeSetup(
+        PostgresStore(referee.postgres_spec(conn), metadata_schema=conn["extra"]["metadata_schema"]),
+        conn["extra"]["data_path"],
+        s3=s3,
+    )
 
 
 def _engine_conn(lake: dict[str, Any], engine: str, spark_conf: dict[str, str]) -> str:
@@ -265,19 +269,41 @@ def _engine_conn(lake: dict[str, Any], engine: str, spark_conf: dict[str, str]) 
     return json.dumps(conn)
 
 
-def spawn_engine(engine: str, tasks: list[PipelineTask], lake: dict[str, Any], env: dict[str, str],
-                 connect_pid: int | None, workdir: Path, spark_conf: dict[str, str]) -> EngineRun:
+def spawn_engine(
+    engine: str,
+    tasks: list[PipelineTask],
+    lake: dict[str, Any],
+    env: dict[str, str],
+    connect_pid: int | None,
+    workdir: Path,
+    spark_conf: dict[str, str],
+) -> EngineRun:
     """Run one engine in a fresh Python process and read back its measurements."""
     slug = engine.replace(":", "-")
     spec_file, output = workdir / f"{slug}.json", workdir / f"{slug}.result.json"
-    spec_file.write_text(json.dumps({"engine": engine, "tasks": [asdict(t) for t in tasks], "lake": lake,
-                                     "connect_pid": connect_pid, "output": str(output)}))
+    spec_file.write_text(
+        json.dumps(
+            {
+                "engine": engine,
+                "tasks": [asdict(t) for t in tasks],
+                "lake": lake,
+                "connect_pid": connect_pid,
+                "output": str(output),
+            }
+        )
+    )
     spec_file.chmod(0o600)  # holds the catalog credentials
-    child_env = dict(env, AIRFLOW_CONN_DUCKLAKE_MAIN=_engine_conn(lake, engine, spark_conf), PYSPARK_PYTHON=sys.executable)
+    child_env = dict(
+        env, AIRFLOW_CONN_DUCKLAKE_MAIN=_engine_conn(lake, engine, spark_conf), PYSPARK_PYTHON=sys.executable
+    )
     log = workdir / f"{slug}.log"
     with log.open("w") as out:
-        proc = subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_tpcds", "--run-engine", str(spec_file)],
-                              env=child_env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.run(
+            [sys.executable, "-m", "tests.benchmarks.bench_tpcds", "--run-engine", str(spec_file)],
+            env=child_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     if proc.returncode != 0 or not output.exists():
         return EngineRun(engine, error=f"runner exited {proc.returncode}; log {log}:\n{log.read_text()[-1500:]}")
     return EngineRun.from_json(json.loads(output.read_text()))
@@ -296,8 +322,9 @@ def check_answers(setup: Any, landing: Path, scale_factor: float) -> dict[str, s
     con = referee.connect()
     setup.attach(con, alias="lake", READ_ONLY="true")
     for table in SOURCE_TABLES:
-        con.execute(f"CREATE OR REPLACE VIEW memory.main.{table} AS "
-                    f"SELECT * FROM read_parquet('{landing}/{table}.parquet')")
+        con.execute(
+            f"CREATE OR REPLACE VIEW memory.main.{table} AS SELECT * FROM read_parquet('{landing}/{table}.parquet')"
+        )
     con.execute("USE memory.main")
     reference_sf = {0.01: "0.01", 1.0: "1"}.get(scale_factor)
     cache = str(Path(referee.extension_dir()).parent / "tpcds_answers")
@@ -328,37 +355,55 @@ def machine() -> dict[str, str]:
     import duckdb
     import pyspark
 
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
     return {
         "cpu": f"{cpu}, {len(os.sched_getaffinity(0))} vCPUs",
         "memory": f"{psutil.virtual_memory().total / 2**30:.1f} GiB",
         "os": f"{platform.system()} {platform.release()}",
         "software": f"Python {platform.python_version()}, {java[0] if java else 'java ?'}, "
-                    f"Spark {pyspark.__version__}, DuckDB {duckdb.__version__}",
+        f"Spark {pyspark.__version__}, DuckDB {duckdb.__version__}",
     }
 
 
-def markdown(runs: list[EngineRun], scale_factor: float, input_gb: float, storage: str,
-             about: dict[str, str]) -> str:
-    lines = [f"## TPC-DS pipeline, SF {scale_factor:g} ({input_gb * 1024:.1f} MB Parquet input, lake data on "
-             f"{'SeaweedFS S3' if storage == 's3' else 'a local directory'}, Postgres catalog)", ""]
+def markdown(runs: list[EngineRun], scale_factor: float, input_gb: float, storage: str, about: dict[str, str]) -> str:
+    lines = [
+        f"## TPC-DS pipeline, SF {scale_factor:g} ({input_gb * 1024:.1f} MB Parquet input, lake data on "
+        f"{'SeaweedFS S3' if storage == 's3' else 'a local directory'}, Postgres catalog)",
+        "",
+    ]
     lines += [f"- {key}: {value}" for key, value in about.items()]
-    lines += ["", "| engine | " + " | ".join(STAGES) + " | total s | vCPU-s / GB input | peak memory MB | answers |",
-              "|---|" + "---:|" * (len(STAGES) + 3) + "---|"]
+    lines += [
+        "",
+        "| engine | " + " | ".join(STAGES) + " | total s | vCPU-s / GB input | peak memory MB | answers |",
+        "|---|" + "---:|" * (len(STAGES) + 3) + "---|",
+    ]
     for run in runs:
         stages = [f"{run.stages[s].wall_s:.1f}" if s in run.stages else "-" for s in STAGES]
         wrong = [q for q, v in run.answers.items() if v]
-        answers = "failed" if run.error else (f"{len(run.answers) - len(wrong)}/{len(run.answers)} equal"
-                                              if run.answers else "-")
-        lines.append(f"| {label(run.engine)} | " + " | ".join(stages) + f" | {run.wall_s:.1f} | "
-                     f"{run.cpu_s / input_gb:.0f} | {run.peak_rss_mb:.0f} | {answers} |")
+        answers = (
+            "failed"
+            if run.error
+            else (f"{len(run.answers) - len(wrong)}/{len(run.answers)} equal" if run.answers else "-")
+        )
+        lines.append(
+            f"| {label(run.engine)} | " + " | ".join(stages) + f" | {run.wall_s:.1f} | "
+            f"{run.cpu_s / input_gb:.0f} | {run.peak_rss_mb:.0f} | {answers} |"
+        )
     lines.append("")
     connect = next((r for r in runs if engine_of(r.engine)[0] == "connect" and not r.error), None)
     if connect and scale_factor == 1:
         verdict = "met" if connect.wall_s <= GOAL_SECONDS else "missed"
-        lines.append(f"Goal SF 1 within {GOAL_SECONDS:.0f} s through Spark Connect: {verdict} ({connect.wall_s:.1f} s).")
+        lines.append(
+            f"Goal SF 1 within {GOAL_SECONDS:.0f} s through Spark Connect: {verdict} ({connect.wall_s:.1f} s)."
+        )
     for run in runs:
         if run.error:
             lines.append(f"- {run.engine} failed: {run.error}")
@@ -375,8 +420,12 @@ def render(results: Path) -> None:
     report = markdown(runs, data["scale_factor"], data["input_gb"], data["storage"], data["machine"])
     (results.parent / "report.md").write_text(report)
     where = "SeaweedFS S3" if data["storage"] == "s3" else "a local directory"
-    chart(runs, results.parent / "chart.png", f"TPC-DS pipeline, SF {data['scale_factor']:g}, "
-          f"{data['machine']['cpu'].rsplit(', ', 1)[-1]}, lake data on {where}")
+    chart(
+        runs,
+        results.parent / "chart.png",
+        f"TPC-DS pipeline, SF {data['scale_factor']:g}, "
+        f"{data['machine']['cpu'].rsplit(', ', 1)[-1]}, lake data on {where}",
+    )
     say(report)
 
 
@@ -416,10 +465,16 @@ def main() -> None:
     parser.add_argument("--storage", choices=("s3", "fs"), default="s3", help="where the lake keeps its data files")
     parser.add_argument("--landing", help="generated data (default: under the stack's state dir, per SF)")
     parser.add_argument("--out", help="report directory (default: .lakehouse/benchmarks/tpcds-sf<SF>)")
-    parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark property for both Spark engines (repeatable; over Connect only spark.sql.*)")
-    parser.add_argument("--from-results", metavar="RESULTS_JSON",
-                        help="only render report.md and chart.png again from a results.json")
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark property for both Spark engines (repeatable; over Connect only spark.sql.*)",
+    )
+    parser.add_argument(
+        "--from-results", metavar="RESULTS_JSON", help="only render report.md and chart.png again from a results.json"
+    )
     parser.add_argument("--run-engine", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run_engine:
@@ -465,16 +520,31 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as workdir:
             for engine in engines:
                 say(f"{label(engine)}: {len(tasks)} tasks ...")
-                run = spawn_engine(engine, tasks, lake, env, connect_pid if engine_of(engine)[0] == "connect" else None,
-                                   Path(workdir), spark_conf)
+                run = spawn_engine(
+                    engine,
+                    tasks,
+                    lake,
+                    env,
+                    connect_pid if engine_of(engine)[0] == "connect" else None,
+                    Path(workdir),
+                    spark_conf,
+                )
                 if not run.error:
                     run.answers = check_answers(setup, landing, args.sf)
                 say(f"  {run.wall_s:.1f} s" + (f", failed: {run.error}" if run.error else ""))
                 runs.append(run)
-        (out / "results.json").write_text(json.dumps(
-            {"scale_factor": args.sf, "storage": args.storage, "input_gb": input_gb, "machine": machine(),
-             "runs": [dict(asdict(r), wall_s=r.wall_s, cpu_s=r.cpu_s, peak_rss_mb=r.peak_rss_mb) for r in runs]},
-            indent=2))
+        (out / "results.json").write_text(
+            json.dumps(
+                {
+                    "scale_factor": args.sf,
+                    "storage": args.storage,
+                    "input_gb": input_gb,
+                    "machine": machine(),
+                    "runs": [dict(asdict(r), wall_s=r.wall_s, cpu_s=r.cpu_s, peak_rss_mb=r.peak_rss_mb) for r in runs],
+                },
+                indent=2,
+            )
+        )
         render(out / "results.json")
         say(f"written: {out / 'report.md'}, {out / 'chart.png'}, {out / 'results.json'}")
     finally:

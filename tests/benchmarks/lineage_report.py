@@ -100,8 +100,9 @@ def ours(case: Case) -> tuple[Facts, list[str]]:
     try:
         from airflow_provider_lakehouse.lineage import extract_lineage
 
-        lineage = extract_lineage(case.sql, dialect=case.dialect, default_schema=case.default_schema,
-                                  schemas=case.schemas)
+        lineage = extract_lineage(
+            case.sql, dialect=case.dialect, default_schema=case.default_schema, schemas=case.schemas
+        )
     except Exception as exc:  # a crash scores as an empty answer; the report says so
         return Facts(crashed=True), [f"crashed: {type(exc).__name__}: {exc}"]
     got = normalise(lineage)
@@ -188,8 +189,12 @@ class Score:
 
 
 METRICS = ("tables", "direct", "sources", "typed")
-LABELS = {"tables": "(a) tables + role", "direct": "(b) direct column edges",
-          "sources": "(b') direct edges, target column ignored", "typed": "(c) typed edges"}
+LABELS = {
+    "tables": "(a) tables + role",
+    "direct": "(b) direct column edges",
+    "sources": "(b') direct edges, target column ignored",
+    "typed": "(c) typed edges",
+}
 TAG_METRICS = ("tables", "direct", "typed")
 
 
@@ -242,27 +247,34 @@ def main() -> None:
         if args.details and our_diff:
             details.append(f"### {case.id} ({case.dialect})\n```\n" + "\n".join(our_diff) + "\n```")
 
-    say(f"\nLineage quality on the corpus: {len(cases)} cases "
+    say(
+        f"\nLineage quality on the corpus: {len(cases)} cases "
         f"({', '.join(f'{d} {sum(c.dialect == d for c in cases)}' for d in ('postgres', 'duckdb', 'spark'))}); "
         f"Python {platform.python_version()}, sqlglot {sqlglot.__version__}, "
-        f"openlineage_sql {getattr(openlineage_sql, '__version__', _dist_version('openlineage_sql'))}\n")
-    say(f"Our extractor matches {exact}/{len(cases)} cases exactly"
+        f"openlineage_sql {getattr(openlineage_sql, '__version__', _dist_version('openlineage_sql'))}\n"
+    )
+    say(
+        f"Our extractor matches {exact}/{len(cases)} cases exactly"
         f"{f' ({crashed} raised)' if crashed else ''}. Errors reported on unparseable statements: "
-        f"expected {errors['expected']}, ours {errors['ours']}, openlineage_sql {errors['openlineage_sql']}.\n")
+        f"expected {errors['expected']}, ours {errors['ours']}, openlineage_sql {errors['openlineage_sql']}.\n"
+    )
     say("| measure | parser | precision | recall | F1 | TP | FP | FN |")
     say("|---|---|---|---|---|---|---|---|")
     for metric in METRICS:
         for name in ("ours", "openlineage_sql"):
             s = overall[(name, metric)]
-            say(f"| {LABELS[metric]} | {name} | {_fmt(s.precision)} | {_fmt(s.recall)} | {_fmt(s.f1)} "
-                f"| {s.tp} | {s.fp} | {s.fn} |")
-    say("\nF1 per construct tag (ours / openlineage_sql); `exact` = cases our extractor matches exactly; "
-        "– = nothing expected and nothing reported.\n")
+            say(
+                f"| {LABELS[metric]} | {name} | {_fmt(s.precision)} | {_fmt(s.recall)} | {_fmt(s.f1)} "
+                f"| {s.tp} | {s.fp} | {s.fn} |"
+            )
+    say(
+        "\nF1 per construct tag (ours / openlineage_sql); `exact` = cases our extractor matches exactly; "
+        "– = nothing expected and nothing reported.\n"
+    )
     say("| construct | cases | exact | (a) tables | (b) direct edges | (c) typed edges |")
     say("|---|---|---|---|---|---|")
     for tag in sorted(tag_cases):
-        cells = [f"{_f1(per_tag[('ours', m, tag)])} / {_f1(per_tag[('openlineage_sql', m, tag)])}"
-                 for m in TAG_METRICS]
+        cells = [f"{_f1(per_tag[('ours', m, tag)])} / {_f1(per_tag[('openlineage_sql', m, tag)])}" for m in TAG_METRICS]
         say(f"| {tag} | {tag_cases[tag]} | {tag_exact[tag]} | " + " | ".join(cells) + " |")
     if details:
         say("\n## Cases our extractor does not match\n")

@@ -24,7 +24,10 @@ def test_example_datatable_dag(stack_env: dict[str, str], airflow_db: None) -> N
     xcoms = read_xcoms("example_datatable", stack_env)
     assert xcoms["insert_rows"] == [{"id": 1}, {"id": 2}, {"id": 3}]
     assert xcoms["read_one"] == {
-        "id": 1, "name": "Ada", "signed_up": "2024-01-15", "lifetime_value": 1250.5,
+        "id": 1,
+        "name": "Ada",
+        "signed_up": "2024-01-15",
+        "lifetime_value": 1250.5,
         "profile": {"tier": "gold", "tags": ["early"]},
     }
     assert xcoms["count_rows"] == 3

@@ -26,8 +26,11 @@ def lake_env(stack_env: dict[str, str], spark_conn_id: str | None) -> tuple[dict
     if spark_conn_id:
         conn["extra"]["spark_conn_id"] = spark_conn_id
     aws = json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"])
-    setup = LakeSetup(PostgresStore(referee.postgres_spec(conn), metadata_schema=name), conn["extra"]["data_path"],
-                      s3=referee.s3_spec(aws))
+    setup = LakeSetup(
+        PostgresStore(referee.postgres_spec(conn), metadata_schema=name),
+        conn["extra"]["data_path"],
+        s3=referee.s3_spec(aws),
+    )
     return dict(stack_env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn)), setup
 
 
@@ -60,7 +63,9 @@ def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[
     info = insert["catalog_info"]
     # the task is one transaction: CREATE TABLE and INSERT land as one snapshot, named after the task
     assert info["snapshots_created"] == [info["snapshot_after"]] and info["snapshot_after"] > info["snapshot_before"]
-    assert info["tables_touched"] == [{"table": "main.messages", "rows_written": 3, "snapshot_id": info["snapshot_after"]}]
+    assert info["tables_touched"] == [
+        {"table": "main.messages", "rows_written": 3, "snapshot_id": info["snapshot_after"]}
+    ]
     snapshot = setup.open().snapshot(info["snapshot_after"])
     assert snapshot.author == "example_ducklake_sentiment.insert_messages"
     assert snapshot.commit_message.startswith("airflow example_ducklake_sentiment.insert_messages run ")
@@ -73,8 +78,10 @@ def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[
 
     if engine == "spark_submit":
         assert "Spark-Submit cmd" in output and "spark://127.0.0.1" in output
-    secrets = [json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
-               json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"]]
+    secrets = [
+        json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
+        json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
+    ]
     logs = Path(env["AIRFLOW_HOME"]) / "logs"
     texts = [output, json.dumps(xcoms)] + [p.read_text(errors="replace") for p in logs.rglob("*") if p.is_file()]
     for secret in secrets:
@@ -136,14 +143,17 @@ def test_operations_dag_matches_duckdb(stack: Any, stack_env: dict[str, str], ai
     con.execute("CREATE TABLE expected AS FROM read_parquet('s3://landing/examples/orders.parquet')")
     doubled = con.execute("UPDATE expected SET amount = amount * 2 WHERE customer_id = 3").fetchall()[0][0]
     deleted = con.execute("DELETE FROM expected WHERE amount < 10").fetchall()[0][0]
-    merged = con.execute("MERGE INTO expected AS o USING (SELECT 1000 AS order_id, 0.0 AS amount UNION ALL "
-                     "SELECT 5000, 99.5) AS fix ON o.order_id = fix.order_id WHEN MATCHED THEN UPDATE SET "
-                     "amount = fix.amount WHEN NOT MATCHED THEN INSERT (order_id, customer_id, amount, order_day) "
-                     "VALUES (fix.order_id, 0, fix.amount, 0)").fetchall()[0][0]
+    merged = con.execute(
+        "MERGE INTO expected AS o USING (SELECT 1000 AS order_id, 0.0 AS amount UNION ALL "
+        "SELECT 5000, 99.5) AS fix ON o.order_id = fix.order_id WHEN MATCHED THEN UPDATE SET "
+        "amount = fix.amount WHEN NOT MATCHED THEN INSERT (order_id, customer_id, amount, order_day) "
+        "VALUES (fix.order_id, 0, fix.amount, 0)"
+    ).fetchall()[0][0]
     assert corrections == [doubled, deleted, merged]
     columns = "order_id, customer_id, amount, order_day"
-    assert referee.rows(con, f"SELECT {columns} FROM lake.sales.orders ORDER BY order_id") == \
-        referee.rows(con, f"SELECT {columns} FROM expected ORDER BY order_id")
+    assert referee.rows(con, f"SELECT {columns} FROM lake.sales.orders ORDER BY order_id") == referee.rows(
+        con, f"SELECT {columns} FROM expected ORDER BY order_id"
+    )
 
     travel = xcoms["time_travel"]["result"]["commands"][-1]["rows"][0]
     assert travel["rows_when_loaded"] == 1000
@@ -152,8 +162,9 @@ def test_operations_dag_matches_duckdb(stack: Any, stack_env: dict[str, str], ai
     assert maintain[2]["files_merged"] >= 2
     # Files carrying deletes are not merged (DuckDB's rule), so compare with DuckDB's own view of the catalog.
     duck_files = referee.rows(con, "SELECT file_count FROM ducklake_table_info('lake') WHERE table_name = 'orders'")
-    assert maintain[-1]["rows"] == [{"table_name": "orders", "file_count": duck_files[0]["file_count"],
-                                     "row_count": travel["rows_now"]}]
+    assert maintain[-1]["rows"] == [
+        {"table_name": "orders", "file_count": duck_files[0]["file_count"], "row_count": travel["rows_now"]}
+    ]
 
 
 def test_killing_a_spark_submit_task_stops_the_job_and_lands_nothing(stack: Any, stack_env: dict[str, str]) -> None:
@@ -178,7 +189,7 @@ def test_killing_a_spark_submit_task_stops_the_job_and_lands_nothing(stack: Any,
             try:
                 hook.run("CREATE TABLE slow AS SELECT sum(hash(id)) AS h FROM range(0, 50000000000)")
                 outcome.append(None)
-            except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            except BaseException as exc:
                 outcome.append(exc)
 
         worker = threading.Thread(target=slow)
@@ -213,13 +224,17 @@ def test_embedded_lake_with_a_sqlite_catalog(tmp_path: Path, monkeypatch: pytest
     from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
 
     catalog, data = tmp_path / "lake.sqlite", tmp_path / "files"
-    monkeypatch.setenv("AIRFLOW_CONN_DUCKLAKE_EMBEDDED", json.dumps({
-        "conn_type": "ducklake", "extra": {"catalog_sqlite_path": str(catalog), "data_path": str(data)}}))
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_DUCKLAKE_EMBEDDED",
+        json.dumps({"conn_type": "ducklake", "extra": {"catalog_sqlite_path": str(catalog), "data_path": str(data)}}),
+    )
     hook = DucklakeHook(ducklake="embedded")
     try:
-        response = hook.run("ATTACH 'ducklake://embedded' AS dl; USE dl; "
-                            "CREATE TABLE squares AS SELECT id, id * id AS sq FROM range(5) t(id); "
-                            "SELECT sum(sq) AS total FROM squares")
+        response = hook.run(
+            "ATTACH 'ducklake://embedded' AS dl; USE dl; "
+            "CREATE TABLE squares AS SELECT id, id * id AS sq FROM range(5) t(id); "
+            "SELECT sum(sq) AS total FROM squares"
+        )
     finally:
         from airflow_provider_lakehouse.spark.session import local_session
 

@@ -46,15 +46,19 @@ def complete_events(events: list[dict[str, Any]], dag_id: str) -> dict[str, dict
     for event in events:
         name = event["job"]["name"]
         if event["eventType"] == "COMPLETE" and name.startswith(f"{dag_id}."):
-            out[name[len(dag_id) + 1:]] = event
+            out[name[len(dag_id) + 1 :]] = event
     return out
 
 
 def _missing_events(events: list[dict[str, Any]], outputs: dict[str, str]) -> str:
     """What was emitted, and what Airflow said about OpenLineage, for a COMPLETE event that is missing."""
     emitted = [(event["eventType"], event["job"]["name"]) for event in events]
-    said = [line for text in outputs.values() for line in text.splitlines()
-            if "openlineage" in line.lower() and ("warn" in line.lower() or "error" in line.lower())]
+    said = [
+        line
+        for text in outputs.values()
+        for line in text.splitlines()
+        if "openlineage" in line.lower() and ("warn" in line.lower() or "error" in line.lower())
+    ]
     return f"events emitted: {emitted}\nOpenLineage warnings and errors: {said[-40:]}"
 
 
@@ -65,8 +69,11 @@ def dataset(datasets: list[dict[str, Any]], namespace: str, name: str) -> dict[s
 
 
 def edges(facet: dict[str, Any], column: str) -> set[tuple[str, str, str, str, str]]:
-    return {(f["namespace"], f["name"], f["field"], t["type"], t["subtype"])
-            for f in facet["fields"][column]["inputFields"] for t in f["transformations"]}
+    return {
+        (f["namespace"], f["name"], f["field"], t["type"], t["subtype"])
+        for f in facet["fields"][column]["inputFields"]
+        for t in f["transformations"]
+    }
 
 
 def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path) -> None:
@@ -94,12 +101,22 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
     for event in events:
         for facet in validate_event(event):  # raises on any violation of the OpenLineage schemas
             unvalidated.add(facet.split(":")[0].rsplit(".", 1)[-1])
-    assert not unvalidated & {"schema", "columnLineage", "version", "outputStatistics", "sql", "catalog",
-                              "lifecycleStateChange", "symlinks"}, "our facets must all be checked"
+    assert not unvalidated & {
+        "schema",
+        "columnLineage",
+        "version",
+        "outputStatistics",
+        "sql",
+        "catalog",
+        "lifecycleStateChange",
+        "symlinks",
+    }, "our facets must all be checked"
 
-    secrets = [json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
-               json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
-               json.loads(env["AIRFLOW_CONN_DATATABLE_MAIN"])["password"]]
+    secrets = [
+        json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
+        json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
+        json.loads(env["AIRFLOW_CONN_DATATABLE_MAIN"])["password"],
+    ]
     assert all(secret not in text for secret in secrets), "a credential leaked into an OpenLineage event"
 
     # -- the lake: load, correct ---------------------------------------------------------------
@@ -119,7 +136,8 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
     assert facets["catalog"]["framework"] == "ducklake" and facets["catalog"]["name"] == "main"
     assert facets["catalog"]["warehouseUri"] == setup.data_path
     assert edges(facets["columnLineage"], "amount") == {
-        ("s3://landing", "examples/orders.parquet", "amount", "DIRECT", "IDENTITY")}
+        ("s3://landing", "examples/orders.parquet", "amount", "DIRECT", "IDENTITY")
+    }
     stats = orders["outputFacets"]["outputStatistics"]
     # (exact files and bytes are checked against the catalog in tests/integration/test_lineage_runtime.py;
     # here the DAG's maintenance task has merged the files since)
@@ -130,7 +148,8 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
     corrected_snapshot = xcoms["correct_orders"]["catalog_info"]["snapshot_after"]
     assert orders["facets"]["version"]["datasetVersion"] == str(corrected_snapshot)
     assert ("ducklake://main", "sales.orders", "amount", "DIRECT", "TRANSFORMATION") in edges(
-        orders["facets"]["columnLineage"], "amount")
+        orders["facets"]["columnLineage"], "amount"
+    )
     affected = sum(c.get("affected_rows") or 0 for c in xcoms["correct_orders"]["result"]["commands"])
     assert orders["outputFacets"]["outputStatistics"]["rowCount"] == affected
     dataset(correct["inputs"], "ducklake://main", "sales.orders")  # UPDATE/DELETE/MERGE read it too
@@ -139,51 +158,91 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
     table_events = complete_events(events, "example_datatable")
     assert {"insert_rows", "create_table", "signed_up_since"} <= set(table_events), _missing_events(events, outputs)
     conn = json.loads(env["AIRFLOW_CONN_DATATABLE_MAIN"])
-    customers = dataset(table_events["insert_rows"]["outputs"], f"postgres://{conn['host']}:{conn['port']}",
-                        f"{conn['schema']}.analytics.customers")
+    customers = dataset(
+        table_events["insert_rows"]["outputs"],
+        f"postgres://{conn['host']}:{conn['port']}",
+        f"{conn['schema']}.analytics.customers",
+    )
     assert [f["name"] for f in customers["facets"]["schema"]["fields"]] == [
-        "id", "name", "email", "signed_up", "lifetime_value", "profile"]
+        "id",
+        "name",
+        "email",
+        "signed_up",
+        "lifetime_value",
+        "profile",
+    ]
     assert customers["outputFacets"]["outputStatistics"]["rowCount"] == 3
-    assert {"namespace": "datatable://main", "name": "analytics.customers", "type": "TABLE"} in \
-        customers["facets"]["symlinks"]["identifiers"]
-    truncate = dataset(table_events["create_table"]["outputs"], f"postgres://{conn['host']}:{conn['port']}",
-                       f"{conn['schema']}.analytics.customers")
+    assert {"namespace": "datatable://main", "name": "analytics.customers", "type": "TABLE"} in customers["facets"][
+        "symlinks"
+    ]["identifiers"]
+    truncate = dataset(
+        table_events["create_table"]["outputs"],
+        f"postgres://{conn['host']}:{conn['port']}",
+        f"{conn['schema']}.analytics.customers",
+    )
     assert truncate["facets"]["lifecycleStateChange"]["lifecycleStateChange"] == "TRUNCATE"
 
     # TaskFlow code querying through the hook: Airflow's hook-lineage collector reports the read
     taskflow = table_events["signed_up_since"]
     assert [(d["namespace"], d["name"]) for d in taskflow["inputs"]] == [
-        (f"postgres://{conn['host']}:{conn['port']}", f"{conn['schema']}.analytics.customers")]
+        (f"postgres://{conn['host']}:{conn['port']}", f"{conn['schema']}.analytics.customers")
+    ]
     assert taskflow["outputs"] == []
 
     # -- Airflow's assets: declared at parse time, published at run time -----------------------
     db = read_assets(env)
-    for uri in ("ducklake://main/sales.orders", "s3://landing/examples/orders.parquet",
-                "datatable://main/analytics.customers"):
+    for uri in (
+        "ducklake://main/sales.orders",
+        "s3://landing/examples/orders.parquet",
+        "datatable://main/analytics.customers",
+    ):
         assert uri in db["assets"]
     assert db["aliases"]["lakehouse__example_ducklake_operations__correct_orders"] == ["ducklake://main/sales.orders"]
     # Each output's column lineage record (what the Lakehouse views draw) is checked apart from the counts.
-    records = {(e["task"], e["uri"]): LineageRecord.from_extra(e["extra"]) for e in db["events"]
-               if e["dag"] == "example_ducklake_operations"}
+    records = {
+        (e["task"], e["uri"]): LineageRecord.from_extra(e["extra"])
+        for e in db["events"]
+        if e["dag"] == "example_ducklake_operations"
+    }
     load_record = records[("load_orders", "ducklake://main/sales.orders")]
     landing = "s3://landing/examples/orders.parquet"
     assert load_record is not None
     assert {k: set(v) for k, v in load_record.reads.items()} == {
-        landing: {"amount", "customer_id", "order_day", "order_id"}}
+        landing: {"amount", "customer_id", "order_day", "order_id"}
+    }
     assert (landing, "amount", "DIRECT", "IDENTITY") in {
-        (e.source, e.column, e.type, e.subtype) for e in load_record.columns["amount"]}
-    extras = {(e["task"], e["uri"]): {k: v for k, v in e["extra"].items() if k != EXTRA_KEY}
-              for e in db["events"] if e["dag"] == "example_ducklake_operations"}
+        (e.source, e.column, e.type, e.subtype) for e in load_record.columns["amount"]
+    }
+    extras = {
+        (e["task"], e["uri"]): {k: v for k, v in e["extra"].items() if k != EXTRA_KEY}
+        for e in db["events"]
+        if e["dag"] == "example_ducklake_operations"
+    }
     order_columns = ["amount", "customer_id", "order_day", "order_id"]
     assert extras[("land_files", "s3://landing/examples/orders.parquet")] == {
-        "rows_written": 1000, "columns_written": order_columns}
+        "rows_written": 1000,
+        "columns_written": order_columns,
+    }
     assert extras[("load_orders", "ducklake://main/sales.orders")] == {
-        "snapshot_id": loaded_snapshot, "rows_written": 1000, "columns_written": order_columns}
+        "snapshot_id": loaded_snapshot,
+        "rows_written": 1000,
+        "columns_written": order_columns,
+    }
     assert extras[("correct_orders", "ducklake://main/sales.orders")] == {  # UPDATE amount, MERGE's INSERT list
-        "snapshot_id": corrected_snapshot, "rows_written": affected, "columns_written": order_columns}
+        "snapshot_id": corrected_snapshot,
+        "rows_written": affected,
+        "columns_written": order_columns,
+    }
     # a DAG scheduled on the lake table got a run queued by the table's change
     assert ["ducklake://main/sales.orders", "example_lineage_consumer"] in db["queued"]
-    table_extras = {(e["task"], e["uri"]): {k: v for k, v in e["extra"].items() if k != EXTRA_KEY}
-                    for e in db["events"] if e["dag"] == "example_datatable"}
-    assert table_extras[("insert_rows", "datatable://main/analytics.customers")] == {  # * of jsonb_to_recordset AS r(...)
-        "rows_written": 3, "columns_written": ["email", "id", "lifetime_value", "name", "profile", "signed_up"]}
+    table_extras = {
+        (e["task"], e["uri"]): {k: v for k, v in e["extra"].items() if k != EXTRA_KEY}
+        for e in db["events"]
+        if e["dag"] == "example_datatable"
+    }
+    assert table_extras[
+        ("insert_rows", "datatable://main/analytics.customers")
+    ] == {  # * of jsonb_to_recordset AS r(...)
+        "rows_written": 3,
+        "columns_written": ["email", "id", "lifetime_value", "name", "profile", "signed_up"],
+    }

@@ -29,6 +29,7 @@ DAG_FILE = Path(__file__).parents[2] / "dags_examples" / "tpcds_pipeline.py"
 
 def rounded_set(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """Rows with numbers to 2 places, sorted (a table has no order; the query's ORDER BY is not kept)."""
+
     def value(v: Any) -> Any:
         return round(float(v), 2) if isinstance(v, (float, decimal.Decimal)) else v
 
@@ -42,7 +43,12 @@ def test_the_graph_has_52_tasks_in_5_stages_with_assets_between_them(monkeypatch
     for task in dag.tasks:
         stages.setdefault(task.task_id.split(".")[0], []).append(task)
     assert {k: len(v) for k, v in stages.items()} == {
-        "ingest": 24, "validate": 8, "denormalize": 3, "aggregate": 7, "query": 10}
+        "ingest": 24,
+        "validate": 8,
+        "denormalize": 3,
+        "aggregate": 7,
+        "query": 10,
+    }
     written = {a.uri for t in stages["ingest"] for a in t.outlets}
     assert written == {f"ducklake://main/tpcds.{t}" for t in SOURCE_TABLES}
     wide = {a.uri for t in stages["denormalize"] for a in t.outlets}
@@ -50,15 +56,17 @@ def test_the_graph_has_52_tasks_in_5_stages_with_assets_between_them(monkeypatch
     assert all({a.uri for a in t.inlets} <= written for t in stages["validate"] + stages["query"])
     assert {a.uri for t in stages["aggregate"] for a in t.inlets} <= wide | written
     assert {a.uri for t in stages["query"] for a in t.outlets} == {
-        f"ducklake://main/results.q{n:02d}" for n in BENCHMARK_QUERIES}
+        f"ducklake://main/results.q{n:02d}" for n in BENCHMARK_QUERIES
+    }
     assert set(dag.params) == {"landing", "scale_factor", "lake", "datatable", "spark_conn_id"}
     assert dag.params.get_param("lake").resolve("main") == "main"
     with pytest.raises(ParamValidationError):  # the assets name lake main's tables: no other lake per run
         dag.params.get_param("lake").resolve("other")
 
 
-def run_pipeline_and_check_answers(stack: Any, stack_env: dict[str, str], landing: str, scale_factor: str,
-                                   spark_conn_id: str = "") -> None:
+def run_pipeline_and_check_answers(
+    stack: Any, stack_env: dict[str, str], landing: str, scale_factor: str, spark_conn_id: str = ""
+) -> None:
     """``airflow dags test`` of the pipeline on ``landing`` (on the lake's own engine, or the run parameter
     ``spark_conn_id``); then every ``results.qNN`` must equal DuckDB's answer on the landing files and the
     generator's reference answer, and the Data Table must hold the published aggregates."""
@@ -91,8 +99,10 @@ def check_tpcds_results(env: dict[str, str], setup: Any, landing: str, scale_fac
         assert difference is None, f"query {number} at SF {scale_factor}: {difference}"
 
     conn = json.loads(env["AIRFLOW_CONN_DATATABLE_MAIN"])
-    conninfo = (f"host={conn['host']} port={conn['port']} user={conn['login']} dbname={conn['schema']} "
-                f"password={referee._conninfo_value(conn['password'])}")
+    conninfo = (
+        f"host={conn['host']} port={conn['port']} user={conn['login']} dbname={conn['schema']} "
+        f"password={referee._conninfo_value(conn['password'])}"
+    )
     con.execute(f"ATTACH {referee.sql_literal(conninfo)} AS dt (TYPE postgres, READ_ONLY)")
     for table in AGGREGATES_PUBLISHED:
         lake_rows = con.execute(f"SELECT count(*) FROM lake.agg.{table}").fetchone()[0]
@@ -112,7 +122,8 @@ def test_pipeline_answers_match_duckdb(stack: Any, stack_env: dict[str, str], ai
 @pytest.mark.integration
 @pytest.mark.slow
 def test_scale_factor_1_answers_match_the_reference_over_spark_connect(
-        stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path) -> None:
+    stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path
+) -> None:
     """SF 1 (about 340 MB of Parquet, 19.6 M rows) over Spark Connect, chosen by the run parameter
     ``spark_conn_id``: the ten results are the generator's SF 1 reference answers."""
     landing = str(tmp_path / "landing")

@@ -35,8 +35,17 @@ def setup_to_env(setup) -> str:  # type: ignore[no-untyped-def]
     raw = {"data_path": setup.data_path, "s3": asdict(setup.s3) if setup.s3 else None}
     if isinstance(setup.store, PostgresStore):
         spec = setup.store.spec
-        raw.update(kind="postgres", metadata_schema=setup.store.metadata_schema,
-                   pg={"host": spec.host, "port": spec.port, "user": spec.user, "dbname": spec.dbname, "password": spec.password})
+        raw.update(
+            kind="postgres",
+            metadata_schema=setup.store.metadata_schema,
+            pg={
+                "host": spec.host,
+                "port": spec.port,
+                "user": spec.user,
+                "dbname": spec.dbname,
+                "password": spec.password,
+            },
+        )
     else:
         raw.update(kind="sqlite", path=setup.store.path)
     return json.dumps(raw)

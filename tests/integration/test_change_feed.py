@@ -34,14 +34,20 @@ def random_history(con: Any, seed: int) -> None:
         statements: list[str] = []
         separate: list[str] = []  # DDL and maintenance calls run in their own snapshots
         for _ in range(rnd.choice([1, 1, 2, 3])):
-            op = rnd.choice(["insert", "insert", "update", "delete", "update_all"]
-                            + (list(MAINTENANCE) if rnd.random() < 0.3 else []))
+            op = rnd.choice(
+                ["insert", "insert", "update", "delete", "update_all"]
+                + (list(MAINTENANCE) if rnd.random() < 0.3 else [])
+            )
             if op == "insert":
                 n = rnd.choice([1, 3, 20])
-                statements.append(f"INSERT INTO lake.t (id, v) SELECT i, 'v' || i FROM range({next_id}, {next_id + n}) r(i)")
+                statements.append(
+                    f"INSERT INTO lake.t (id, v) SELECT i, 'v' || i FROM range({next_id}, {next_id + n}) r(i)"
+                )
                 next_id += n
             elif op == "update":
-                statements.append(f"UPDATE lake.t SET v = v || 'u{step}' WHERE id % {rnd.randint(2, 5)} = {rnd.randint(0, 1)}")
+                statements.append(
+                    f"UPDATE lake.t SET v = v || 'u{step}' WHERE id % {rnd.randint(2, 5)} = {rnd.randint(0, 1)}"
+                )
             elif op == "update_all":
                 statements.append(f"UPDATE lake.t SET v = v || 'a{step}'")
             elif op == "delete":
@@ -83,8 +89,12 @@ def assert_feeds_equal(setup: LakeSetup, con: Any, table: str = "t", schema: str
             assert ours.column_names == theirs.columns, (start, end)
             expected = Counter(map(repr, theirs.to_arrow_table().to_pylist()))
             actual = Counter(map(repr, ours.to_pylist()))
-            assert actual == expected, (start, end, list((expected - actual).items())[:3],
-                                        list((actual - expected).items())[:3])
+            assert actual == expected, (
+                start,
+                end,
+                list((expected - actual).items())[:3],
+                list((actual - expected).items())[:3],
+            )
             compared += sum(expected.values())
     return compared
 
@@ -115,7 +125,8 @@ def test_rows_changed_twice_in_one_transaction(setup: LakeSetup) -> None:
     con.sql("COMMIT")
     latest = referee.lake_snapshots(setup.open())[-1]
     assert setup.open().table_changes("t", latest, latest).select(["change_type", "id", "v"]).to_pylist() == [
-        {"change_type": "delete", "id": 1, "v": "a"}]
+        {"change_type": "delete", "id": 1, "v": "a"}
+    ]
     assert_feeds_equal(setup, con)
 
 

@@ -43,8 +43,9 @@ def test_empty_results_over_spark_connect(stack: Any, stack_env: dict[str, str],
     script = tmp_path / "script.sql"
     script.write_text("ATTACH 'ducklake://main' AS dl; USE dl;" + SQL)
     out = tmp_path / "response.json"
-    proc = subprocess.run([sys.executable, "-c", RUN_HOOK, str(script), str(out)], env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_HOOK, str(script), str(out)], env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     response = json.loads(out.read_text())
     assert response["engine"] == "spark_connect"

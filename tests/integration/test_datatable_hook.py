@@ -37,20 +37,40 @@ def password() -> str:
 def test_parameters_round_trip_with_their_types(schema: str) -> None:
     hook = DataTableHook(f"main:{schema}")
     values = {
-        "i": 42, "f": 1.5, "b": True, "n": None, "s": "héllo", "d": dt.date(2024, 2, 29),
-        "ts": dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc), "dec": Decimal("12.34"),
-        "u": uuid.UUID("12345678-1234-5678-1234-567812345678"), "by": b"\x00\x01", "arr": [1, 2, 3],
-        "doc": {"k": ["v", 1]}, "docs": [{"a": 1}, {"a": 2}],
+        "i": 42,
+        "f": 1.5,
+        "b": True,
+        "n": None,
+        "s": "héllo",
+        "d": dt.date(2024, 2, 29),
+        "ts": dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC),
+        "dec": Decimal("12.34"),
+        "u": uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        "by": b"\x00\x01",
+        "arr": [1, 2, 3],
+        "doc": {"k": ["v", 1]},
+        "docs": [{"a": 1}, {"a": 2}],
     }
     row = hook.run(
         "SELECT $i AS i, $f AS f, $b AS b, $n::text AS n, $s AS s, $d AS d, $ts AS ts, $dec AS dec, $u AS u, "
         "$by AS by, $arr AS arr, $doc AS doc, $docs AS docs",
-        values, fetch="one",
+        values,
+        fetch="one",
     ).result
     assert row == {
-        "i": 42, "f": 1.5, "b": True, "n": None, "s": "héllo", "d": "2024-02-29", "ts": "2024-01-02T03:04:05+00:00",
-        "dec": 12.34, "u": "12345678-1234-5678-1234-567812345678", "by": "AAE=", "arr": [1, 2, 3],
-        "doc": {"k": ["v", 1]}, "docs": [{"a": 1}, {"a": 2}],
+        "i": 42,
+        "f": 1.5,
+        "b": True,
+        "n": None,
+        "s": "héllo",
+        "d": "2024-02-29",
+        "ts": "2024-01-02T03:04:05+00:00",
+        "dec": 12.34,
+        "u": "12345678-1234-5678-1234-567812345678",
+        "by": "AAE=",
+        "arr": [1, 2, 3],
+        "doc": {"k": ["v", 1]},
+        "docs": [{"a": 1}, {"a": 2}],
     }
 
 
@@ -67,7 +87,9 @@ def test_fetch_modes(schema: str) -> None:
 
 def test_duplicate_column_names_are_kept(schema: str) -> None:
     assert DataTableHook("main").run("SELECT 1 AS id, 2 AS id, 3 AS id", fetch="one").result == {
-        "id": 1, "id_2": 2, "id_3": 3,
+        "id": 1,
+        "id_2": 2,
+        "id_3": 3,
     }
 
 
@@ -129,9 +151,13 @@ def test_unknown_data_table_names_the_connection_id(stack: object) -> None:
 def test_bring_your_own_postgres_connection(stack: object, monkeypatch: pytest.MonkeyPatch) -> None:
     main = json.loads(os.environ["AIRFLOW_CONN_DATATABLE_MAIN"])
     monkeypatch.setenv("AIRFLOW_CONN_MY_PG", json.dumps(dict(main, conn_type="postgres")))
-    monkeypatch.setenv("AIRFLOW_CONN_DATATABLE_BYO", json.dumps({"conn_type": "datatable", "extra": {"postgres_conn_id": "my_pg"}}))
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_DATATABLE_BYO", json.dumps({"conn_type": "datatable", "extra": {"postgres_conn_id": "my_pg"}})
+    )
     assert DataTableHook("byo").run("SELECT current_database()", fetch="scalar").result == main["schema"]
-    monkeypatch.setenv("AIRFLOW_CONN_DATATABLE_BROKEN", json.dumps({"conn_type": "datatable", "extra": {"postgres_conn_id": "nope"}}))
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_DATATABLE_BROKEN", json.dumps({"conn_type": "datatable", "extra": {"postgres_conn_id": "nope"}})
+    )
     with pytest.raises(ConnectionNotFoundError, match="'nope'"):
         DataTableHook("broken").run("SELECT 1")
 
@@ -174,8 +200,11 @@ def test_operator_returns_json_safe_result_and_validates_fetch(schema: str) -> N
     with pytest.raises(ValueError, match="fetch must be one of"):
         DataTableOperator(task_id="bad", sql="SELECT 1", fetch="many")
     op = DataTableOperator(
-        task_id="op", datatable=f"main:{schema}", sql="SELECT $1::numeric AS amount, now()::date AS day",
-        parameters=["10.25"], fetch="one",
+        task_id="op",
+        datatable=f"main:{schema}",
+        sql="SELECT $1::numeric AS amount, now()::date AS day",
+        parameters=["10.25"],
+        fetch="one",
     )
     result = op.execute(context={})  # type: ignore[arg-type]
     json.dumps(result)

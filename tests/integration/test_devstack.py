@@ -24,8 +24,13 @@ def _wait_gone(pid: int, seconds: float = 20) -> None:
 
 def _can_query(stack: Stack) -> bool:
     creds = stack.credentials()
-    with psycopg.connect(host="127.0.0.1", port=stack.postgres_port(), user=APP_ROLE,
-                         password=creds["pg_password"], dbname=DATA_TABLES_DB) as conn:
+    with psycopg.connect(
+        host="127.0.0.1",
+        port=stack.postgres_port(),
+        user=APP_ROLE,
+        password=creds["pg_password"],
+        dbname=DATA_TABLES_DB,
+    ) as conn:
         return conn.execute("SELECT 1").fetchone() == (1,)
 
 

@@ -20,7 +20,7 @@ from airflow_provider_lakehouse.devstack.stack import Stack
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 # Holds its executors (and their Python workers) until the test has looked at their sockets.
-JOB = '''
+JOB = """
 import sys
 import time
 from pathlib import Path
@@ -38,7 +38,7 @@ deadline = time.monotonic() + 120
 while not Path(sys.argv[2]).exists() and time.monotonic() < deadline:
     time.sleep(0.1)
 spark.stop()
-'''
+"""
 
 
 def _quiet(_message: str) -> None:
@@ -95,7 +95,7 @@ def _with_descendants(roots: set[int]) -> set[int]:
 def _address(hex_addr: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     """An address from /proc/net/tcp{,6}: 32-bit words in host (little-endian) byte order."""
     raw = bytes.fromhex(hex_addr)
-    swapped = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    swapped = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
     return ipaddress.ip_address(swapped)
 
 
@@ -155,7 +155,9 @@ def test_connect_server_answers_over_the_airflow_connection_and_is_reused(
 
     env = stack.env()
     assert json.loads(env["AIRFLOW_CONN_SPARK_CONNECT_LOCAL"]) == {
-        "conn_type": "spark_connect", "host": "sc://127.0.0.1", "port": server.port,
+        "conn_type": "spark_connect",
+        "host": "sc://127.0.0.1",
+        "port": server.port,
     }
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_LOCAL", env["AIRFLOW_CONN_SPARK_CONNECT_LOCAL"])
     url = SparkConnectHook("spark_connect_local").get_connection_url()
@@ -202,13 +204,22 @@ def test_cluster_runs_spark_submit_on_loopback_only(
     for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"):
         env.pop(name, None)
     argv = [
-        "spark-submit", "--master", spark_cluster, "--conf", "spark.driver.host=127.0.0.1",
-        "--conf", "spark.driver.bindAddress=127.0.0.1", str(job), str(computed), str(release),
+        "spark-submit",
+        "--master",
+        spark_cluster,
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
+        str(job),
+        str(computed),
+        str(release),
     ]
     stderr_file = tmp_path / "spark-submit.err"
     with stderr_file.open("w") as stderr:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, cwd=tmp_path,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, cwd=tmp_path, start_new_session=True
+        )
     try:
         deadline = time.monotonic() + 300
         while not computed.exists():
@@ -227,8 +238,12 @@ def test_cluster_runs_spark_submit_on_loopback_only(
         exposed = [s for s in sockets if not _is_loopback(s[1])]
         assert not exposed, f"listening beyond loopback: {[(p, a, port, _cmdline(p)[:200]) for p, a, port in exposed]}"
         ports = {port for _, _, port in sockets}
-        assert {cluster.master_port, cluster.master_ui_port, cluster.worker_ui_port,
-                stack.spark_connect_server().port} <= ports
+        assert {
+            cluster.master_port,
+            cluster.master_ui_port,
+            cluster.worker_ui_port,
+            stack.spark_connect_server().port,
+        } <= ports
         listeners = {p for p, _, _ in sockets}
         assert listeners & set(executors), "the executors' sockets were checked"
         assert listeners & _with_descendants({proc.pid}), "the driver's sockets were checked"

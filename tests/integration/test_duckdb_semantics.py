@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
-from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.exceptions import StatementError
+from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark.driver import PlanRunner
 from airflow_provider_lakehouse.spark.plan import plan_script
 from tests import referee
@@ -24,26 +24,78 @@ from tests.referee import LakeSetup
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 LITERALS = [
-    "1/0", "-1/0", "0/0", "7/2", "-7/2", "1.5/0.5", "7//2", "-7//2", "1//0", "5 // 2.0", "7.5 // 2", "7 % 3",
-    "7 % 0", "-5 % 3", "5.5 % 0", "5 % 2.5",
-    "CAST('abc' AS INTEGER)", "CAST(' 42 ' AS INTEGER)", "CAST('3.7' AS INTEGER)", "CAST('2.5' AS INTEGER)",
-    "CAST('-2.5' AS BIGINT)", "CAST('4.5' AS SMALLINT)", "CAST('1e3' AS INTEGER)", "CAST('' AS INTEGER)",
-    "CAST('9223372036854775807' AS BIGINT)", "CAST('9223372036854775808' AS BIGINT)",
-    "CAST(2.5 AS INTEGER)", "CAST(-2.5 AS INTEGER)", "CAST(3.7 AS INTEGER)", "CAST(-0.4 AS INTEGER)",
-    "CAST(2.5::DOUBLE AS INTEGER)", "CAST(3.5::DOUBLE AS INTEGER)", "CAST(-2.5::DOUBLE AS INTEGER)",
-    "CAST(1.5::FLOAT AS INTEGER)", "CAST(300 AS TINYINT)", "CAST(2147483648 AS INTEGER)", "CAST(1e20 AS BIGINT)",
-    "CAST('nan'::DOUBLE AS INTEGER)", "CAST(true AS INTEGER)", "CAST(NULL AS INTEGER)",
-    "2147483647::INTEGER + 1::INTEGER", "9223372036854775807 + 1", "100::TINYINT * 2::TINYINT",
-    "CAST(12345.678 AS DECIMAL(5,2))", "CAST('12.345' AS DECIMAL(4,2))", "CAST(1.005 AS DECIMAL(4,2))",
-    "CAST('2024-13-01' AS DATE)", "CAST('2024-01-01 10:00:00' AS DATE)", "CAST('x' AS DOUBLE)",
-    "TRY_CAST('abc' AS INTEGER)", "TRY_CAST('2.5' AS INTEGER)", "TRY_CAST(3.5::DOUBLE AS INTEGER)",
-    "TRY_CAST(300 AS TINYINT)", "TRY_CAST('x' AS DOUBLE)",
+    "1/0",
+    "-1/0",
+    "0/0",
+    "7/2",
+    "-7/2",
+    "1.5/0.5",
+    "7//2",
+    "-7//2",
+    "1//0",
+    "5 // 2.0",
+    "7.5 // 2",
+    "7 % 3",
+    "7 % 0",
+    "-5 % 3",
+    "5.5 % 0",
+    "5 % 2.5",
+    "CAST('abc' AS INTEGER)",
+    "CAST(' 42 ' AS INTEGER)",
+    "CAST('3.7' AS INTEGER)",
+    "CAST('2.5' AS INTEGER)",
+    "CAST('-2.5' AS BIGINT)",
+    "CAST('4.5' AS SMALLINT)",
+    "CAST('1e3' AS INTEGER)",
+    "CAST('' AS INTEGER)",
+    "CAST('9223372036854775807' AS BIGINT)",
+    "CAST('9223372036854775808' AS BIGINT)",
+    "CAST(2.5 AS INTEGER)",
+    "CAST(-2.5 AS INTEGER)",
+    "CAST(3.7 AS INTEGER)",
+    "CAST(-0.4 AS INTEGER)",
+    "CAST(2.5::DOUBLE AS INTEGER)",
+    "CAST(3.5::DOUBLE AS INTEGER)",
+    "CAST(-2.5::DOUBLE AS INTEGER)",
+    "CAST(1.5::FLOAT AS INTEGER)",
+    "CAST(300 AS TINYINT)",
+    "CAST(2147483648 AS INTEGER)",
+    "CAST(1e20 AS BIGINT)",
+    "CAST('nan'::DOUBLE AS INTEGER)",
+    "CAST(true AS INTEGER)",
+    "CAST(NULL AS INTEGER)",
+    "2147483647::INTEGER + 1::INTEGER",
+    "9223372036854775807 + 1",
+    "100::TINYINT * 2::TINYINT",
+    "CAST(12345.678 AS DECIMAL(5,2))",
+    "CAST('12.345' AS DECIMAL(4,2))",
+    "CAST(1.005 AS DECIMAL(4,2))",
+    "CAST('2024-13-01' AS DATE)",
+    "CAST('2024-01-01 10:00:00' AS DATE)",
+    "CAST('x' AS DOUBLE)",
+    "TRY_CAST('abc' AS INTEGER)",
+    "TRY_CAST('2.5' AS INTEGER)",
+    "TRY_CAST(3.5::DOUBLE AS INTEGER)",
+    "TRY_CAST(300 AS TINYINT)",
+    "TRY_CAST('x' AS DOUBLE)",
 ]
 
 COLUMNS = [
-    "CAST(f AS INTEGER)", "CAST(d AS INTEGER)", "CAST(s AS INTEGER)", "CAST(f * 2 AS BIGINT)", "i // 2",
-    "i // 0", "i % 0", "i / 0", "f / 0", "d / 2", "i // d", "i // f", "TRY_CAST(s AS SMALLINT)",
-    "CAST(d + i AS INTEGER)", "CAST(CASE WHEN i > 0 THEN f ELSE d END AS INTEGER)",
+    "CAST(f AS INTEGER)",
+    "CAST(d AS INTEGER)",
+    "CAST(s AS INTEGER)",
+    "CAST(f * 2 AS BIGINT)",
+    "i // 2",
+    "i // 0",
+    "i % 0",
+    "i / 0",
+    "f / 0",
+    "d / 2",
+    "i // d",
+    "i // f",
+    "TRY_CAST(s AS SMALLINT)",
+    "CAST(d + i AS INTEGER)",
+    "CAST(CASE WHEN i > 0 THEN f ELSE d END AS INTEGER)",
 ]
 
 
@@ -60,13 +112,30 @@ def spark() -> Iterator[Any]:
 def lake(tmp_path_factory: pytest.TempPathFactory) -> LakeSetup:
     setup = referee.sqlite_lake(tmp_path_factory.mktemp("semantics"))
     with setup.create().transaction() as tx:
-        tx.create_table("main.vals", pa.schema([("id", pa.int32()), ("i", pa.int32()), ("f", pa.float64()),
-                                                ("d", pa.decimal128(5, 2)), ("s", pa.string())]))
-        tx.append("main.vals", pa.table({
-            "id": pa.array([1, 2, 3, 4], pa.int32()), "i": pa.array([7, -7, 0, 5], pa.int32()),
-            "f": [2.5, 3.5, -2.5, 0.4], "d": pa.array([Decimal("2.50"), Decimal("-2.50"), Decimal("3.70"), None],
-                                                      pa.decimal128(5, 2)),
-            "s": ["2.5", " 7 ", "1e3", "-3.5"]}))
+        tx.create_table(
+            "main.vals",
+            pa.schema(
+                [
+                    ("id", pa.int32()),
+                    ("i", pa.int32()),
+                    ("f", pa.float64()),
+                    ("d", pa.decimal128(5, 2)),
+                    ("s", pa.string()),
+                ]
+            ),
+        )
+        tx.append(
+            "main.vals",
+            pa.table(
+                {
+                    "id": pa.array([1, 2, 3, 4], pa.int32()),
+                    "i": pa.array([7, -7, 0, 5], pa.int32()),
+                    "f": [2.5, 3.5, -2.5, 0.4],
+                    "d": pa.array([Decimal("2.50"), Decimal("-2.50"), Decimal("3.70"), None], pa.decimal128(5, 2)),
+                    "s": ["2.5", " 7 ", "1e3", "-3.5"],
+                }
+            ),
+        )
     return setup
 
 
@@ -166,4 +235,4 @@ def test_a_failed_cast_commits_nothing(spark: Any, tmp_path: Path) -> None:
 def _future() -> Any:
     import datetime as dt
 
-    return dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+    return dt.datetime.now(dt.UTC) + dt.timedelta(days=1)

@@ -28,9 +28,17 @@ def new_lake(setup: LakeSetup):  # type: ignore[no-untyped-def]
 
 def run_writers(setup: LakeSetup, writers: list[tuple[str, int, int]]) -> None:
     env = dict(os.environ, LAKE_SETUP=setup_to_env(setup), PYTHONPATH=str(REPO_ROOT))
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.integration.lake_writer", engine, str(start), str(count)],
-                              env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for engine, start, count in writers]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.integration.lake_writer", engine, str(start), str(count)],
+            env=env,
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for engine, start, count in writers
+    ]
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err[-3000:]
@@ -197,11 +205,12 @@ def _lose_the_first_race(setup: LakeSetup, monkeypatch: pytest.MonkeyPatch) -> l
 def _future():  # type: ignore[no-untyped-def]
     import datetime as dt
 
-    return dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+    return dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
 
 
-def test_a_retried_commit_leaves_no_unreferenced_file(setup: LakeSetup, monkeypatch: pytest.MonkeyPatch,
-                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_a_retried_commit_leaves_no_unreferenced_file(
+    setup: LakeSetup, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """Deletes and a flush of inlined rows (which writes a delete file for rows already deleted) commit after a
     forced retry: every file they wrote is referenced, none is left over, DuckDB reads the result."""
     import logging
@@ -249,7 +258,9 @@ def test_concurrent_create_schema_if_not_exists_is_no_conflict(setup: LakeSetup)
     assert [s.name for s in lake.schemas()].count("staging") == 1
     con = referee.connect()
     setup.attach(con)
-    assert con.sql("SELECT (SELECT count(*) FROM lake.staging.a), (SELECT count(*) FROM lake.staging.b)").fetchone() == (2, 2)
+    assert con.sql(
+        "SELECT (SELECT count(*) FROM lake.staging.a), (SELECT count(*) FROM lake.staging.b)"
+    ).fetchone() == (2, 2)
 
     third, fourth = lake.transaction(), lake.transaction()
     third.create_schema("other")

@@ -22,27 +22,32 @@ pytestmark = pytest.mark.integration
 
 def sample(n: int, start: int = 0) -> pa.Table:
     ids = range(start, start + n)
-    return pa.table({
-        "id": pa.array(ids, pa.int64()),
-        "name": pa.array([f"n{i}" if i % 7 else None for i in ids], pa.string()),
-        "amount": pa.array([decimal.Decimal(i) / 4 for i in ids], pa.decimal128(12, 2)),
-        "ts": pa.array([dt.datetime(2024, 1, 1) + dt.timedelta(minutes=i, microseconds=500000 * (i % 2)) for i in ids],
-                       pa.timestamp("us")),
-        "tz": pa.array([dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(hours=i) for i in ids],
-                       pa.timestamp("us", "UTC")),
-        "d": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=i % 30) for i in ids], pa.date32()),
-        "f": pa.array([i / 3 for i in ids], pa.float64()),
-        "f32": pa.array([i / 8 for i in ids], pa.float32()),
-        "ok": [i % 2 == 0 for i in ids],
-        "bl": [bytes([i % 256, 1]) for i in ids],
-        "tags": [[f"t{i % 3}", "x"] for i in ids],
-        "meta": [{"a": i, "b": f"b{i}"} for i in ids],
-        "m": pa.array([[("k", i)] for i in ids], pa.map_(pa.string(), pa.int32())),
-        "i8": pa.array([i % 100 for i in ids], pa.int8()),
-        "u": pa.array([str(uuid.UUID(int=i)) for i in ids]),
-        "tm": pa.array([dt.time(i % 24, i % 60, 0, 250000 * (i % 2)) for i in ids], pa.time64("us")),
-        "j": pa.array(['{"k": %d}' % i for i in ids], pa.json_()),
-    })
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "name": pa.array([f"n{i}" if i % 7 else None for i in ids], pa.string()),
+            "amount": pa.array([decimal.Decimal(i) / 4 for i in ids], pa.decimal128(12, 2)),
+            "ts": pa.array(
+                [dt.datetime(2024, 1, 1) + dt.timedelta(minutes=i, microseconds=500000 * (i % 2)) for i in ids],
+                pa.timestamp("us"),
+            ),
+            "tz": pa.array(
+                [dt.datetime(2024, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=i) for i in ids], pa.timestamp("us", "UTC")
+            ),
+            "d": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=i % 30) for i in ids], pa.date32()),
+            "f": pa.array([i / 3 for i in ids], pa.float64()),
+            "f32": pa.array([i / 8 for i in ids], pa.float32()),
+            "ok": [i % 2 == 0 for i in ids],
+            "bl": [bytes([i % 256, 1]) for i in ids],
+            "tags": [[f"t{i % 3}", "x"] for i in ids],
+            "meta": [{"a": i, "b": f"b{i}"} for i in ids],
+            "m": pa.array([[("k", i)] for i in ids], pa.map_(pa.string(), pa.int32())),
+            "i8": pa.array([i % 100 for i in ids], pa.int8()),
+            "u": pa.array([str(uuid.UUID(int=i)) for i in ids]),
+            "tm": pa.array([dt.time(i % 24, i % 60, 0, 250000 * (i % 2)) for i in ids], pa.time64("us")),
+            "j": pa.array(['{"k": %d}' % i for i in ids], pa.json_()),
+        }
+    )
 
 
 def table_schema() -> pa.Schema:
@@ -82,7 +87,7 @@ def test_killed_writer_leaves_a_readable_lake_and_its_files_for_cleanup(setup: L
     con = referee.connect()
     setup.attach(con)
     assert con.sql("SELECT count(*) FROM lake.t").fetchone() == (2,)
-    later = _dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(seconds=1)
+    later = _dt.datetime.now(_dt.UTC) + _dt.timedelta(seconds=1)
     assert lake.delete_orphaned_files(older_than=later).files_deleted == [written]
 
 
@@ -121,8 +126,11 @@ def test_duckdb_reads_everything_we_write(setup: LakeSetup) -> None:
     assert dict(snapshots[5]["changes"]) == {"tables_inserted_into": ["2"], "tables_deleted_from": ["2"]}
     info = rows(con, "FROM ducklake_table_info('lake')")
     assert [(i["table_name"], i["file_count"], i["delete_file_count"]) for i in info] == [("t", 3, 1)]
-    changes = rows(con, "SELECT change_type, count(*) AS n FROM ducklake_table_changes('lake', 'sales', 't', 5, 5) "
-                        "GROUP BY ALL ORDER BY 1")
+    changes = rows(
+        con,
+        "SELECT change_type, count(*) AS n FROM ducklake_table_changes('lake', 'sales', 't', 5, 5) "
+        "GROUP BY ALL ORDER BY 1",
+    )
     assert changes == [{"change_type": "update_postimage", "n": 10}, {"change_type": "update_preimage", "n": 10}]
 
 
@@ -158,16 +166,22 @@ def test_we_read_every_feature_duckdb_writes(setup: LakeSetup) -> None:
     con = referee.connect()
     setup.attach(con)
     con.sql("CREATE SCHEMA lake.s")
-    con.sql("CREATE TABLE lake.s.t (id BIGINT, name VARCHAR, amount DECIMAL(12,2), ts TIMESTAMP, tz TIMESTAMPTZ, "
-            "tags VARCHAR[], meta STRUCT(a INT, b VARCHAR), m MAP(VARCHAR, INT), ok BOOLEAN, u UUID, bl BLOB, "
-            "d DATE, f DOUBLE, j JSON)")
-    con.sql("INSERT INTO lake.s.t SELECT i, 'n' || i, i * 1.25, TIMESTAMP '2024-01-01' + INTERVAL (i) MINUTE, "
-            "TIMESTAMPTZ '2024-01-01 00:00:00+00' + INTERVAL (i) HOUR, ['a', 'b, c', NULL], {'a': i::INT, 'b': 'x'}, "
-            "MAP {'k': i::INT}, i % 2 = 0, uuid(), 'ab'::BLOB, DATE '2024-01-01' + i::INT, i / 3, '{\"k\": 1}' "
-            "FROM range(100) r(i)")
-    con.sql("INSERT INTO lake.s.t VALUES (1000, 'small, \"quoted\" ''x''', 1.25, TIMESTAMP '2024-05-05 01:02:03.5', "
-            "TIMESTAMPTZ '2024-01-01 10:00:00+02', ['z', NULL], {'a': 5, 'b': 'q, r'}, MAP {'q': 1, 'r': NULL}, true, "
-            "'12345678-1234-5678-1234-567812345678', '\\x00\\xFF'::BLOB, DATE '2024-02-02', 2.5, '[1, 2]')")  # inlined
+    con.sql(
+        "CREATE TABLE lake.s.t (id BIGINT, name VARCHAR, amount DECIMAL(12,2), ts TIMESTAMP, tz TIMESTAMPTZ, "
+        "tags VARCHAR[], meta STRUCT(a INT, b VARCHAR), m MAP(VARCHAR, INT), ok BOOLEAN, u UUID, bl BLOB, "
+        "d DATE, f DOUBLE, j JSON)"
+    )
+    con.sql(
+        "INSERT INTO lake.s.t SELECT i, 'n' || i, i * 1.25, TIMESTAMP '2024-01-01' + INTERVAL (i) MINUTE, "
+        "TIMESTAMPTZ '2024-01-01 00:00:00+00' + INTERVAL (i) HOUR, ['a', 'b, c', NULL], {'a': i::INT, 'b': 'x'}, "
+        "MAP {'k': i::INT}, i % 2 = 0, uuid(), 'ab'::BLOB, DATE '2024-01-01' + i::INT, i / 3, '{\"k\": 1}' "
+        "FROM range(100) r(i)"
+    )
+    con.sql(
+        "INSERT INTO lake.s.t VALUES (1000, 'small, \"quoted\" ''x''', 1.25, TIMESTAMP '2024-05-05 01:02:03.5', "
+        "TIMESTAMPTZ '2024-01-01 10:00:00+02', ['z', NULL], {'a': 5, 'b': 'q, r'}, MAP {'q': 1, 'r': NULL}, true, "
+        "'12345678-1234-5678-1234-567812345678', '\\x00\\xFF'::BLOB, DATE '2024-02-02', 2.5, '[1, 2]')"
+    )  # inlined
     con.sql("DELETE FROM lake.s.t WHERE id < 3")  # inlined file deletions
     con.sql("DELETE FROM lake.s.t WHERE id >= 50 AND id < 90")  # delete file
     con.sql("DELETE FROM lake.s.t WHERE id BETWEEN 90 AND 92")  # second delete on the same file
@@ -212,8 +226,14 @@ def test_other_spec_versions_are_refused(setup: LakeSetup) -> None:
 
 def test_rename_drop_table_drop_schema_and_unsigned_types(setup: LakeSetup) -> None:
     lake = setup.create()
-    unsigned = pa.table({"id": pa.array([1, 2], pa.int64()), "u8": pa.array([1, 255], pa.uint8()),
-                         "u32": pa.array([7, 4_000_000_000], pa.uint32()), "u64": pa.array([1, 2**63 + 5], pa.uint64())})
+    unsigned = pa.table(
+        {
+            "id": pa.array([1, 2], pa.int64()),
+            "u8": pa.array([1, 255], pa.uint8()),
+            "u32": pa.array([7, 4_000_000_000], pa.uint32()),
+            "u64": pa.array([1, 2**63 + 5], pa.uint64()),
+        }
+    )
     with lake.transaction() as tx:
         tx.create_schema("s")
         tx.create_table("s.a", unsigned.schema)
@@ -227,9 +247,13 @@ def test_rename_drop_table_drop_schema_and_unsigned_types(setup: LakeSetup) -> N
     setup.attach(con)
     assert rows(con, "FROM lake.s.a2 ORDER BY id") == lake.read("s.a2").to_pylist() == unsigned.to_pylist()
     assert rows(con, "FROM lake.s.a AT (VERSION => 1) ORDER BY id") == unsigned.to_pylist()  # before the rename
-    assert [r[0] for r in con.sql("SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()] == ["a2"]
+    assert [
+        r[0] for r in con.sql("SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()
+    ] == ["a2"]
     assert [dict(r["changes"]) for r in rows(con, "FROM ducklake_snapshots('lake') ORDER BY snapshot_id")][2:] == [
-        {"tables_created": ["s.a2"]}, {"tables_dropped": ["3"]}]
+        {"tables_created": ["s.a2"]},
+        {"tables_dropped": ["3"]},
+    ]
     con.close()
     with lake.transaction() as tx:
         tx.drop_table("s.a2")
@@ -237,7 +261,9 @@ def test_rename_drop_table_drop_schema_and_unsigned_types(setup: LakeSetup) -> N
     con = referee.connect()
     setup.attach(con)
     assert con.sql("SELECT schema_name FROM duckdb_schemas() WHERE database_name = 'lake'").fetchall() == [("main",)]
-    assert rows(con, "FROM lake.s.a2 AT (VERSION => 3) ORDER BY id") == unsigned.to_pylist()  # time travel past the drop
+    assert (
+        rows(con, "FROM lake.s.a2 AT (VERSION => 3) ORDER BY id") == unsigned.to_pylist()
+    )  # time travel past the drop
     con.sql("CREATE SCHEMA lake.s")  # the names are free again for DuckDB
     con.sql("CREATE TABLE lake.s.a2 AS SELECT 1 AS z")
     con.close()

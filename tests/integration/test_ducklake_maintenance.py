@@ -37,14 +37,16 @@ def test_snapshots_table_info_and_changes_match_duckdb(setup: LakeSetup) -> None
     info = lake.table_info()[0]
     their_info = rows(con, "FROM ducklake_table_info('lake')")[0]
     assert (info.file_count, info.file_size_bytes, info.delete_file_count, info.delete_file_size_bytes) == (
-        their_info["file_count"], their_info["file_size_bytes"], their_info["delete_file_count"],
-        their_info["delete_file_size_bytes"])
+        their_info["file_count"],
+        their_info["file_size_bytes"],
+        their_info["delete_file_count"],
+        their_info["delete_file_size_bytes"],
+    )
     assert info.row_count == con.sql("SELECT count(*) FROM lake.t").fetchone()[0]
     key = lambda r: (r["snapshot_id"], r["change_type"], r["rowid"])  # noqa: E731
     for start, end in ((2, 6), (0, 1), (0, 3)):  # a range from snapshot 0 starts before the table existed
         ours_changes = sorted(lake.table_changes("t", start, end).to_pylist(), key=key)
-        their_changes = sorted(rows(con, f"FROM ducklake_table_changes('lake', 'main', 't', {start}, {end})"),
-                               key=key)
+        their_changes = sorted(rows(con, f"FROM ducklake_table_changes('lake', 'main', 't', {start}, {end})"), key=key)
         assert ours_changes == their_changes, (start, end)
 
 
@@ -67,7 +69,7 @@ def test_merge_flush_expire_cleanup_keep_every_reader_right(setup: LakeSetup) ->
         assert conn.query("SELECT count(*) FROM {M}ducklake_inlined_data_1_1")[0][0] == 0
 
     dry = lake.expire_snapshots(keep_last=2, dry_run=True)
-    assert dry.snapshots_expired == list(range(0, lake.current_snapshot_id() - 1))
+    assert dry.snapshots_expired == list(range(lake.current_snapshot_id() - 1))
     assert len(lake.snapshots()) == lake.current_snapshot_id() + 1  # a dry run changes nothing
     lake.expire_snapshots(keep_last=2)
     assert [s.snapshot_id for s in lake.snapshots()] == [lake.current_snapshot_id() - 1, lake.current_snapshot_id()]
@@ -91,7 +93,7 @@ def test_orphans_from_a_writer_that_died_before_committing(setup: LakeSetup, tmp
     orphan = tx._written[0]
     tx._conn.close()  # the process "dies": no commit, no abort, the file stays behind
     assert lake.read("t").num_rows == 10
-    now = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)
+    now = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
     assert lake.delete_orphaned_files(older_than=now).files_deleted == [orphan]
     assert lake.delete_orphaned_files().files_deleted == []  # young files may belong to a commit in flight
     lake.delete_orphaned_files(older_than=now, dry_run=False)
@@ -114,10 +116,12 @@ def test_time_travel_by_timestamp_matches_duckdb(setup: LakeSetup) -> None:
     for snap_id, when in marks[1:]:
         ours = lake.read("t", timestamp=when).num_rows
         assert lake.snapshot(timestamp=when).snapshot_id == snap_id
-        theirs = con.sql(f"SELECT count(*) FROM lake.t AT (TIMESTAMP => '{when.isoformat()}'::TIMESTAMPTZ)").fetchone()[0]
+        theirs = con.sql(f"SELECT count(*) FROM lake.t AT (TIMESTAMP => '{when.isoformat()}'::TIMESTAMPTZ)").fetchone()[
+            0
+        ]
         assert ours == theirs
     with pytest.raises(LookupError, match="No snapshot at or before"):
-        lake.snapshot(timestamp=dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc))
+        lake.snapshot(timestamp=dt.datetime(2000, 1, 1, tzinfo=dt.UTC))
 
 
 def test_duckdbs_own_maintenance_calls_work_on_our_lake(setup: LakeSetup) -> None:

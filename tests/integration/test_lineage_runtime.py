@@ -69,13 +69,20 @@ def test_facts_match_the_catalog_and_the_event_validates(spark: Any, setup: Lake
     con2 = referee.connect()
     setup.attach(con2)
     meta = f"__ducklake_metadata_lake.{getattr(setup.store, 'metadata_schema', None) or 'main'}"
-    table_id = referee.rows(con2, f"SELECT table_id FROM {meta}.ducklake_table WHERE table_name = 'totals' "
-                                  "AND end_snapshot IS NULL")[0]["table_id"]
-    declared = referee.rows(con2, f"SELECT column_name, column_type FROM {meta}.ducklake_column "
-                                  f"WHERE table_id = {table_id} AND end_snapshot IS NULL ORDER BY column_order")
-    written = referee.rows(con2, f"SELECT count(*) AS files, sum(file_size_bytes) AS bytes, sum(record_count) AS rows "
-                                 f"FROM {meta}.ducklake_data_file WHERE table_id = {table_id} "
-                                 f"AND begin_snapshot > {info['snapshot_before']}")[0]
+    table_id = referee.rows(
+        con2, f"SELECT table_id FROM {meta}.ducklake_table WHERE table_name = 'totals' AND end_snapshot IS NULL"
+    )[0]["table_id"]
+    declared = referee.rows(
+        con2,
+        f"SELECT column_name, column_type FROM {meta}.ducklake_column "
+        f"WHERE table_id = {table_id} AND end_snapshot IS NULL ORDER BY column_order",
+    )
+    written = referee.rows(
+        con2,
+        f"SELECT count(*) AS files, sum(file_size_bytes) AS bytes, sum(record_count) AS rows "
+        f"FROM {meta}.ducklake_data_file WHERE table_id = {table_id} "
+        f"AND begin_snapshot > {info['snapshot_before']}",
+    )[0]
     duck_count = referee.rows(con2, "SELECT count(*) AS n FROM lake.totals")[0]["n"]
 
     out = facts[totals]
@@ -88,15 +95,23 @@ def test_facts_match_the_catalog_and_the_event_validates(spark: Any, setup: Lake
     assert facts[src].rows is None and facts[src].files is None
 
     inputs, outputs = openlineage_datasets(lineage, ducklake_naming(target), facts)
-    event = RunEvent(eventType=RunState.COMPLETE, eventTime=dt.datetime.now(dt.timezone.utc).isoformat(),
-                     run=Run(runId=str(uuid.uuid4())), job=Job(namespace="tests", name="lineage.runtime"),
-                     producer="https://example.invalid/tests", inputs=inputs, outputs=outputs)
+    event = RunEvent(
+        eventType=RunState.COMPLETE,
+        eventTime=dt.datetime.now(dt.UTC).isoformat(),
+        run=Run(runId=str(uuid.uuid4())),
+        job=Job(namespace="tests", name="lineage.runtime"),
+        producer="https://example.invalid/tests",
+        inputs=inputs,
+        outputs=outputs,
+    )
     payload = Serde.to_json(event)
     assert validate_event(json.loads(payload)) == []
     for secret in filter(None, [getattr(setup.pg, "password", None), getattr(setup.s3, "secret_key", None)]):
         assert secret not in payload
     column_lineage = outputs[0].facets["columnLineage"]
-    total = {(f.field, t.type, t.subtype) for f in column_lineage.fields["total"].inputFields for t in f.transformations}
+    total = {
+        (f.field, t.type, t.subtype) for f in column_lineage.fields["total"].inputFields for t in f.transformations
+    }
     assert total == {("v", "DIRECT", "AGGREGATION"), ("v", "DIRECT", "IDENTITY")}
     dataset_wide = {(f.field, t.subtype) for f in column_lineage.dataset for t in f.transformations}
     assert dataset_wide == {("k", "GROUP_BY"), ("v", "FILTER")}
@@ -124,11 +139,19 @@ def test_in_place_update_reads_one_snapshot_and_writes_the_next(spark: Any, setu
     assert read.facets["version"].datasetVersion == str(info["snapshot_before"])
     assert written.facets["version"].datasetVersion == str(info["snapshot_after"])
     assert "outputStatistics" not in (read.inputFacets or {})
-    event = RunEvent(eventType=RunState.COMPLETE, eventTime=dt.datetime.now(dt.timezone.utc).isoformat(),
-                     run=Run(runId=str(uuid.uuid4())), job=Job(namespace="tests", name="lineage.update"),
-                     producer="https://example.invalid/tests", inputs=inputs, outputs=outputs)
+    event = RunEvent(
+        eventType=RunState.COMPLETE,
+        eventTime=dt.datetime.now(dt.UTC).isoformat(),
+        run=Run(runId=str(uuid.uuid4())),
+        job=Job(namespace="tests", name="lineage.update"),
+        producer="https://example.invalid/tests",
+        inputs=inputs,
+        outputs=outputs,
+    )
     assert validate_event(json.loads(Serde.to_json(event))) == []
     column_lineage = written.facets["columnLineage"]
-    v = {(f.name, f.field, t.type, t.subtype) for f in column_lineage.fields["v"].inputFields for t in f.transformations}
+    v = {
+        (f.name, f.field, t.type, t.subtype) for f in column_lineage.fields["v"].inputFields for t in f.transformations
+    }
     assert v == {("main.src", "v", "DIRECT", "TRANSFORMATION")}
     assert {(f.field, t.subtype) for f in column_lineage.dataset for t in f.transformations} == {("k", "FILTER")}

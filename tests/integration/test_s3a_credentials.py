@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import threading
 import time
@@ -26,25 +25,36 @@ def _sample(stop: threading.Event, seen: list[str]) -> None:
 
                 apps = httpx.get(f"http://127.0.0.1:{port}/api/v1/applications", timeout=1).json()
                 for app in apps:
-                    seen.append(httpx.get(f"http://127.0.0.1:{port}/api/v1/applications/{app['id']}/environment",
-                                          timeout=2).text)
-                    seen.append(httpx.get(f"http://127.0.0.1:{port}/api/v1/applications/{app['id']}/sql",
-                                          params={"details": "true"}, timeout=2).text)
+                    seen.append(
+                        httpx.get(
+                            f"http://127.0.0.1:{port}/api/v1/applications/{app['id']}/environment", timeout=2
+                        ).text
+                    )
+                    seen.append(
+                        httpx.get(
+                            f"http://127.0.0.1:{port}/api/v1/applications/{app['id']}/sql",
+                            params={"details": "true"},
+                            timeout=2,
+                        ).text
+                    )
             except Exception:
                 continue
         time.sleep(0.2)
 
 
 def test_spark_submit_with_s3a_keeps_s3_credentials_off_command_lines_and_ui(
-        stack: Any, stack_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    stack: Any, stack_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
 
     stack.ensure_s3a_jars(log=lambda _m: None)
     env, _setup = lake_env(dict(stack_env, **stack.env()), "spark_local")
     for key in ("AIRFLOW_CONN_DUCKLAKE_MAIN", "AIRFLOW_CONN_LAKEHOUSE_S3", "AIRFLOW_CONN_SPARK_LOCAL"):
         monkeypatch.setenv(key, env[key])
-    secrets = [json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
-               json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"]]
+    secrets = [
+        json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
+        json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
+    ]
     seen: list[str] = []
     stop = threading.Event()
     sampler = threading.Thread(target=_sample, args=(stop, seen))
@@ -52,7 +62,9 @@ def test_spark_submit_with_s3a_keeps_s3_credentials_off_command_lines_and_ui(
     try:
         response = DucklakeHook(ducklake="main").run(
             "CREATE TABLE t AS SELECT i AS id FROM range(1000) r(i); SELECT count(*) AS n FROM t; "
-            "SELECT sum(id) AS total FROM t WHERE id > 10", autocommit=True)
+            "SELECT sum(id) AS total FROM t WHERE id > 10",
+            autocommit=True,
+        )
     finally:
         stop.set()
         sampler.join()

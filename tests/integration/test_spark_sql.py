@@ -7,9 +7,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
-from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.ducklake.store import PostgresStore
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark.driver import PlanRunner, RunOptions
 from airflow_provider_lakehouse.spark.plan import plan_script
 from tests import referee
@@ -41,13 +41,19 @@ def spark(stack: Any) -> Iterator[Any]:
 
 def spec_of(setup: LakeSetup) -> DuckLakeSpec:
     if isinstance(setup.store, PostgresStore):
-        return DuckLakeSpec(name="main", catalog=setup.store.spec, data_path=setup.data_path,
-                            metadata_schema=setup.store.metadata_schema, s3=setup.s3)
+        return DuckLakeSpec(
+            name="main",
+            catalog=setup.store.spec,
+            data_path=setup.data_path,
+            metadata_schema=setup.store.metadata_schema,
+            s3=setup.s3,
+        )
     return DuckLakeSpec(name="main", catalog=setup.store.path, data_path=setup.data_path)  # type: ignore[attr-defined]
 
 
-def run(spark: Any, setup: LakeSetup, sql: str, parameters: Any = None, *, autocommit: bool = False,
-        **options: Any) -> dict[str, Any]:
+def run(
+    spark: Any, setup: LakeSetup, sql: str, parameters: Any = None, *, autocommit: bool = False, **options: Any
+) -> dict[str, Any]:
     plan = plan_script(sql, parameters=parameters, autocommit=autocommit)
     return PlanRunner(spark, spec_of(setup), RunOptions(**options)).run(plan)
 
@@ -121,20 +127,24 @@ UPDATE acct SET balance = 0 WHERE id = 11;
 DELETE FROM acct WHERE id = 1;
 ROLLBACK;
 """
-READ_YOUR_WRITES = """
+READ_YOUR_WRITES = (
+    """
 ATTACH 'ducklake' AS dl; USE dl;
 CREATE TABLE acct (id INTEGER, owner VARCHAR, balance DECIMAL(10, 2));
 INSERT INTO acct VALUES (1, 'ann', 10.00), (2, 'bob', 20.00), (3, 'cy', 30.00);
 UPDATE acct SET balance = balance + 5 WHERE id <= 2;
 DELETE FROM acct WHERE owner = 'cy';
 INSERT INTO acct SELECT id + 10, upper(owner), balance * 2 FROM acct;
-""" + ROLLED_BACK_BLOCK + """MERGE INTO acct AS t USING (SELECT 2 AS id, 1.00 AS add UNION ALL SELECT 4, 4.00) AS s ON t.id = s.id
+"""
+    + ROLLED_BACK_BLOCK
+    + """MERGE INTO acct AS t USING (SELECT 2 AS id, 1.00 AS add UNION ALL SELECT 4, 4.00) AS s ON t.id = s.id
   WHEN MATCHED THEN UPDATE SET balance = t.balance + s.add
   WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'dee', s.add);
 UPDATE acct SET owner = owner || '*' WHERE id IN (2, 4, 12);
 CREATE TABLE acct_summary AS SELECT count(*) AS n, sum(balance) AS total FROM acct;
 SELECT id, owner, balance FROM acct ORDER BY id;
 """
+)
 
 
 def test_a_script_is_one_snapshot_and_reads_its_own_writes_as_duckdb_does(spark: Any, setup: LakeSetup) -> None:
@@ -163,8 +173,10 @@ def test_a_script_is_one_snapshot_and_reads_its_own_writes_as_duckdb_does(spark:
     assert selected(response) == expected
     setup.attach(con, "lake")
     assert duck_rows(con, "SELECT id, owner, balance FROM lake.acct ORDER BY id") == expected
-    assert duck_rows(con, "SELECT n, total FROM lake.acct_summary") == duck_rows(con, "SELECT n, total FROM mem.acct_summary")
-    assert lake.delete_orphaned_files(older_than=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).files_deleted == []
+    assert duck_rows(con, "SELECT n, total FROM lake.acct_summary") == duck_rows(
+        con, "SELECT n, total FROM mem.acct_summary"
+    )
+    assert lake.delete_orphaned_files(older_than=dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).files_deleted == []
 
 
 def test_spark_reads_what_duckdb_wrote(spark: Any, setup: LakeSetup) -> None:
@@ -186,25 +198,39 @@ def test_spark_reads_what_duckdb_wrote(spark: Any, setup: LakeSetup) -> None:
             duck = duck_rows(con, f"FROM lake.events AT (VERSION => {snap}) ORDER BY id")
         except Exception:
             continue
-        ours = selected(run(spark, setup, f"SELECT * FROM events AT (VERSION => {snap}) ORDER BY id",
-                            max_rows=10_000))
+        ours = selected(run(spark, setup, f"SELECT * FROM events AT (VERSION => {snap}) ORDER BY id", max_rows=10_000))
         assert ours == duck, f"snapshot {snap}"
         compared += 1
     assert compared >= 7  # every snapshot since CREATE TABLE
-    agg = selected(run(spark, setup, "SELECT category, count(*) AS n, round(sum(amount), 2) AS total "
-                                     "FROM events GROUP BY category ORDER BY category"))
-    assert agg == duck_rows(con, "SELECT category, count(*) AS n, round(sum(amount), 2) AS total "
-                                 "FROM lake.events GROUP BY category ORDER BY category")
+    agg = selected(
+        run(
+            spark,
+            setup,
+            "SELECT category, count(*) AS n, round(sum(amount), 2) AS total "
+            "FROM events GROUP BY category ORDER BY category",
+        )
+    )
+    assert agg == duck_rows(
+        con,
+        "SELECT category, count(*) AS n, round(sum(amount), 2) AS total "
+        "FROM lake.events GROUP BY category ORDER BY category",
+    )
 
 
 def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: LakeSetup) -> None:
     run(spark, setup, "CREATE TABLE t (id BIGINT NOT NULL, v VARCHAR); INSERT INTO t VALUES (1, 'a')")
     lake = setup.open()
     before = lake.current_snapshot_id()
-    response = run(spark, setup, "BEGIN; DELETE FROM t WHERE id = 1; INSERT INTO t VALUES (2, 'b'); "
-                                 "CREATE TABLE u AS SELECT 42 AS answer; COMMIT")
+    response = run(
+        spark,
+        setup,
+        "BEGIN; DELETE FROM t WHERE id = 1; INSERT INTO t VALUES (2, 'b'); "
+        "CREATE TABLE u AS SELECT 42 AS answer; COMMIT",
+    )
     assert lake.current_snapshot_id() == before + 1
-    assert {c["snapshot_id"] for c in response["result"]["commands"] if c["kind"] in ("insert", "delete", "ctas")} == {before + 1}
+    assert {c["snapshot_id"] for c in response["result"]["commands"] if c["kind"] in ("insert", "delete", "ctas")} == {
+        before + 1
+    }
 
     files_before = {f.uri for f in lake.storage.list_files(lake.data_path)}
     good = lake.current_snapshot_id()
@@ -235,23 +261,36 @@ def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: 
 
 
 def test_catalog_functions_and_maintenance(spark: Any, setup: LakeSetup) -> None:
-    run(spark, setup, "CREATE TABLE m (id INTEGER); " + "; ".join(f"INSERT INTO m VALUES ({i})" for i in range(4)),
-        autocommit=True)
+    run(
+        spark,
+        setup,
+        "CREATE TABLE m (id INTEGER); " + "; ".join(f"INSERT INTO m VALUES ({i})" for i in range(4)),
+        autocommit=True,
+    )
     con = referee.connect()
     setup.attach(con)
-    ours = selected(run(spark, setup, "SELECT snapshot_id FROM ducklake_snapshots('dl') ORDER BY 1",
-                        max_rows=100))
+    ours = selected(run(spark, setup, "SELECT snapshot_id FROM ducklake_snapshots('dl') ORDER BY 1", max_rows=100))
     assert ours == duck_rows(con, "SELECT snapshot_id FROM ducklake_snapshots('lake') ORDER BY 1")
     info = selected(run(spark, setup, "SELECT table_name, file_count, row_count FROM ducklake_table_info('dl')"))
     assert info == [{"table_name": "m", "file_count": 4, "row_count": 4}]
-    changes = selected(run(spark, setup, "SELECT snapshot_id, change_type, id FROM "
-                                         "ducklake_table_changes('dl', 'main', 'm', 3, 4) ORDER BY id"))
-    assert changes == duck_rows(con, "SELECT snapshot_id, change_type, id FROM "
-                                     "ducklake_table_changes('lake', 'main', 'm', 3, 4) ORDER BY id")
+    changes = selected(
+        run(
+            spark,
+            setup,
+            "SELECT snapshot_id, change_type, id FROM ducklake_table_changes('dl', 'main', 'm', 3, 4) ORDER BY id",
+        )
+    )
+    assert changes == duck_rows(
+        con, "SELECT snapshot_id, change_type, id FROM ducklake_table_changes('lake', 'main', 'm', 3, 4) ORDER BY id"
+    )
 
-    response = run(spark, setup, "CALL ducklake_merge_adjacent_files('dl'); "
-                                 "CALL ducklake_expire_snapshots('dl', older_than => now() + INTERVAL 1 DAY); "
-                                 "CALL ducklake_cleanup_old_files('dl', cleanup_all => true)")
+    response = run(
+        spark,
+        setup,
+        "CALL ducklake_merge_adjacent_files('dl'); "
+        "CALL ducklake_expire_snapshots('dl', older_than => now() + INTERVAL 1 DAY); "
+        "CALL ducklake_cleanup_old_files('dl', cleanup_all => true)",
+    )
     merged, expired, cleaned = response["result"]["commands"]
     assert merged["files_merged"] == 4 and expired["snapshots_expired"] and cleaned["files_deleted"]
     con2 = referee.connect()
@@ -273,20 +312,29 @@ def test_files_in_and_out_on_s3(spark: Any, stack: Any) -> None:
             pq.write_table(table, out)
     with storage.fs.open_output_stream(f"landing/{prefix}/in/extra.csv") as out:
         out.write(b"id,label\n1,one\n2,two\n")
-    response = run(spark, setup, f"""
+    response = run(
+        spark,
+        setup,
+        f"""
         CREATE TABLE landed AS SELECT * FROM read_parquet('s3://landing/{prefix}/in/*.parquet');
         CREATE TABLE labels AS SELECT * FROM read_csv('s3://landing/{prefix}/in/extra.csv', header = true);
         SELECT count(*) AS n FROM 's3://landing/{prefix}/in/part-1.parquet';
         COPY (SELECT day, count(*) AS n FROM landed GROUP BY day ORDER BY day) TO 's3://landing/{prefix}/out/by_day.parquet' (FORMAT parquet);
-    """)
+    """,
+    )
     assert [c.get("affected_rows", c.get("row_count")) for c in response["result"]["commands"]] == [30, 2, 1, 3]
     con = referee.connect()
     setup.attach(con)
     assert duck_rows(con, "SELECT count(*) AS n, sum(id) AS s FROM lake.landed") == [{"n": 30, "s": 435}]
-    assert duck_rows(con, "SELECT * FROM lake.labels ORDER BY id") == [{"id": 1, "label": "one"}, {"id": 2, "label": "two"}]
+    assert duck_rows(con, "SELECT * FROM lake.labels ORDER BY id") == [
+        {"id": 1, "label": "one"},
+        {"id": 2, "label": "two"},
+    ]
     with storage.fs.open_input_file(f"landing/{prefix}/out/by_day.parquet") as handle:
         copied = pq.read_table(handle).to_pylist()
-    assert to_json_safe(copied) == duck_rows(con, "SELECT day, count(*) AS n FROM lake.landed GROUP BY day ORDER BY day")
+    assert to_json_safe(copied) == duck_rows(
+        con, "SELECT day, count(*) AS n FROM lake.landed GROUP BY day ORDER BY day"
+    )
 
 
 def test_s3_lakes_are_read_by_sparks_own_reader_over_s3a(spark: Any, stack: Any) -> None:
@@ -321,8 +369,9 @@ def test_s3_lakes_are_read_by_sparks_own_reader_over_s3a(spark: Any, stack: Any)
     from tests.integration.lake_writer import setup_to_env
 
     env = dict(os.environ, LAKE_SETUP=setup_to_env(setup), PYTHONPATH=str(REPO_ROOT))
-    proc = subprocess.run([sys.executable, "-c", script, query], env=env, cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, query], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     command = json.loads(proc.stdout.strip().splitlines()[-1])
     assert command["rows"] == expected and command["scans"][0]["reader"] == "python-source"
@@ -332,12 +381,21 @@ def test_remaining_statements_parameters_dialect_and_pruning(spark: Any, setup: 
     """Temp views, DROP COLUMN/TABLE, time travel by timestamp, capped SELECTs, typed parameters, Spark SQL,
     and file pruning from the WHERE constants, all checked against DuckDB or the catalog."""
     for start in (0, 100, 200):  # three files with disjoint id ranges
-        run(spark, setup, ("CREATE TABLE IF NOT EXISTS r (id BIGINT, tag VARCHAR, extra INTEGER); "
-                           f"INSERT INTO r SELECT id + {start}, 'g' || (id % 3), 1 FROM range(100) t(id)"))
+        run(
+            spark,
+            setup,
+            (
+                "CREATE TABLE IF NOT EXISTS r (id BIGINT, tag VARCHAR, extra INTEGER); "
+                f"INSERT INTO r SELECT id + {start}, 'g' || (id % 3), 1 FROM range(100) t(id)"
+            ),
+        )
     lake = setup.open()
     cut = lake.snapshot().snapshot_time
     all_files = len(lake.scan("r").files)
-    response = run(spark, setup, """
+    response = run(
+        spark,
+        setup,
+        """
         CREATE TEMP VIEW small AS SELECT * FROM r WHERE id BETWEEN 150 AND 160;
         SELECT count(*) AS n FROM small;
         SELECT id FROM r ORDER BY id;
@@ -348,13 +406,21 @@ def test_remaining_statements_parameters_dialect_and_pruning(spark: Any, setup: 
         CREATE TABLE gone AS SELECT 1 AS x;
         DROP TABLE gone;
         DROP TABLE IF EXISTS gone;
-    """, {"cut": cut, "day": dt.date(2026, 3, 1), "flag": True, "ids": [1, 2], "doc": {"k": "v"}, "n": 41},
-        max_rows=50)
+    """,
+        {"cut": cut, "day": dt.date(2026, 3, 1), "flag": True, "ids": [1, 2], "doc": {"k": "v"}, "n": 41},
+        max_rows=50,
+    )
     c = {x["command_index"]: x for x in response["result"]["commands"]}
     assert c[2]["rows"] == [{"n": 11}]
     assert all_files >= 3 and c[1]["scans"][0] == {  # BETWEEN 150 AND 160 keeps the one file holding 100..199
-        "table": "main.r", "snapshot_id": c[1]["scans"][0]["snapshot_id"], "columns": ["id", "tag", "extra"],
-        "files": 1, "files_pruned": all_files - 1, "inlined_rows": 0, "reader": c[1]["scans"][0]["reader"]}
+        "table": "main.r",
+        "snapshot_id": c[1]["scans"][0]["snapshot_id"],
+        "columns": ["id", "tag", "extra"],
+        "files": 1,
+        "files_pruned": all_files - 1,
+        "inlined_rows": 0,
+        "reader": c[1]["scans"][0]["reader"],
+    }
     assert c[3]["row_count"] == 300 and len(c[3]["rows"]) == 50 and c[3]["truncated"]
     assert c[6]["rows"] == [{"n": 300}]  # as of before the delete
     assert c[7]["rows"] == [{"day": "2026-03-01", "flag": True, "ids": [1, 2], "k": "v", "n1": 42}]
@@ -366,9 +432,16 @@ def test_remaining_statements_parameters_dialect_and_pruning(spark: Any, setup: 
     assert [r["column_name"] for r in duck_rows(con, "DESCRIBE lake.r")] == ["id", "tag"]
     assert duck_rows(con, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'gone'") == [{"n": 0}]
 
-    spark_sql = PlanRunner(spark, spec_of(setup)).run(plan_script(
-        "SELECT tag, collect_list(id)[0] AS first_id FROM r WHERE id < 3 GROUP BY tag ORDER BY tag", dialect="spark"))
-    assert selected(spark_sql) == [{"tag": "g0", "first_id": 0}, {"tag": "g1", "first_id": 1}, {"tag": "g2", "first_id": 2}]
+    spark_sql = PlanRunner(spark, spec_of(setup)).run(
+        plan_script(
+            "SELECT tag, collect_list(id)[0] AS first_id FROM r WHERE id < 3 GROUP BY tag ORDER BY tag", dialect="spark"
+        )
+    )
+    assert selected(spark_sql) == [
+        {"tag": "g0", "first_id": 0},
+        {"tag": "g1", "first_id": 1},
+        {"tag": "g2", "first_id": 2},
+    ]
 
 
 def _write_landing(setup: LakeSetup, name: str, tables: dict[str, pa.Table], row_group_size: int = 1000) -> str:
@@ -380,33 +453,41 @@ def _write_landing(setup: LakeSetup, name: str, tables: dict[str, pa.Table], row
     for file_name, table in tables.items():
         if not base.startswith("s3://"):
             Path(base).mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, storage.fs_path(f"{base}/{file_name}"), filesystem=storage.fs,
-                       row_group_size=row_group_size)
+        pq.write_table(
+            table, storage.fs_path(f"{base}/{file_name}"), filesystem=storage.fs, row_group_size=row_group_size
+        )
     return base
 
 
 def _sample(start: int, n: int) -> pa.Table:
     ids = list(range(start, start + n))
-    return pa.table({
-        "id": pa.array(ids, pa.int32()),
-        "big": pa.array([i * 1_000_003 if i % 7 else None for i in ids], pa.int64()),
-        "price": pa.array([None if i % 5 == 0 else Decimal(i % 1000) / 100 for i in ids], pa.decimal128(7, 2)),
-        "name": pa.array([f"n{i % 97}" if i % 11 else None for i in ids], pa.string()),
-        "day": pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=i % 400) for i in ids], pa.date32()),
-        "ratio": pa.array([i / 3 for i in ids], pa.float64()),
-        "flag": pa.array([i % 2 == 0 for i in ids], pa.bool_()),
-    })
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int32()),
+            "big": pa.array([i * 1_000_003 if i % 7 else None for i in ids], pa.int64()),
+            "price": pa.array([None if i % 5 == 0 else Decimal(i % 1000) / 100 for i in ids], pa.decimal128(7, 2)),
+            "name": pa.array([f"n{i % 97}" if i % 11 else None for i in ids], pa.string()),
+            "day": pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=i % 400) for i in ids], pa.date32()),
+            "ratio": pa.array([i / 3 for i in ids], pa.float64()),
+            "flag": pa.array([i % 2 == 0 for i in ids], pa.bool_()),
+        }
+    )
 
 
 def test_parquet_load_is_copied_by_executors_exactly_as_the_query_path_writes_it(spark: Any, setup: LakeSetup) -> None:
     """``CREATE TABLE AS SELECT * FROM read_parquet(...)`` copies row groups with pyarrow on the executors; the table
     (types, rows) is the one the query path writes, DuckDB reads it, and a file that does not fit fails cleanly."""
     setup.create()
-    landing = _write_landing(setup, "ok", {"a.parquet": _sample(0, 5000), "b.parquet": _sample(5000, 1200),
-                                           "c.parquet": _sample(0, 0)})
-    response = run(spark, setup, f"""ATTACH 'ducklake' AS dl; USE dl;
+    landing = _write_landing(
+        setup, "ok", {"a.parquet": _sample(0, 5000), "b.parquet": _sample(5000, 1200), "c.parquet": _sample(0, 0)}
+    )
+    response = run(
+        spark,
+        setup,
+        f"""ATTACH 'ducklake' AS dl; USE dl;
         CREATE TABLE copied AS SELECT * FROM read_parquet('{landing}/*.parquet');
-        CREATE TABLE queried AS SELECT * FROM read_parquet('{landing}/*.parquet') WHERE true;""")
+        CREATE TABLE queried AS SELECT * FROM read_parquet('{landing}/*.parquet') WHERE true;""",
+    )
     copied, queried = response["result"]["commands"][2:4]
     assert copied["write"] == "parquet-copy" and "write" not in queried
     assert copied["affected_rows"] == queried["affected_rows"] == 6200
@@ -415,24 +496,39 @@ def test_parquet_load_is_copied_by_executors_exactly_as_the_query_path_writes_it
     setup.attach(con)
     assert duck_rows(con, "DESCRIBE lake.copied") == duck_rows(con, "DESCRIBE lake.queried")
     source = f"read_parquet('{landing}/*.parquet')"  # on S3: the lake's secret covers the landing bucket too
-    assert duck_rows(con, "SELECT * FROM lake.copied ORDER BY id, day") == \
-        duck_rows(con, "SELECT * FROM lake.queried ORDER BY id, day") == \
-        duck_rows(con, f"SELECT * FROM {source} ORDER BY id, day")
+    assert (
+        duck_rows(con, "SELECT * FROM lake.copied ORDER BY id, day")
+        == duck_rows(con, "SELECT * FROM lake.queried ORDER BY id, day")
+        == duck_rows(con, f"SELECT * FROM {source} ORDER BY id, day")
+    )
     info = {r["table_name"]: r["file_count"] for r in duck_rows(con, "FROM ducklake_table_info('lake')")}
     assert info["copied"] >= 2  # one work item per source file with rows, at least
     con.close()
 
     # Types Spark's reader converts (unsigned integers, large strings) take the query path, with Spark's types.
-    odd = _write_landing(setup, "odd", {"x.parquet": pa.table({
-        "u": pa.array([1, 65535], pa.uint16()), "s": pa.array(["a", None], pa.large_string())})})
+    odd = _write_landing(
+        setup,
+        "odd",
+        {
+            "x.parquet": pa.table(
+                {"u": pa.array([1, 65535], pa.uint16()), "s": pa.array(["a", None], pa.large_string())}
+            )
+        },
+    )
     fallback = run(spark, setup, f"CREATE TABLE odd AS SELECT * FROM read_parquet('{odd}/x.parquet')")
     assert "write" not in fallback["result"]["commands"][0] and fallback["result"]["commands"][0]["affected_rows"] == 2
 
     # A second file with other column types: the statement fails, no snapshot, no file left behind.
     lake = setup.open()
     good, files_before = lake.current_snapshot_id(), {f.uri for f in lake.storage.list_files(lake.data_path)}
-    bad = _write_landing(setup, "bad", {"1.parquet": _sample(0, 100),
-                                        "2.parquet": _sample(0, 100).set_column(0, "id", pa.array(range(100), pa.int64()))})
+    bad = _write_landing(
+        setup,
+        "bad",
+        {
+            "1.parquet": _sample(0, 100),
+            "2.parquet": _sample(0, 100).set_column(0, "id", pa.array(range(100), pa.int64())),
+        },
+    )
     with pytest.raises(StatementError, match="differ from the first file") as failure:
         run(spark, setup, f"CREATE TABLE broken AS SELECT * FROM read_parquet('{bad}/*.parquet')")
     assert failure.value.index == 1
@@ -459,8 +555,13 @@ def test_a_retry_of_a_try_that_committed_does_not_commit_again(spark: Any, setup
     assert retried["deduplicated"] == {"snapshot_id": snapshot, "committed_by_try": 1}
     assert retried["catalog_info"]["snapshots_created"] == [] and lake.current_snapshot_id() == snapshot
     assert [(c["kind"], c.get("affected_rows")) for c in retried["result"]["commands"]] == [
-        ("insert", 2), ("update", 1), ("select", None)]
-    assert retried["catalog_info"]["tables_touched"] == [{"table": "main.r", "rows_written": 3, "snapshot_id": snapshot}]
+        ("insert", 2),
+        ("update", 1),
+        ("select", None),
+    ]
+    assert retried["catalog_info"]["tables_touched"] == [
+        {"table": "main.r", "rows_written": 3, "snapshot_id": snapshot}
+    ]
     assert sorted(lake.read("r").column("id").to_pylist()) == [1, 20]
 
     cleared = run(spark, setup, script, task=replace(first, try_number=3, first_try_number=3))
@@ -505,20 +606,38 @@ def test_change_feed_of_a_script_that_changes_a_row_twice_equals_duckdbs(spark: 
 
     from tests.integration.test_change_feed import assert_feeds_equal
 
-    run(spark, setup, "ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE c (id INTEGER, v VARCHAR); "
-                      "INSERT INTO c SELECT i, 'v' || i FROM range(6) r(i)")
-    response = run(spark, setup, "ATTACH 'ducklake' AS dl; USE dl; "
-                                 "UPDATE c SET v = v || '+' WHERE id < 3; DELETE FROM c WHERE id = 1; "
-                                 "INSERT INTO c VALUES (10, 'new'); UPDATE c SET v = 'newer' WHERE id = 10; "
-                                 "DELETE FROM c WHERE id = 4")
+    run(
+        spark,
+        setup,
+        "ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE c (id INTEGER, v VARCHAR); "
+        "INSERT INTO c SELECT i, 'v' || i FROM range(6) r(i)",
+    )
+    response = run(
+        spark,
+        setup,
+        "ATTACH 'ducklake' AS dl; USE dl; "
+        "UPDATE c SET v = v || '+' WHERE id < 3; DELETE FROM c WHERE id = 1; "
+        "INSERT INTO c VALUES (10, 'new'); UPDATE c SET v = 'newer' WHERE id = 10; "
+        "DELETE FROM c WHERE id = 4",
+    )
     snapshot = response["catalog_info"]["snapshot_after"]
     con = referee.connect()
     setup.attach(con)
-    duck = Counter(r[0] for r in con.sql(
-        f"SELECT change_type FROM ducklake_table_changes('lake', 'main', 'c', {snapshot}, {snapshot})").fetchall())
+    duck = Counter(
+        r[0]
+        for r in con.sql(
+            f"SELECT change_type FROM ducklake_table_changes('lake', 'main', 'c', {snapshot}, {snapshot})"
+        ).fetchall()
+    )
     net = {"update_preimage": 2, "update_postimage": 2, "delete": 2, "insert": 1}  # ids 0, 2; 1, 4; 10
     assert duck != Counter(net), "DuckDB lists the steps, not the net change"
     assert_feeds_equal(setup, con, table="c")
-    in_sql = selected(run(spark, setup, "ATTACH 'ducklake' AS dl; SELECT change_type FROM "
-                                        f"ducklake_table_changes('dl', 'main', 'c', {snapshot}, {snapshot})"))
+    in_sql = selected(
+        run(
+            spark,
+            setup,
+            "ATTACH 'ducklake' AS dl; SELECT change_type FROM "
+            f"ducklake_table_changes('dl', 'main', 'c', {snapshot}, {snapshot})",
+        )
+    )
     assert Counter(r["change_type"] for r in in_sql) == duck

@@ -18,8 +18,7 @@ import pytest
 
 from airflow_provider_lakehouse.exceptions import StatementError
 from airflow_provider_lakehouse.tpcds.generate import generate
-from airflow_provider_lakehouse.tpcds.pipeline import validation_sql
-from airflow_provider_lakehouse.tpcds.pipeline import ingest_sql
+from airflow_provider_lakehouse.tpcds.pipeline import ingest_sql, validation_sql
 from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES, SOURCE_TABLES
 from tests import referee
 from tests.integration.test_spark_sql import run, selected
@@ -50,6 +49,7 @@ def spark() -> Iterator[Any]:
 
 def rounded(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """Rows as tuples, decimals and floats to 2 places (the queries' own precision)."""
+
     def value(v: Any) -> Any:
         return round(float(v), 2) if isinstance(v, (float, decimal.Decimal)) else v
 
@@ -86,8 +86,12 @@ def test_checks_pass_then_a_violation_fails_with_a_readable_report(spark: Any, l
         assert counts.pop("failed") is None and set(counts.values()) == {0}, name
 
     # a sale of an item that does not exist, and a negative quantity
-    run(spark, lake, "ATTACH 'ducklake' AS dl; USE dl;\n"
-                     "INSERT INTO tpcds.store_sales (ss_item_sk, ss_ticket_number, ss_quantity) VALUES (-1, -1, -5);")
+    run(
+        spark,
+        lake,
+        "ATTACH 'ducklake' AS dl; USE dl;\n"
+        "INSERT INTO tpcds.store_sales (ss_item_sk, ss_ticket_number, ss_quantity) VALUES (-1, -1, -5);",
+    )
     with pytest.raises(StatementError) as failed:
         run(spark, lake, "ATTACH 'ducklake' AS dl; USE dl;\n" + checks["store_sales_references"])
     assert "check store_sales_references failed: items=1, customers=0, stores=0, dates=0" in str(failed.value)

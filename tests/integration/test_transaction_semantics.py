@@ -71,10 +71,14 @@ def apply_ours(lake: DuckLake, ops: list[Op], first_id: int) -> None:
                 tx.delete_where("main.t", _in_range(op))
             else:
                 delta = op.delta
-                tx.update_where("main.t", _in_range(op), {
-                    "v": lambda r, d=delta: pc.add(r.column("v"), pa.scalar(d, pa.int32())),
-                    "s": lambda r: pc.binary_join_element_wise(r.column("s"), pa.scalar("u"), ""),
-                })
+                tx.update_where(
+                    "main.t",
+                    _in_range(op),
+                    {
+                        "v": lambda r, d=delta: pc.add(r.column("v"), pa.scalar(d, pa.int32())),
+                        "s": lambda r: pc.binary_join_element_wise(r.column("s"), pa.scalar("u"), ""),
+                    },
+                )
 
 
 def apply_duckdb(con: Any, ops: list[Op], first_id: int) -> None:
@@ -119,7 +123,9 @@ def check_same_as_duckdb(make_setup: Callable[[], LakeSetup], ops: list[Op]) -> 
     expected = rows(con, "SELECT id, v, s FROM lake.t ORDER BY id, v, s")
     ours_setup.attach(con, "ours")
     assert content(lake.read("main.t")) == expected, f"our reader differs from DuckDB for {ops}"
-    assert rows(con, "SELECT id, v, s FROM ours.t ORDER BY id, v, s") == expected, f"DuckDB reads ours differently: {ops}"
+    assert rows(con, "SELECT id, v, s FROM ours.t ORDER BY id, v, s") == expected, (
+        f"DuckDB reads ours differently: {ops}"
+    )
     # count(*) uses the catalog's delete counts: wrong delete files would show here even if the rows looked right
     assert rows(con, "SELECT count(*) AS n FROM ours.t") == [{"n": len(expected)}]
     # every file in the data directory is referenced: nothing superseded or abandoned was left behind
@@ -129,7 +135,7 @@ def check_same_as_duckdb(make_setup: Callable[[], LakeSetup], ops: list[Op]) -> 
 def _future() -> Any:
     import datetime as dt
 
-    return dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+    return dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
 
 
 # -- the three reported corruptions, as regressions --------------------------------------------------
@@ -144,8 +150,9 @@ REGRESSIONS = {
 
 
 @pytest.mark.parametrize("ops", list(REGRESSIONS.values()), ids=list(REGRESSIONS))
-def test_several_changes_to_one_table_in_one_transaction(setup: LakeSetup, tmp_path: Path, ops: list[Op],
-                                                         request: pytest.FixtureRequest) -> None:
+def test_several_changes_to_one_table_in_one_transaction(
+    setup: LakeSetup, tmp_path: Path, ops: list[Op], request: pytest.FixtureRequest
+) -> None:
     check_same_as_duckdb(_factory(setup, tmp_path, request), ops)
 
 
@@ -171,15 +178,17 @@ operations = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(ops=st.lists(operations, min_size=1, max_size=7))
 def test_random_sequences_match_duckdb_sqlite(tmp_path: Path, ops: list[Op]) -> None:
     check_same_as_duckdb(lambda: _sqlite_lake(tmp_path), ops)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(ops=st.lists(operations, min_size=1, max_size=6))
 def test_random_sequences_match_duckdb_postgres_s3(stack: Any, ops: list[Op]) -> None:
     check_same_as_duckdb(lambda: referee.postgres_lake(stack), ops)

@@ -19,11 +19,12 @@ DIALECTS = ("postgres", "duckdb", "spark")
 DEFAULT_SCHEMA = {"postgres": "public", "duckdb": "main", "spark": "default"}
 ACCESS = ("read", "write", "read_write")
 LIFECYCLES = (None, "CREATE", "OVERWRITE", "DROP", "ALTER", "RENAME", "TRUNCATE")
-TYPES = {"DIRECT": ("IDENTITY", "TRANSFORMATION", "AGGREGATION"),
-         "INDIRECT": ("JOIN", "GROUP_BY", "FILTER", "SORT", "WINDOW", "CONDITIONAL")}
+TYPES = {
+    "DIRECT": ("IDENTITY", "TRANSFORMATION", "AGGREGATION"),
+    "INDIRECT": ("JOIN", "GROUP_BY", "FILTER", "SORT", "WINDOW", "CONDITIONAL"),
+}
 _CASE_KEYS = {"id", "dialect", "default_schema", "schemas", "constructs", "sql", "expect", "note"}
-_DATASET_KEYS = {"kind", "access", "columns_read", "columns_written", "column_lineage", "dataset_lineage",
-                 "lifecycle"}
+_DATASET_KEYS = {"kind", "access", "columns_read", "columns_written", "column_lineage", "dataset_lineage", "lifecycle"}
 
 
 @dataclass(frozen=True)
@@ -119,18 +120,22 @@ def load_cases(directory: Path = CORPUS_DIR) -> list[Case]:
                 raise ValueError(f"{case_id}: dialect must be one of {DIALECTS}")
             expect = raw.get("expect") or {}
             schemas = raw.get("schemas")
-            cases.append(Case(
-                id=case_id,
-                dialect=raw["dialect"],
-                sql=raw["sql"],
-                constructs=tuple(raw.get("constructs") or ()),
-                errors=int(expect.get("errors", 0)),
-                datasets={str(k): _expected_dataset(case_id, str(k), v or {})
-                          for k, v in (expect.get("datasets") or {}).items()},
-                source=path.name,
-                default_schema=raw.get("default_schema"),
-                schemas={str(k): tuple(v) for k, v in schemas.items()} if schemas else None,
-            ))
+            cases.append(
+                Case(
+                    id=case_id,
+                    dialect=raw["dialect"],
+                    sql=raw["sql"],
+                    constructs=tuple(raw.get("constructs") or ()),
+                    errors=int(expect.get("errors", 0)),
+                    datasets={
+                        str(k): _expected_dataset(case_id, str(k), v or {})
+                        for k, v in (expect.get("datasets") or {}).items()
+                    },
+                    source=path.name,
+                    default_schema=raw.get("default_schema"),
+                    schemas={str(k): tuple(v) for k, v in schemas.items()} if schemas else None,
+                )
+            )
     return cases
 
 
@@ -172,8 +177,10 @@ def diff(case: Case, got: Mapping[str, ExpectedDataset], errors: int) -> list[st
             lines.append(f"  - missing dataset {key} ({exp.access})")  # type: ignore[union-attr]
             continue
         if exp is None:
-            lines.append(f"  + extra dataset {key} ({act.access}, read={sorted(act.columns_read)}, "
-                         f"written={sorted(act.columns_written)}, lifecycle={act.lifecycle})")
+            lines.append(
+                f"  + extra dataset {key} ({act.access}, read={sorted(act.columns_read)}, "
+                f"written={sorted(act.columns_written)}, lifecycle={act.lifecycle})"
+            )
             continue
         sub: list[str] = []
         for attr in ("kind", "access", "lifecycle"):

@@ -71,17 +71,25 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
     generate(0.01, landing, extension_dir=referee.extension_dir())
     markers = tmp_path / "markers"
     markers.mkdir()
-    env.update(TPCDS_LANDING=landing, LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir(), TPCDS_MAX_ACTIVE_TASKS="4",
-               LAKE_SCHEDULER_MARKERS=str(markers), LAKEHOUSE_TEST_TMP=str(tmp_path))
-    secrets = [json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
-               json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"]]
+    env.update(
+        TPCDS_LANDING=landing,
+        LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir(),
+        TPCDS_MAX_ACTIVE_TASKS="4",
+        LAKE_SCHEDULER_MARKERS=str(markers),
+        LAKEHOUSE_TEST_TMP=str(tmp_path),
+    )
+    secrets = [
+        json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
+        json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
+    ]
 
     with airflow_cluster(stack, env, [RETRIES_DAG, TPCDS_DAG], parallelism=4) as airflow:
         airflow.wait_parsed(["lake_scheduler_retries", "tpcds_pipeline"])
         retries_run = airflow.trigger("lake_scheduler_retries")
         killed: dict[str, float] = {}
-        state = airflow.wait_run("lake_scheduler_retries", retries_run,
-                                 on_poll=lambda: _kill_when_announced(markers, killed))
+        state = airflow.wait_run(
+            "lake_scheduler_retries", retries_run, on_poll=lambda: _kill_when_announced(markers, killed)
+        )
         tis = airflow.task_instances("lake_scheduler_retries", retries_run)
         assert state == "success", (tis, airflow.component_log("scheduler")[-3000:])
         assert {"after_commit", "mid_script"} <= set(killed), f"the kills did not happen: {killed}"
@@ -123,7 +131,7 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
     con = referee.connect()
     setup.attach(con)
     counts = dict(con.execute("SELECT source, count(*) FROM lake.sched_rows GROUP BY source").fetchall())
-    assert counts == {**{m: 10 for m in range(16)}, 100: 10, 200: 10}, counts
+    assert counts == {**dict.fromkeys(range(16), 10), 100: 10, 200: 10}, counts
     assert con.execute("SELECT count(*) = count(DISTINCT (source, i)) FROM lake.sched_rows").fetchone() == (True,)
     lake = setup.open()
     orphans = lake.delete_orphaned_files(older_than=_future()).files_deleted
@@ -169,5 +177,4 @@ def _new_daemons(stack: Any, earlier: set[int]) -> list[str]:
 def _future() -> Any:
     import datetime as dt
 
-    return dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
-
+    return dt.datetime.now(dt.UTC) + dt.timedelta(days=1)

@@ -46,8 +46,14 @@ class AirflowCluster:
         return f"http://{LOOPBACK}:{self.api_port}"
 
     def cli(self, *args: str, timeout: int = 300, check: bool = True) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, cwd=REPO_ROOT,
-                                capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(
+            [sys.executable, "-m", "airflow", *args],
+            env=self.env,
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and result.returncode != 0:
             raise RuntimeError(f"airflow {' '.join(args)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
         return result
@@ -67,8 +73,9 @@ class AirflowCluster:
             if name == "scheduler":
                 argv.append("--skip-serve-logs")  # its log server binds 0.0.0.0; task logs are local files here
             out = open(logs / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-            self.processes[name] = subprocess.Popen(argv, env=self.env, cwd=REPO_ROOT, stdout=out,
-                                                    stderr=subprocess.STDOUT, start_new_session=True)
+            self.processes[name] = subprocess.Popen(
+                argv, env=self.env, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         self.wait_healthy()
 
     def wait_healthy(self, timeout_s: float = 180) -> None:
@@ -81,7 +88,10 @@ class AirflowCluster:
                     raise RuntimeError(f"airflow {name} exited ({proc.returncode}): {self.component_log(name)[-3000:]}")
             try:
                 health = httpx.get(f"{self.base_url}/api/v2/monitor/health", timeout=5).json()
-                if all((health.get(k) or {}).get("status") == "healthy" for k in ("metadatabase", "scheduler", "dag_processor")):
+                if all(
+                    (health.get(k) or {}).get("status") == "healthy"
+                    for k in ("metadatabase", "scheduler", "dag_processor")
+                ):
                     return
             except (httpx.HTTPError, ValueError):
                 pass
@@ -135,13 +145,18 @@ class AirflowCluster:
     def task_instances(self, dag_id: str, run_id: str) -> list[dict[str, Any]]:
         rows = self.query(
             "SELECT task_id, map_index, state, try_number, start_date, end_date FROM task_instance "
-            "WHERE dag_id = %s AND run_id = %s ORDER BY task_id, map_index", (dag_id, run_id))
+            "WHERE dag_id = %s AND run_id = %s ORDER BY task_id, map_index",
+            (dag_id, run_id),
+        )
         keys = ("task_id", "map_index", "state", "try_number", "start_date", "end_date")
         return [dict(zip(keys, r)) for r in rows]
 
     def xcom(self, dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> Any:
-        rows = self.query("SELECT value FROM xcom WHERE dag_id = %s AND run_id = %s AND task_id = %s AND "
-                          "map_index = %s AND key = 'return_value'", (dag_id, run_id, task_id, map_index))
+        rows = self.query(
+            "SELECT value FROM xcom WHERE dag_id = %s AND run_id = %s AND task_id = %s AND "
+            "map_index = %s AND key = 'return_value'",
+            (dag_id, run_id, task_id, map_index),
+        )
         if not rows:
             return None
         value = rows[0][0]
@@ -152,8 +167,9 @@ class AirflowCluster:
 
 
 @contextmanager
-def airflow_cluster(stack: Any, env: dict[str, str], dags: list[Path], *, parallelism: int = 4,
-                    overrides: dict[str, str] | None = None) -> Iterator[AirflowCluster]:
+def airflow_cluster(
+    stack: Any, env: dict[str, str], dags: list[Path], *, parallelism: int = 4, overrides: dict[str, str] | None = None
+) -> Iterator[AirflowCluster]:
     """Start Airflow with ``dags`` (files, or folders such as ``sql/``, copied into a fresh DAGs folder) and
     ``env`` (connections etc.); stop it and drop its metadata database afterwards.
 
@@ -173,31 +189,32 @@ def airflow_cluster(stack: Any, env: dict[str, str], dags: list[Path], *, parall
     with server.admin_connect() as admin:
         admin.execute(f'CREATE DATABASE "{database}" OWNER lakehouse')
     password = quote(creds["pg_password"], safe="")  # the stack's password holds a space, quotes, @ and %
-    url = (f"postgresql+psycopg://lakehouse:{password}@{LOOPBACK}:"
-           f"{stack.postgres_port()}/{database}")
+    url = f"postgresql+psycopg://lakehouse:{password}@{LOOPBACK}:{stack.postgres_port()}/{database}"
     port = pick_port(18280)
     cluster_env = dict(env)
     for key in list(cluster_env):
         if key.startswith("AIRFLOW__DATABASE__"):
             del cluster_env[key]
-    cluster_env.update({
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-        "AIRFLOW__CORE__PARALLELISM": str(parallelism),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": url,
-        "AIRFLOW__API__HOST": LOOPBACK,
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://{LOOPBACK}:{port}/execution/",
-        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
-        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "10",
-        "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "120",
-        "SPARK_LOCAL_IP": LOOPBACK,
-        "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', os.environ.get('PATH', ''))}",
-    })
+    cluster_env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": str(parallelism),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": url,
+            "AIRFLOW__API__HOST": LOOPBACK,
+            "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://{LOOPBACK}:{port}/execution/",
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "10",
+            "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "120",
+            "SPARK_LOCAL_IP": LOOPBACK,
+            "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', os.environ.get('PATH', ''))}",
+        }
+    )
     cluster_env.update(overrides or {})
     cluster = AirflowCluster(home, cluster_env, port, url)
     try:

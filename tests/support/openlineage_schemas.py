@@ -29,9 +29,7 @@ BASE_FACET_FIELDS = ("_producer", "_schemaURL")
 # Longer messages (jsonschema repeats the whole instance for anyOf/oneOf failures) are cut to keep reports readable.
 _MAX_MESSAGE = 300
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_RFC3339_DATE_TIME = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
-)
+_RFC3339_DATE_TIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 # RFC 3986 absolute URI: a scheme, a colon, then no whitespace or characters URIs never carry unescaped.
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|\\^`]*")
 

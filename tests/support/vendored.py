@@ -15,5 +15,8 @@ def listed_sha256(directory: Path) -> dict[str, str]:
 
 def actual_sha256(directory: Path) -> dict[str, str]:
     """``file name -> sha256`` of every file in ``directory`` but its README."""
-    return {path.name: hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(directory.iterdir()) if path.is_file() and path.name != "README.md"}
+    return {
+        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(directory.iterdir())
+        if path.is_file() and path.name != "README.md"
+    }

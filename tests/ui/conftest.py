@@ -13,7 +13,9 @@ from tests.ui.harness import LakehouseAirflow, attach, lakehouse_airflow
 
 
 @pytest.fixture(scope="session")
-def lakehouse(stack: Any, stack_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[LakehouseAirflow]:
+def lakehouse(
+    stack: Any, stack_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LakehouseAirflow]:
     """A fresh Airflow for the session; ``LAKEHOUSE_UI_ATTACH=/tmp/lakehouse-ui.json`` reuses the one a running
     ``python -m tests.ui.harness`` serves instead (while working on the UI: its DAG runs take minutes)."""
     if os.environ.get("LAKEHOUSE_UI_ATTACH"):

@@ -21,9 +21,14 @@ from tests.referee import LakeSetup
 from tests.support.airflow_cluster import AirflowCluster, airflow_cluster
 
 EXAMPLES = REPO_ROOT / "dags_examples"
-DAGS = [EXAMPLES / "example_ducklake_operations.py", EXAMPLES / "sql", EXAMPLES / "example_ducklake_sentiment.py",
-        EXAMPLES / "example_datatable.py", EXAMPLES / "example_lineage_consumer.py",
-        Path(__file__).parent / "dags" / "lakehouse_ui_report.py"]
+DAGS = [
+    EXAMPLES / "example_ducklake_operations.py",
+    EXAMPLES / "sql",
+    EXAMPLES / "example_ducklake_sentiment.py",
+    EXAMPLES / "example_datatable.py",
+    EXAMPLES / "example_lineage_consumer.py",
+    Path(__file__).parent / "dags" / "lakehouse_ui_report.py",
+]
 #: run in this order (the report reads what the first two wrote)
 RUNS = ["example_ducklake_operations", "example_ducklake_sentiment", "example_datatable", "lakehouse_ui_report"]
 
@@ -42,8 +47,9 @@ class LakehouseAirflow:
     def token(self, user: str) -> str:
         import httpx
 
-        response = httpx.post(f"{self.url}/auth/token", json={"username": user, "password": self.passwords[user]},
-                              timeout=30)
+        response = httpx.post(
+            f"{self.url}/auth/token", json={"username": user, "password": self.passwords[user]}, timeout=30
+        )
         response.raise_for_status()
         return str(response.json()["access_token"])
 
@@ -52,8 +58,9 @@ class LakehouseAirflow:
 
         headers = {"Authorization": f"Bearer {self.token(user)}"} if user else {}
         # params only when given: httpx would replace a query string written in ``path`` with an empty one
-        return httpx.get(f"{self.url}/lakehouse/api/{path.lstrip('/')}", headers=headers, params=params or None,
-                         timeout=120)
+        return httpx.get(
+            f"{self.url}/lakehouse/api/{path.lstrip('/')}", headers=headers, params=params or None, timeout=120
+        )
 
 
 def plugins_folder(workdir: Path) -> Path:
@@ -66,7 +73,8 @@ def plugins_folder(workdir: Path) -> Path:
     registered = any(e.value.startswith("airflow_provider_lakehouse.") for e in entry_points(group="airflow.plugins"))
     if not registered:
         (folder / "lakehouse_plugin.py").write_text(
-            "from airflow_provider_lakehouse.plugins.lakehouse import LakehousePlugin  # noqa: F401\n")
+            "from airflow_provider_lakehouse.plugins.lakehouse import LakehousePlugin  # noqa: F401\n"
+        )
     return folder
 
 
@@ -104,8 +112,10 @@ def add_inlined_rows(setup: LakeSetup) -> None:
 
     con = referee.connect()
     setup.attach(con, data_inlining_row_limit=10)
-    con.sql("INSERT INTO lake.main.messages VALUES ('Added by DuckDB', 'duck', '2026-01-04', 'positive'), "
-            "('Also inlined', 'duck', '2026-01-04', NULL)")
+    con.sql(
+        "INSERT INTO lake.main.messages VALUES ('Added by DuckDB', 'duck', '2026-01-04', 'positive'), "
+        "('Also inlined', 'duck', '2026-01-04', NULL)"
+    )
     con.sql("DELETE FROM lake.main.messages WHERE author = 'ben'")
     con.close()
 
@@ -118,8 +128,11 @@ def attach(info_file: Path) -> LakehouseAirflow:
     info = json.loads(info_file.read_text())
     env = info["env"]
     conn = json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
-    lake = LakeSetup(PostgresStore(referee.postgres_spec(conn), metadata_schema=conn["extra"]["metadata_schema"]),
-                     conn["extra"]["data_path"], s3=referee.s3_spec(json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])))
+    lake = LakeSetup(
+        PostgresStore(referee.postgres_spec(conn), metadata_schema=conn["extra"]["metadata_schema"]),
+        conn["extra"]["data_path"],
+        s3=referee.s3_spec(json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])),
+    )
     cluster = AirflowCluster(Path(info["home"]), env, int(info["api_port"]), info["metadata_url"])
     return LakehouseAirflow(cluster, lake, info["passwords"], info["runs"])
 
@@ -134,9 +147,15 @@ def main() -> None:  # pragma: no cover - a manual tool
     stack.up(log=print)
     env = dict(os.environ, **stack.env())
     with lakehouse_airflow(stack, env, Path(tempfile.mkdtemp())) as harness:
-        info = {"url": harness.url, "passwords": harness.passwords, "runs": harness.runs,
-                "home": str(harness.cluster.home), "env": harness.cluster.env, "api_port": harness.cluster.api_port,
-                "metadata_url": harness.cluster.metadata_url}
+        info = {
+            "url": harness.url,
+            "passwords": harness.passwords,
+            "runs": harness.runs,
+            "home": str(harness.cluster.home),
+            "env": harness.cluster.env,
+            "api_port": harness.cluster.api_port,
+            "metadata_url": harness.cluster.metadata_url,
+        }
         Path("/tmp/lakehouse-ui.json").write_text(json.dumps(info))
         print(json.dumps(info), flush=True)
         while not Path("/tmp/lakehouse-ui.stop").exists():

@@ -49,4 +49,5 @@ def test_committed_bundle_is_what_the_lockfile_builds(node_modules: Path, tmp_pa
     result = _npm("run", "build", "--", "--outDir", str(tmp_path))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert (tmp_path / "main.umd.cjs").read_bytes() == committed, (
-        "dist/main.umd.cjs is stale: run `npm ci && npm run build` in airflow_provider_lakehouse/plugins/www")
+        "dist/main.umd.cjs is stale: run `npm ci && npm run build` in airflow_provider_lakehouse/plugins/www"
+    )

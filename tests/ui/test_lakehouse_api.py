@@ -18,16 +18,30 @@ from tests.ui.harness import LakehouseAirflow
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ORDERS = "ducklake://main/sales.orders"
-LAKE_PATHS = ["lakes/main/snapshots", "lakes/main/tables/sales.orders", "lakes/main/tables/sales.orders/preview",
-              "lakes/main/tables/sales.orders/changes?start=1&end=2", "datatables/main",
-              "datatables/main/tables/analytics.customers/preview"]
+LAKE_PATHS = [
+    "lakes/main/snapshots",
+    "lakes/main/tables/sales.orders",
+    "lakes/main/tables/sales.orders/preview",
+    "lakes/main/tables/sales.orders/changes?start=1&end=2",
+    "datatables/main",
+    "datatables/main/tables/analytics.customers/preview",
+]
 LINEAGE_PATHS = [f"lineage?dataset={ORDERS}", "dags/lakehouse_ui_report/dataflow"]
 
 
 def duckdb_type(ducklake_type: str) -> str:
     """DuckLake's type names as DuckDB's DESCRIBE prints them."""
-    names = {"int64": "BIGINT", "int32": "INTEGER", "int16": "SMALLINT", "float64": "DOUBLE", "float32": "FLOAT",
-             "varchar": "VARCHAR", "boolean": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP"}
+    names = {
+        "int64": "BIGINT",
+        "int32": "INTEGER",
+        "int16": "SMALLINT",
+        "float64": "DOUBLE",
+        "float32": "FLOAT",
+        "varchar": "VARCHAR",
+        "boolean": "BOOLEAN",
+        "date": "DATE",
+        "timestamp": "TIMESTAMP",
+    }
     return names.get(ducklake_type, ducklake_type.upper())
 
 
@@ -43,8 +57,9 @@ def test_anonymous_and_forged_requests_are_refused(lakehouse: LakehouseAirflow) 
     for path in ["overview", *LAKE_PATHS, *LINEAGE_PATHS]:
         anonymous = httpx.get(f"{lakehouse.url}/lakehouse/api/{path}", timeout=30)
         assert anonymous.status_code == 401, (path, anonymous.text[:200])
-        forged = httpx.get(f"{lakehouse.url}/lakehouse/api/{path}", headers={"Authorization": "Bearer not.a.jwt"},
-                           timeout=30)
+        forged = httpx.get(
+            f"{lakehouse.url}/lakehouse/api/{path}", headers={"Authorization": "Bearer not.a.jwt"}, timeout=30
+        )
         assert forged.status_code == 403, (path, forged.text[:200])
 
 
@@ -61,9 +76,11 @@ def test_a_viewer_may_see_lineage_but_not_the_data_of_connections_it_cannot_read
 
 def test_no_response_carries_a_credential(lakehouse: LakehouseAirflow) -> None:
     env = lakehouse.cluster.env
-    secrets = [json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
-               json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
-               json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["login"]]
+    secrets = [
+        json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
+        json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
+        json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["login"],
+    ]
     bodies = [lakehouse.get(p).text for p in ["overview", *LAKE_PATHS, *LINEAGE_PATHS]]
     bodies.append(lakehouse.get("lakes/main/tables/sales.nope").text)  # errors too
     for secret in secrets:
@@ -97,17 +114,22 @@ def test_table_page_matches_the_catalog_as_duckdb_reads_it(lakehouse: LakehouseA
     con = duck(lakehouse)
     described = referee.rows(con, "DESCRIBE lake.sales.orders")
     assert [(c["name"], duckdb_type(c["type"])) for c in page["columns"]] == [
-        (d["column_name"], d["column_type"]) for d in described]
+        (d["column_name"], d["column_type"]) for d in described
+    ]
     assert page["row_count"] == referee.rows(con, "SELECT count(*) AS n FROM lake.sales.orders")[0]["n"]
     files = referee.rows(con, "SELECT * FROM ducklake_list_files('lake', 'orders', schema => 'sales')")
     assert page["file_count"] == len(files)
     assert page["delete_file_count"] == sum(1 for f in files if f["delete_file"])
     by_task = {s["task"]["task_id"]: s["snapshot_id"] for s in page["snapshots"] if s["task"]}
     assert {"load_orders", "correct_orders"} <= set(by_task)
-    assert all(s["task"]["dag_id"] == "example_ducklake_operations" for s in page["snapshots"] if s["task"]
-               and s["task"]["task_id"] in ("load_orders", "correct_orders"))
-    xcom = lakehouse.cluster.xcom("example_ducklake_operations", lakehouse.runs["example_ducklake_operations"],
-                                  "load_orders")
+    assert all(
+        s["task"]["dag_id"] == "example_ducklake_operations"
+        for s in page["snapshots"]
+        if s["task"] and s["task"]["task_id"] in ("load_orders", "correct_orders")
+    )
+    xcom = lakehouse.cluster.xcom(
+        "example_ducklake_operations", lakehouse.runs["example_ducklake_operations"], "load_orders"
+    )
     assert by_task["load_orders"] == xcom["catalog_info"]["snapshot_after"]
     amount = next(c for c in page["columns"] if c["name"] == "amount")
     assert amount["min_value"] is not None and amount["max_value"] is not None
@@ -116,8 +138,10 @@ def test_table_page_matches_the_catalog_as_duckdb_reads_it(lakehouse: LakehouseA
 def test_snapshot_list_is_duckdbs(lakehouse: LakehouseAirflow) -> None:
     listed = lakehouse.get("lakes/main/snapshots", limit=1000).json()
     con = duck(lakehouse)
-    ids = [r["snapshot_id"] for r in referee.rows(con, "SELECT snapshot_id FROM ducklake_snapshots('lake') "
-                                                        "ORDER BY snapshot_id DESC")]
+    ids = [
+        r["snapshot_id"]
+        for r in referee.rows(con, "SELECT snapshot_id FROM ducklake_snapshots('lake') ORDER BY snapshot_id DESC")
+    ]
     assert [s["snapshot_id"] for s in listed] == ids
     page = lakehouse.get("lakes/main/snapshots", offset=1, limit=2).json()
     assert [s["snapshot_id"] for s in page] == ids[1:3]
@@ -148,8 +172,9 @@ def test_changes_between_snapshots_equal_ducklake_table_changes(lakehouse: Lakeh
     for start in ids:
         for end in (i for i in ids if i >= start):
             changes = lakehouse.get(f"lakes/main/tables/{table}/changes", start=start, end=end, limit=500).json()
-            expected = referee.rows(con, f"SELECT * FROM ducklake_table_changes('lake', '{schema}', '{name}', "
-                                         f"{start}, {end})")
+            expected = referee.rows(
+                con, f"SELECT * FROM ducklake_table_changes('lake', '{schema}', '{name}', {start}, {end})"
+            )
             shown = Counter(map(repr, changes["rows"]))
             listed = Counter(repr([cell(e[c]) for c in changes["columns"]]) for e in expected)
             if changes["truncated"]:  # the first 500 by (snapshot, row id, kind): a part of DuckDB's rows
@@ -157,12 +182,14 @@ def test_changes_between_snapshots_equal_ducklake_table_changes(lakehouse: Lakeh
                 kind_order = {"update_preimage": 0, "update_postimage": 1, "delete": 2, "insert": 3}
                 first = sorted((e["snapshot_id"], e["rowid"], kind_order[e["change_type"]]) for e in expected)[:500]
                 at = {c: i for i, c in enumerate(changes["columns"])}
-                assert [(r[at["snapshot_id"]], r[at["rowid"]], kind_order[r[at["change_type"]]])
-                        for r in changes["rows"]] == first
+                assert [
+                    (r[at["snapshot_id"]], r[at["rowid"]], kind_order[r[at["change_type"]]]) for r in changes["rows"]
+                ] == first
             else:
                 assert shown == listed, (table, start, end)
-            assert changes["counts"] == {k: sum(1 for e in expected if e["change_type"] == k)
-                                         for k in {e["change_type"] for e in expected}}
+            assert changes["counts"] == {
+                k: sum(1 for e in expected if e["change_type"] == k) for k in {e["change_type"] for e in expected}
+            }
 
 
 def test_data_table_page_and_preview_equal_postgres(lakehouse: LakehouseAirflow) -> None:
@@ -171,12 +198,20 @@ def test_data_table_page_and_preview_equal_postgres(lakehouse: LakehouseAirflow)
     detail = lakehouse.get("datatables/main").json()
     tables = {f"{t['schema_name']}.{t['name']}": t for s in detail["schemas"] for t in s["tables"]}
     customers = tables["analytics.customers"]
-    assert [c["name"] for c in customers["columns"]] == ["id", "name", "email", "signed_up", "lifetime_value", "profile"]
+    assert [c["name"] for c in customers["columns"]] == [
+        "id",
+        "name",
+        "email",
+        "signed_up",
+        "lifetime_value",
+        "profile",
+    ]
     assert customers["asset_uri"] == "datatable://main/analytics.customers"
     preview = lakehouse.get("datatables/main/tables/analytics.customers/preview").json()
     conn = json.loads(lakehouse.cluster.env["AIRFLOW_CONN_DATATABLE_MAIN"])
-    with psycopg.connect(host=conn["host"], port=conn["port"], user=conn["login"], password=conn["password"],
-                         dbname=conn["schema"]) as pg:
+    with psycopg.connect(
+        host=conn["host"], port=conn["port"], user=conn["login"], password=conn["password"], dbname=conn["schema"]
+    ) as pg:
         rows = pg.execute("SELECT * FROM analytics.customers LIMIT 100").fetchall()
     assert preview["rows"] == [[cell(v) for v in row] for row in rows]
 
@@ -202,20 +237,31 @@ def test_column_lineage_graph_equals_the_extractors_output(lakehouse: LakehouseA
     assert nodes[totals]["depth"] == 0 and nodes[ORDERS]["depth"] == -1
     assert nodes["ducklake://main/sales.top_customers"]["depth"] == 1
     assert nodes[totals]["asset_id"] is not None  # links to Airflow's asset page
-    sql = PREAMBLE + """
+    sql = (
+        PREAMBLE
+        + """
             CREATE OR REPLACE TABLE sales.customer_totals AS
                 SELECT customer_id, count(*) AS orders, round(sum(amount), 2) AS revenue, max(order_day) AS last_day
                 FROM sales.orders WHERE amount > 0 GROUP BY customer_id;
         """
-    got = {(e["source"], e["source_column"], e["target_column"], e["type"], e["subtype"])
-           for e in graph["edges"] if e["task_id"] == "customer_totals"}
+    )
+    got = {
+        (e["source"], e["source_column"], e["target_column"], e["type"], e["subtype"])
+        for e in graph["edges"]
+        if e["task_id"] == "customer_totals"
+    }
     assert got == _expected_edges(sql, totals)
-    assert all(e["origin"] == "run" and e["dag_id"] == "lakehouse_ui_report" for e in graph["edges"]
-               if e["task_id"] == "customer_totals")
+    assert all(
+        e["origin"] == "run" and e["dag_id"] == "lakehouse_ui_report"
+        for e in graph["edges"]
+        if e["task_id"] == "customer_totals"
+    )
     # upstream of sales.orders: load_orders read the landing file
     upstream = lakehouse.get("lineage", dataset=ORDERS).json()
-    assert any(e["source"] == "s3://landing/examples/orders.parquet" and e["task_id"] == "load_orders"
-               for e in upstream["edges"])
+    assert any(
+        e["source"] == "s3://landing/examples/orders.parquet" and e["task_id"] == "load_orders"
+        for e in upstream["edges"]
+    )
 
 
 def test_dag_data_flow_shows_reads_and_writes_with_columns(lakehouse: LakehouseAirflow) -> None:
@@ -224,7 +270,9 @@ def test_dag_data_flow_shows_reads_and_writes_with_columns(lakehouse: LakehouseA
     totals = tasks["customer_totals"]
     assert totals["origin"] == "run"
     assert totals["reads"] == {ORDERS: ["amount", "customer_id", "order_day"]}
-    assert totals["writes"] == {"ducklake://main/sales.customer_totals": ["customer_id", "last_day", "orders", "revenue"]}
+    assert totals["writes"] == {
+        "ducklake://main/sales.customer_totals": ["customer_id", "last_day", "orders", "revenue"]
+    }
     assert tasks["top_customers"]["reads"]["ducklake://main/main.messages"] == ["author", "sentiment"]
     # a DAG that has not run: its SQL says the same, from the serialized DAG
     sentiment = lakehouse.get("dags/example_ducklake_sentiment/dataflow").json()
@@ -239,12 +287,17 @@ def test_task_instance_lineage_names_snapshots_rows_and_edges(lakehouse: Lakehou
     assert ti["origin"] == "run" and ti["try_number"] == 1
     assert ti["snapshot_read"] == xcom["catalog_info"]["snapshot_before"]
     (output,) = ti["outputs"]
-    assert output == {"dataset": ORDERS, "rows_written": 1000, "snapshot_id": xcom["catalog_info"]["snapshot_after"],
-                      "columns_written": ["amount", "customer_id", "order_day", "order_id"],
-                      "link": "?lake=main&table=sales.orders"}
+    assert output == {
+        "dataset": ORDERS,
+        "rows_written": 1000,
+        "snapshot_id": xcom["catalog_info"]["snapshot_after"],
+        "columns_written": ["amount", "customer_id", "order_day", "order_id"],
+        "link": "?lake=main&table=sales.orders",
+    }
     assert ti["reads"] == {"s3://landing/examples/orders.parquet": ["amount", "customer_id", "order_day", "order_id"]}
     assert {(e["source_column"], e["target_column"], e["type"], e["subtype"]) for e in ti["edges"]} >= {
-        ("amount", "amount", "DIRECT", "IDENTITY")}
+        ("amount", "amount", "DIRECT", "IDENTITY")
+    }
 
 
 def test_open_in_lakehouse_extra_link(lakehouse: LakehouseAirflow) -> None:
@@ -253,8 +306,11 @@ def test_open_in_lakehouse_extra_link(lakehouse: LakehouseAirflow) -> None:
     run_id = lakehouse.runs["example_ducklake_operations"]
     response = httpx.get(
         f"{lakehouse.url}/api/v2/dags/example_ducklake_operations/dagRuns/{run_id}/taskInstances/load_orders/links",
-        headers={"Authorization": f"Bearer {lakehouse.token('admin')}"}, timeout=30)
+        headers={"Authorization": f"Bearer {lakehouse.token('admin')}"},
+        timeout=30,
+    )
     assert response.status_code == 200, response.text
     links = response.json()["extra_links"]
     assert links.get("Open in Lakehouse", "").endswith(
-        f"/dags/example_ducklake_operations/runs/{run_id}/tasks/load_orders/plugin/lakehouse-lineage")
+        f"/dags/example_ducklake_operations/runs/{run_id}/tasks/load_orders/plugin/lakehouse-lineage"
+    )

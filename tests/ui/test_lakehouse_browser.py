@@ -144,8 +144,11 @@ def test_lake_table_page(page: Any, lakehouse: LakehouseAirflow) -> None:
     counts = page.get_by_test_id("changes-counts")
     counts.wait_for()
     page.get_by_test_id("changes-rows").wait_for()
-    duck = referee.rows(con, f"SELECT * FROM ducklake_table_changes('lake', 'main', 'messages', {first + 1}, {last}) "
-                             "ORDER BY snapshot_id, rowid")
+    duck = referee.rows(
+        con,
+        f"SELECT * FROM ducklake_table_changes('lake', 'main', 'messages', {first + 1}, {last}) "
+        "ORDER BY snapshot_id, rowid",
+    )
     for kind in {r["change_type"] for r in duck}:
         assert f"{kind}: {sum(1 for r in duck if r['change_type'] == kind)}" in counts.inner_text()
     shown = table_texts(page, "changes-rows")
@@ -159,8 +162,9 @@ def test_data_table_page(page: Any, lakehouse: LakehouseAirflow) -> None:
     page.goto(f"{lakehouse.url}/plugin/lakehouse?datatable=main&table=analytics.customers")
     page.get_by_test_id("datatable-preview-rows").wait_for()
     conn = json.loads(lakehouse.cluster.env["AIRFLOW_CONN_DATATABLE_MAIN"])
-    with psycopg.connect(host=conn["host"], port=conn["port"], user=conn["login"], password=conn["password"],
-                         dbname=conn["schema"]) as pg:
+    with psycopg.connect(
+        host=conn["host"], port=conn["port"], user=conn["login"], password=conn["password"], dbname=conn["schema"]
+    ) as pg:
         rows = pg.execute("SELECT * FROM analytics.customers LIMIT 100").fetchall()
     assert table_texts(page, "datatable-preview-rows") == [[js_text(cell(v)) for v in row] for row in rows]
     assert "Robert'); DROP TABLE customers;--" in page.get_by_test_id("datatable-preview-rows").inner_text()
@@ -179,8 +183,10 @@ def test_column_lineage_graph_and_impact(page: Any, lakehouse: LakehouseAirflow)
     page.locator(f"[data-column='{focus}#revenue']").click()
     assert page.locator(f"[data-column='{focus}#revenue']").get_attribute("data-state") == "selected"
     assert page.locator("[data-column='ducklake://main/sales.orders#amount']").get_attribute("data-state") == "upstream"
-    assert page.locator("[data-column='ducklake://main/sales.top_customers#revenue']").get_attribute(
-        "data-state") == "downstream"
+    assert (
+        page.locator("[data-column='ducklake://main/sales.top_customers#revenue']").get_attribute("data-state")
+        == "downstream"
+    )
     edge_texts = page.get_by_test_id("lineage-edges").inner_text()
     assert "DIRECT AGGREGATION" in edge_texts and "customer_totals" in edge_texts
     shot(page, "ui-lineage")
@@ -201,7 +207,9 @@ def test_dag_data_flow(page: Any, lakehouse: LakehouseAirflow) -> None:
 def test_task_instance_lineage(page: Any, lakehouse: LakehouseAirflow) -> None:
     run_id = lakehouse.runs["example_ducklake_operations"]
     xcom = lakehouse.cluster.xcom("example_ducklake_operations", run_id, "load_orders")
-    page.goto(f"{lakehouse.url}/dags/example_ducklake_operations/runs/{run_id}/tasks/load_orders/plugin/lakehouse-lineage")
+    page.goto(
+        f"{lakehouse.url}/dags/example_ducklake_operations/runs/{run_id}/tasks/load_orders/plugin/lakehouse-lineage"
+    )
     datasets = page.get_by_test_id("ti-datasets")
     datasets.wait_for()
     written = page.locator("[data-dataset='ducklake://main/sales.orders'][data-access='written']")

@@ -62,7 +62,11 @@ def test_postgres_spec_keeps_password_out_of_repr_and_passes_it_unescaped() -> N
     spec = postgres_spec_from_connection(FakeConnection(extra={"sslmode": "require", "unrelated": "x"}))
     assert PASSWORD not in repr(spec) and PASSWORD not in str(spec)
     assert spec.connect_kwargs() == {
-        "host": "db.internal", "port": 5433, "user": "app", "dbname": "warehouse", "password": PASSWORD,
+        "host": "db.internal",
+        "port": 5433,
+        "user": "app",
+        "dbname": "warehouse",
+        "password": PASSWORD,
         "sslmode": "require",
     }
 
@@ -80,10 +84,18 @@ def test_redactor_masks_plain_and_url_encoded_forms() -> None:
 
 
 def test_ducklake_spec_from_connections() -> None:
-    lake = FakeConnection(conn_id="ducklake_main", conn_type="ducklake",
-                          extra={"data_path": "s3://bucket/lake", "metadata_schema": "meta", "commit_max_retries": 3})
-    aws = FakeConnection(conn_id="aws", conn_type="aws", login="AK", password="SECRET/KEY",
-                         extra={"endpoint_url": "http://127.0.0.1:1", "region_name": "eu-west-1"})
+    lake = FakeConnection(
+        conn_id="ducklake_main",
+        conn_type="ducklake",
+        extra={"data_path": "s3://bucket/lake", "metadata_schema": "meta", "commit_max_retries": 3},
+    )
+    aws = FakeConnection(
+        conn_id="aws",
+        conn_type="aws",
+        login="AK",
+        password="SECRET/KEY",
+        extra={"endpoint_url": "http://127.0.0.1:1", "region_name": "eu-west-1"},
+    )
     spec = ducklake_spec_from_connection("main", lake, s3=s3_spec_from_aws_connection(aws))
     assert spec.data_path == "s3://bucket/lake/"
     assert isinstance(spec.catalog, PostgresSpec) and spec.metadata_schema == "meta"

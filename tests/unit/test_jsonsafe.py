@@ -20,7 +20,7 @@ from airflow_provider_lakehouse.datatables import to_json_safe
         (Decimal("123456789012345678901234567890"), 123456789012345678901234567890),
         (Decimal("0.1000000000000000000001"), "0.1000000000000000000001"),
         (Decimal("NaN"), "NaN"),
-        (dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc), "2024-01-02T03:04:05+00:00"),
+        (dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC), "2024-01-02T03:04:05+00:00"),
         (dt.date(2024, 1, 2), "2024-01-02"),
         (dt.time(12, 30), "12:30:00"),
         (dt.timedelta(days=1, seconds=1), 86401.0),

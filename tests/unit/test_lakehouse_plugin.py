@@ -32,8 +32,10 @@ def record_of(sql: str, output: str) -> tuple[LineageRecord, tuple[str, ...]]:
 
 
 def test_lineage_record_round_trips_through_an_asset_event_extra() -> None:
-    record, _ = record_of("CREATE TABLE s.daily AS SELECT day, sum(amount) AS total FROM s.orders "
-                          "WHERE amount > 0 GROUP BY day", "ducklake://main/s.daily")
+    record, _ = record_of(
+        "CREATE TABLE s.daily AS SELECT day, sum(amount) AS total FROM s.orders WHERE amount > 0 GROUP BY day",
+        "ducklake://main/s.daily",
+    )
     extra = json.loads(json.dumps(record.to_extra()))  # as the metadata database stores it
     assert LineageRecord.from_extra(extra) == record
     assert Edge("ducklake://main/s.orders", "amount", "DIRECT", "AGGREGATION") in record.columns["total"]
@@ -44,19 +46,29 @@ def test_lineage_record_round_trips_through_an_asset_event_extra() -> None:
 
 
 def test_graph_walks_upstream_and_downstream_across_tasks() -> None:
-    daily, daily_cols = record_of("CREATE TABLE s.daily AS SELECT day, sum(amount) AS total FROM s.orders "
-                                  "GROUP BY day", "ducklake://main/s.daily")
-    report, report_cols = record_of("INSERT INTO s.report SELECT day, total * 2 AS doubled FROM s.daily",
-                                    "ducklake://main/s.report")
-    records = [TaskLineage("d", "daily", "ducklake://main/s.daily", daily, RUN, daily_cols),
-               TaskLineage("e", "report", "ducklake://main/s.report", report, RUN, report_cols)]
+    daily, daily_cols = record_of(
+        "CREATE TABLE s.daily AS SELECT day, sum(amount) AS total FROM s.orders GROUP BY day", "ducklake://main/s.daily"
+    )
+    report, report_cols = record_of(
+        "INSERT INTO s.report SELECT day, total * 2 AS doubled FROM s.daily", "ducklake://main/s.report"
+    )
+    records = [
+        TaskLineage("d", "daily", "ducklake://main/s.daily", daily, RUN, daily_cols),
+        TaskLineage("e", "report", "ducklake://main/s.report", report, RUN, report_cols),
+    ]
     graph = build_graph("ducklake://main/s.daily", records)
     depth = {n.id: n.depth for n in graph.nodes}
     assert depth == {"ducklake://main/s.orders": -1, "ducklake://main/s.daily": 0, "ducklake://main/s.report": 1}
     edges = {(e.source, e.source_column, e.target, e.target_column, e.subtype, e.task_id) for e in graph.edges}
     assert ("ducklake://main/s.orders", "amount", "ducklake://main/s.daily", "total", "AGGREGATION", "daily") in edges
-    assert ("ducklake://main/s.daily", "total", "ducklake://main/s.report", "doubled", "TRANSFORMATION",
-            "report") in edges
+    assert (
+        "ducklake://main/s.daily",
+        "total",
+        "ducklake://main/s.report",
+        "doubled",
+        "TRANSFORMATION",
+        "report",
+    ) in edges
     assert next(n for n in graph.nodes if n.id == "ducklake://main/s.report").link == "?lake=main&table=s.report"
     # from the far end, two hops upstream
     assert {n.id for n in build_graph("ducklake://main/s.report", records).nodes} == set(depth)
@@ -87,17 +99,36 @@ print(json.dumps({"listed": listed, "data_path": spec.data_path}))
 def test_a_lake_kept_only_in_a_secrets_backend_is_listed_once_named(tmp_path: Path) -> None:
     """Airflow's secrets backends cannot be listed; ``[lakehouse] listed_connections`` names what they hold."""
     secrets = tmp_path / "connections.json"
-    secrets.write_text(json.dumps({"ducklake_vaulted": {
-        "conn_type": "ducklake", "extra": {"catalog_sqlite_path": str(tmp_path / "catalog.sqlite"),
-                                           "data_path": str(tmp_path / "data") + "/"}}}))
+    secrets.write_text(
+        json.dumps(
+            {
+                "ducklake_vaulted": {
+                    "conn_type": "ducklake",
+                    "extra": {
+                        "catalog_sqlite_path": str(tmp_path / "catalog.sqlite"),
+                        "data_path": str(tmp_path / "data") + "/",
+                    },
+                }
+            }
+        )
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW_CONN_", "AIRFLOW__"))}
-    env.update(AIRFLOW_HOME=str(tmp_path / "home"),
-               AIRFLOW__SECRETS__BACKEND="airflow.secrets.local_filesystem.LocalFilesystemBackend",
-               AIRFLOW__SECRETS__BACKEND_KWARGS=json.dumps({"connections_file_path": str(secrets)}))
+    env.update(
+        AIRFLOW_HOME=str(tmp_path / "home"),
+        AIRFLOW__SECRETS__BACKEND="airflow.secrets.local_filesystem.LocalFilesystemBackend",
+        AIRFLOW__SECRETS__BACKEND_KWARGS=json.dumps({"connections_file_path": str(secrets)}),
+    )
 
     def run() -> dict[str, Any]:
-        result = subprocess.run([sys.executable, "-c", LIST_AND_OPEN], env=env, capture_output=True, text=True,
-                                timeout=300, check=False, cwd=tmp_path)
+        result = subprocess.run(
+            [sys.executable, "-c", LIST_AND_OPEN],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            cwd=tmp_path,
+        )
         assert result.returncode == 0, result.stderr[-3000:]
         return json.loads(result.stdout.strip().splitlines()[-1])
 

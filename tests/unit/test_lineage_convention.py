@@ -23,14 +23,18 @@ IN_PLACE = {
     "delete": "DELETE FROM s.t WHERE k < 10",
     "delete_all": "DELETE FROM s.t",
     "merge": "MERGE INTO s.t USING s.u ON t.k = u.k WHEN MATCHED THEN UPDATE SET a = u.a "
-             "WHEN NOT MATCHED THEN INSERT (k, a) VALUES (u.k, u.a)",
+    "WHEN NOT MATCHED THEN INSERT (k, a) VALUES (u.k, u.a)",
     "upsert": "INSERT INTO s.t (k, a) SELECT k, a FROM s.u ON CONFLICT (k) DO UPDATE SET a = EXCLUDED.a",
 }
 
 
 # Spark has no INSERT ... ON CONFLICT.
-DIALECT_CASES = [(name, d) for name in sorted(IN_PLACE) for d in ("postgres", "duckdb", "spark")
-                 if not (name == "upsert" and d == "spark")]
+DIALECT_CASES = [
+    (name, d)
+    for name in sorted(IN_PLACE)
+    for d in ("postgres", "duckdb", "spark")
+    if not (name == "upsert" and d == "spark")
+]
 
 
 @pytest.mark.parametrize(("name", "dialect"), DIALECT_CASES)
@@ -72,7 +76,11 @@ def test_openlineage_self_edge_and_delete_filter_name_an_input() -> None:
     inputs, outputs = openlineage_datasets(extract_lineage(IN_PLACE["delete"], "duckdb"), ducklake_naming(target))
     (wide,) = outputs[0].facets["columnLineage"].dataset
     assert (wide.name, wide.field, wide.transformations[0].type, wide.transformations[0].subtype) == (
-        TARGET, "k", "INDIRECT", "FILTER")
+        TARGET,
+        "k",
+        "INDIRECT",
+        "FILTER",
+    )
     assert (wide.namespace, wide.name) in _input_names(inputs)
 
 

@@ -16,8 +16,7 @@ CASES = load_cases()
 def _extract(case: Case):  # type: ignore[no-untyped-def]
     from airflow_provider_lakehouse.lineage import extract_lineage
 
-    return extract_lineage(case.sql, dialect=case.dialect, default_schema=case.default_schema,
-                           schemas=case.schemas)
+    return extract_lineage(case.sql, dialect=case.dialect, default_schema=case.default_schema, schemas=case.schemas)
 
 
 def test_corpus_is_well_formed() -> None:
@@ -49,8 +48,12 @@ def test_corpus_case(case: Case) -> None:
     problems = diff(case, normalise(lineage), len(lineage.errors))
     if problems:
         detail = "\n".join(f"    error #{e.index}: {e.message}" for e in lineage.errors)
-        pytest.fail(f"{case.id} ({case.source}, {case.dialect}):\n" + "\n".join(problems)
-                    + (f"\n  reported errors:\n{detail}" if detail else ""), pytrace=False)
+        pytest.fail(
+            f"{case.id} ({case.source}, {case.dialect}):\n"
+            + "\n".join(problems)
+            + (f"\n  reported errors:\n{detail}" if detail else ""),
+            pytrace=False,
+        )
 
 
 GARBAGE = [
@@ -70,7 +73,7 @@ GARBAGE = [
     "CREATE TABLE t AS " + " UNION ALL ".join(["SELECT 1"] * 500),
     "ATTACH; USE; DETACH;",
     "COPY TO 's3://x';",
-    "💥 SELECT 'ünïcødé' AS \"列\" FROM \"表\"",
+    '💥 SELECT \'ünïcødé\' AS "列" FROM "表"',
 ]
 
 

@@ -61,7 +61,11 @@ def test_airflow_discovers_the_provider_and_its_connection_forms() -> None:
 
 
 ASSETTEST_CONNECTION = {
-    "conn_type": "datatable", "host": "db.internal", "port": 5433, "login": "u", "password": "s3cret",
+    "conn_type": "datatable",
+    "host": "db.internal",
+    "port": 5433,
+    "login": "u",
+    "password": "s3cret",
     "schema": "warehouse",
 }
 

@@ -25,8 +25,25 @@ def test_every_supported_statement_has_a_kind() -> None:
     plan = plan_script(sql, autocommit=True)  # CALLs after data changes need autocommit
     assert plan.lake == "sales"
     assert [s.kind for s in plan.steps] == [
-        "attach", "use", "create_schema", "create_table", "ctas", "insert", "delete", "update", "merge", "alter",
-        "alter", "drop_table", "temp_view", "drop_temp", "copy", "call", "begin", "select", "commit",
+        "attach",
+        "use",
+        "create_schema",
+        "create_table",
+        "ctas",
+        "insert",
+        "delete",
+        "update",
+        "merge",
+        "alter",
+        "alter",
+        "drop_table",
+        "temp_view",
+        "drop_temp",
+        "copy",
+        "call",
+        "begin",
+        "select",
+        "commit",
     ]
     create = plan.steps[3]
     assert create.target == "analytics.t"  # USE dl.analytics sets the default schema
@@ -35,16 +52,19 @@ def test_every_supported_statement_has_a_kind() -> None:
     assert plan.steps[15].details["named"] == {"versions": "ARRAY(1, 2)"}
 
 
-@pytest.mark.parametrize("sql, fragment", [
-    ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
-    ("PRAGMA version", "PRAGMA"),
-    ("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING", "ON CONFLICT"),
-    ("CALL drop_everything()", "CALL drop_everything"),
-    ("ATTACH 'ducklake:postgres:dbname=x' AS dl", "only ATTACH 'ducklake://NAME'"),
-    ("SELECT * FROM elsewhere.s.t", "unknown catalog 'elsewhere'"),
-    ("CREATE TABLE t (id HUGEINT)", "column 'id': Column type INT128"),
-    ("BEGIN; SELECT 1", "BEGIN without COMMIT"),
-])
+@pytest.mark.parametrize(
+    "sql, fragment",
+    [
+        ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
+        ("PRAGMA version", "PRAGMA"),
+        ("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING", "ON CONFLICT"),
+        ("CALL drop_everything()", "CALL drop_everything"),
+        ("ATTACH 'ducklake:postgres:dbname=x' AS dl", "only ATTACH 'ducklake://NAME'"),
+        ("SELECT * FROM elsewhere.s.t", "unknown catalog 'elsewhere'"),
+        ("CREATE TABLE t (id HUGEINT)", "column 'id': Column type INT128"),
+        ("BEGIN; SELECT 1", "BEGIN without COMMIT"),
+    ],
+)
 def test_unsupported_statements_are_refused_by_the_planner(sql: str, fragment: str) -> None:
     with pytest.raises(UnsupportedStatementError, match=fragment):
         plan_script("SELECT 1; " + sql if not sql.startswith("BEGIN") else sql)
@@ -77,8 +97,9 @@ def test_parameters_become_spark_markers_and_are_checked() -> None:
 
 
 def test_each_table_occurrence_is_its_own_view_with_its_own_predicates() -> None:
-    step = plan_script("SELECT * FROM t a JOIN t b ON a.k = b.k WHERE a.x = 1 AND b.x > $v",
-                       parameters={"v": 2}).steps[0]
+    step = plan_script("SELECT * FROM t a JOIN t b ON a.k = b.k WHERE a.x = 1 AND b.x > $v", parameters={"v": 2}).steps[
+        0
+    ]
     first, second = step.tables
     assert first.view != second.view and first.name == second.name == "main.t"
     assert first.predicates == (("x", "=", 1),)
@@ -100,14 +121,16 @@ def test_time_travel_ctes_temp_tables_and_files() -> None:
 
 
 def test_spark_dialect_is_taken_as_spark_sql() -> None:
-    step = plan_script("SELECT id, explode(array(1, 2)) AS x FROM t LATERAL VIEW explode(tags) AS tag",
-                       dialect="spark").steps[0]
+    step = plan_script(
+        "SELECT id, explode(array(1, 2)) AS x FROM t LATERAL VIEW explode(tags) AS tag", dialect="spark"
+    ).steps[0]
     assert "EXPLODE(ARRAY(1, 2))" in step.query and "LATERAL VIEW EXPLODE(tags)" in step.query
 
 
 def test_plan_round_trips_through_the_job_file_form() -> None:
-    plan = plan_script("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v; "
-                       "SELECT * FROM t WHERE id IN (1, 2)")
+    plan = plan_script(
+        "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v; SELECT * FROM t WHERE id IN (1, 2)"
+    )
     again = Plan.from_json_dict(plan.to_json_dict(), plan.parameters)
     assert again == plan
 
@@ -118,7 +141,9 @@ def test_maintenance_calls_cannot_follow_data_changes_of_the_script_transaction(
         plan_script(script)
     assert [s.kind for s in plan_script(script, autocommit=True).steps] == ["create_table", "call"]
     assert [s.kind for s in plan_script("CALL ducklake_flush_inlined_data('dl'); DELETE FROM t WHERE a = 1").steps] == [
-        "call", "delete"]
+        "call",
+        "delete",
+    ]
     with pytest.raises(UnsupportedStatementError, match="outside BEGIN"):
         plan_script("BEGIN; CALL ducklake_flush_inlined_data('dl'); COMMIT", autocommit=True)
 

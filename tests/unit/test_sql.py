@@ -16,8 +16,10 @@ from airflow_provider_lakehouse.sql import bind_pyformat, placeholders_in, split
         ('select 1 as "a;b"', ['select 1 as "a;b"']),
         ("select 1 -- ; not a split\n; select 2", ["select 1 -- ; not a split", "select 2"]),
         ("select /* ; /* nested ; */ ; */ 1", ["select /* ; /* nested ; */ ; */ 1"]),
-        ("create function f() returns int as $$ select 1; $$ language sql; select f()",
-         ["create function f() returns int as $$ select 1; $$ language sql", "select f()"]),
+        (
+            "create function f() returns int as $$ select 1; $$ language sql; select f()",
+            ["create function f() returns int as $$ select 1; $$ language sql", "select f()"],
+        ),
         ("select $tag$ a;b $tag$", ["select $tag$ a;b $tag$"]),
         ("select E'it\\'s;'; select 2", ["select E'it\\'s;'", "select 2"]),
         ("select 'it''s;'", ["select 'it''s;'"]),

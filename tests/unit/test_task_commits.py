@@ -21,7 +21,9 @@ def _lake(tmp_path: Path) -> DuckLake:
 def _commit_as(lake: DuckLake, task: TaskIdentity, rows: int) -> int:
     with lake.transaction(author=task.author, message=task.message) as tx:
         tx.append("main.t", pa.table({"id": list(range(rows))}))
-        tx.annotate(**task.commit_fields(), **{OUTCOME_FIELD: {"commands": [{"command_index": 1, "affected_rows": rows}]}})
+        tx.annotate(
+            **task.commit_fields(), **{OUTCOME_FIELD: {"commands": [{"command_index": 1, "affected_rows": rows}]}}
+        )
     assert tx.snapshot is not None
     return tx.snapshot.snapshot_id
 
@@ -41,10 +43,12 @@ def test_a_retry_finds_the_commit_of_its_earlier_try(tmp_path: Path) -> None:
 def test_other_task_instances_and_cleared_runs_run_again(tmp_path: Path) -> None:
     lake = _lake(tmp_path)
     _commit_as(lake, TaskIdentity("d", "t", "run_1", map_index=3, try_number=1), 5)
-    for other in (TaskIdentity("d", "t", "run_1", map_index=4, try_number=2),  # another map index
-                  TaskIdentity("d", "t", "run_2", map_index=3, try_number=2),  # another run
-                  TaskIdentity("d", "t_", "run_1", map_index=3, try_number=2),  # a LIKE wildcard neighbour
-                  TaskIdentity("d", "t", "run_1", map_index=3, try_number=2, first_try_number=2)):  # cleared
+    for other in (
+        TaskIdentity("d", "t", "run_1", map_index=4, try_number=2),  # another map index
+        TaskIdentity("d", "t", "run_2", map_index=3, try_number=2),  # another run
+        TaskIdentity("d", "t_", "run_1", map_index=3, try_number=2),  # a LIKE wildcard neighbour
+        TaskIdentity("d", "t", "run_1", map_index=3, try_number=2, first_try_number=2),
+    ):  # cleared
         assert find_committed_try(lake, other) is None, other
     # the retry of a cleared run's first try finds that try, not the one before the clear
     cleared = TaskIdentity("d", "t", "run_1", map_index=3, try_number=2, first_try_number=2)

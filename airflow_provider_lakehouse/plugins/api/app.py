@@ -17,8 +17,7 @@ BUNDLE = "main.umd.cjs"
 def create_app() -> FastAPI:
     from airflow_provider_lakehouse.plugins.api.routes import router
 
-    app = FastAPI(title="Lakehouse", description="The Lakehouse views of airflow-provider-lakehouse.",
-                  version="1")
+    app = FastAPI(title="Lakehouse", description="The Lakehouse views of airflow-provider-lakehouse.", version="1")
     app.include_router(router, prefix="/api")
     # The UI loads the bundle with import(), which browsers refuse unless it is served as JavaScript; Python's
     # mimetypes does not know ".cjs".

@@ -39,7 +39,9 @@ def reachable(spec: PostgresSpec) -> tuple[bool, list[str], list[str]]:
     try:
         rows = conn.execute(
             "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema <> ALL(%s) "
-            "AND table_schema NOT LIKE 'pg_temp%%' ORDER BY 1, 2", (list(_SYSTEM_SCHEMAS),)).fetchall()
+            "AND table_schema NOT LIKE 'pg_temp%%' ORDER BY 1, 2",
+            (list(_SYSTEM_SCHEMAS),),
+        ).fetchall()
     finally:
         conn.rollback()
         conn.close()
@@ -55,25 +57,35 @@ def describe(spec: PostgresSpec, name: str) -> DataTableDetail:
             "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace LEFT JOIN pg_stat_all_tables s "
             "ON s.relid = c.oid WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname <> ALL(%s) "
             "AND n.nspname NOT LIKE 'pg_temp%%' AND n.nspname NOT LIKE 'pg_toast%%' ORDER BY 1, 2",
-            (list(_SYSTEM_SCHEMAS),)).fetchall()
+            (list(_SYSTEM_SCHEMAS),),
+        ).fetchall()
         columns = conn.execute(
             "SELECT table_schema, table_name, column_name, data_type, is_nullable, column_default FROM "
             "information_schema.columns WHERE table_schema <> ALL(%s) ORDER BY table_schema, table_name, "
-            "ordinal_position", (list(_SYSTEM_SCHEMAS),)).fetchall()
+            "ordinal_position",
+            (list(_SYSTEM_SCHEMAS),),
+        ).fetchall()
     finally:
         conn.rollback()
         conn.close()
     by_table: dict[tuple[str, str], list[DataTableColumn]] = {}
     for schema, table, column, type_, nullable, default in columns:
         by_table.setdefault((schema, table), []).append(
-            DataTableColumn(name=column, type=type_, nullable=nullable == "YES", default=default))
+            DataTableColumn(name=column, type=type_, nullable=nullable == "YES", default=default)
+        )
     kinds = {"r": "table", "p": "table", "v": "view", "m": "materialized view", "f": "foreign table"}
     schemas: dict[str, list[DataTableTable]] = {}
     for schema, table, kind, tuples in tables:
-        schemas.setdefault(schema, []).append(DataTableTable(
-            schema_name=schema, name=table, kind=kinds.get(kind, kind),
-            approximate_rows=None if tuples is None or tuples < 0 else int(tuples),
-            columns=by_table.get((schema, table), []), asset_uri=_uri(name, schema, table)))
+        schemas.setdefault(schema, []).append(
+            DataTableTable(
+                schema_name=schema,
+                name=table,
+                kind=kinds.get(kind, kind),
+                approximate_rows=None if tuples is None or tuples < 0 else int(tuples),
+                columns=by_table.get((schema, table), []),
+                asset_uri=_uri(name, schema, table),
+            )
+        )
     return DataTableDetail(name=name, schemas=[DataTableSchema(name=s, tables=t) for s, t in sorted(schemas.items())])
 
 
@@ -84,8 +96,9 @@ def _uri(name: str, schema: str, table: str) -> str:
         return ""
 
 
-def preview(spec: PostgresSpec, schema: str, table: str, *, columns: list[str] | None = None,
-            limit: int = 100) -> Preview:
+def preview(
+    spec: PostgresSpec, schema: str, table: str, *, columns: list[str] | None = None, limit: int = 100
+) -> Preview:
     """The first ``limit`` rows of ``schema.table`` (in the table's physical order, like ``SELECT * LIMIT``).
 
     :raises LookupError: when the table (or a requested column) does not exist.
@@ -97,7 +110,9 @@ def preview(spec: PostgresSpec, schema: str, table: str, *, columns: list[str] |
     try:
         found = conn.execute(
             "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = %s AND "
-            "table_name = %s ORDER BY ordinal_position", (schema, table)).fetchall()
+            "table_name = %s ORDER BY ordinal_position",
+            (schema, table),
+        ).fetchall()
         if not found:
             raise LookupError(f"Table {schema}.{table} does not exist.")
         known = dict(found)
@@ -106,8 +121,11 @@ def preview(spec: PostgresSpec, schema: str, table: str, *, columns: list[str] |
         if missing:
             raise LookupError(f"Table {schema}.{table} has no column {missing[0]!r}.")
         query = sql.SQL("SELECT {} FROM {}.{} LIMIT {}").format(
-            sql.SQL(", ").join(sql.Identifier(c) for c in wanted), sql.Identifier(schema), sql.Identifier(table),
-            sql.Literal(limit))
+            sql.SQL(", ").join(sql.Identifier(c) for c in wanted),
+            sql.Identifier(schema),
+            sql.Identifier(table),
+            sql.Literal(limit),
+        )
         rows = conn.execute(query).fetchall()
     finally:
         conn.rollback()

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -50,8 +50,13 @@ def task_of(extra_info: str | None) -> TaskRef | None:
         info = json.loads(extra_info or "")
         task = info.get(TASK_FIELD) if isinstance(info, dict) else None
         if isinstance(task, dict):
-            return TaskRef(dag_id=str(task["dag_id"]), task_id=str(task["task_id"]), run_id=str(task["run_id"]),
-                           map_index=int(task.get("map_index", -1)), try_number=task.get("try_number"))
+            return TaskRef(
+                dag_id=str(task["dag_id"]),
+                task_id=str(task["task_id"]),
+                run_id=str(task["run_id"]),
+                map_index=int(task.get("map_index", -1)),
+                try_number=task.get("try_number"),
+            )
     except (ValueError, KeyError, TypeError):
         pass
     return None
@@ -61,24 +66,44 @@ def snapshot_entry(snap: Snapshot, table_names: dict[str, str] | None = None) ->
     """A snapshot for the API; ``table_names`` turns the table ids DuckLake records in changes into names."""
     changes = group_changes(snap.changes)
     if table_names:
-        changes = {kind: [table_names.get(v, v) if kind in _BY_TABLE_ID else v for v in values]
-                   for kind, values in changes.items()}
+        changes = {
+            kind: [table_names.get(v, v) if kind in _BY_TABLE_ID else v for v in values]
+            for kind, values in changes.items()
+        }
     return SnapshotEntry(
-        snapshot_id=snap.snapshot_id, snapshot_time=_iso(snap.snapshot_time), schema_version=snap.schema_version,
-        changes=changes, author=snap.author, commit_message=snap.commit_message, task=task_of(snap.commit_extra_info),
+        snapshot_id=snap.snapshot_id,
+        snapshot_time=_iso(snap.snapshot_time),
+        schema_version=snap.schema_version,
+        changes=changes,
+        author=snap.author,
+        commit_message=snap.commit_message,
+        task=task_of(snap.commit_extra_info),
     )
 
 
 #: change kinds whose values are table ids (``inserted_into_table:3``)
-_BY_TABLE_ID = {"tables_inserted_into", "tables_deleted_from", "tables_dropped", "tables_altered", "inlined_insert",
-                "inlined_delete", "inline_flush", "merge_adjacent", "rewrite_delete"}
+_BY_TABLE_ID = {
+    "tables_inserted_into",
+    "tables_deleted_from",
+    "tables_dropped",
+    "tables_altered",
+    "inlined_insert",
+    "inlined_delete",
+    "inline_flush",
+    "merge_adjacent",
+    "rewrite_delete",
+}
 
 
 def table_names(conn: Any) -> dict[str, str]:
     """``{table id: schema.table}`` for every table the catalog has ever had (dropped ones keep their last name)."""
     schemas = {str(sid): name for sid, name in conn.query("SELECT schema_id, schema_name FROM {M}ducklake_schema")}
-    return {str(tid): f"{schemas.get(str(sid), '?')}.{name}" for tid, sid, name in conn.query(
-        "SELECT table_id, schema_id, table_name FROM {M}ducklake_table ORDER BY begin_snapshot")}
+    return {
+        str(tid): f"{schemas.get(str(sid), '?')}.{name}"
+        for tid, sid, name in conn.query(
+            "SELECT table_id, schema_id, table_name FROM {M}ducklake_table ORDER BY begin_snapshot"
+        )
+    }
 
 
 def _iso(value: Any) -> str | None:
@@ -94,10 +119,17 @@ def summary(name: str, conn_id: str, lake: DuckLake) -> StoreSummary:
         count = conn.one("SELECT count(*) FROM {M}ducklake_snapshot")
         size = conn.one(
             "SELECT coalesce(sum(file_size_bytes), 0) FROM {M}ducklake_data_file WHERE begin_snapshot <= ? AND "
-            "(end_snapshot IS NULL OR end_snapshot > ?)", (snap, snap))
+            "(end_snapshot IS NULL OR end_snapshot > ?)",
+            (snap, snap),
+        )
     return StoreSummary(
-        kind="ducklake", name=name, conn_id=conn_id, reachable=True, schemas=sorted(s.name for s in schemas),
-        tables=sorted(t.qualified_name for t in tables), snapshot_count=int(count[0]) if count else None,
+        kind="ducklake",
+        name=name,
+        conn_id=conn_id,
+        reachable=True,
+        schemas=sorted(s.name for s in schemas),
+        tables=sorted(t.qualified_name for t in tables),
+        snapshot_count=int(count[0]) if count else None,
         data_size_bytes=int(size[0]) if size else None,
     )
 
@@ -108,7 +140,8 @@ def recent_snapshots(lake: DuckLake, limit: int) -> list[SnapshotEntry]:
             "SELECT s.snapshot_id, s.snapshot_time, s.schema_version, s.next_catalog_id, s.next_file_id, c.changes_made, "
             "c.author, c.commit_message, c.commit_extra_info FROM {M}ducklake_snapshot s LEFT JOIN "
             "{M}ducklake_snapshot_changes c ON c.snapshot_id = s.snapshot_id ORDER BY s.snapshot_id DESC LIMIT ?",
-            (int(limit),))
+            (int(limit),),
+        )
         names = table_names(conn)
     return [snapshot_entry(metadata._snapshot(tuple(r)), names) for r in rows]
 
@@ -116,15 +149,28 @@ def recent_snapshots(lake: DuckLake, limit: int) -> list[SnapshotEntry]:
 def _column_entry(column: Column, stats: dict[int, tuple[Any, ...]]) -> ColumnEntry:
     null, nan, low, high = stats.get(column.column_id, (None, None, None, None))
     return ColumnEntry(
-        column_id=column.column_id, name=column.name, type=column.type, nullable=column.nullable,
-        default=column.default_value, min_value=low, max_value=high,
-        null_count=null, contains_nan=nan,
+        column_id=column.column_id,
+        name=column.name,
+        type=column.type,
+        nullable=column.nullable,
+        default=column.default_value,
+        min_value=low,
+        max_value=high,
+        null_count=null,
+        contains_nan=nan,
         children=[_column_entry(c, stats) for c in column.children],
     )
 
 
-def table_page(lake: DuckLake, lake_name: str, name: str, *, version: int | None = None,
-               snapshot_limit: int = 200, file_limit: int = 100) -> LakeTable:
+def table_page(
+    lake: DuckLake,
+    lake_name: str,
+    name: str,
+    *,
+    version: int | None = None,
+    snapshot_limit: int = 200,
+    file_limit: int = 100,
+) -> LakeTable:
     """Columns with statistics, partitioning, sizes, the first ``file_limit`` files (see :func:`files_page` for
     the rest) and the latest ``snapshot_limit`` snapshots that changed the table. Counts and sizes are summed
     by the catalog database: a table may have tens of thousands of files."""
@@ -139,13 +185,24 @@ def table_page(lake: DuckLake, lake_name: str, name: str, *, version: int | None
     by_id = {c.column_id: c.name for top in table.columns for c in top.walk()}
     directory = lake.table_dir(table)
     return LakeTable(
-        lake=lake_name, schema_name=table.schema_name, name=table.name, table_id=table.table_id,
-        snapshot_id=snap.snapshot_id, asset_uri=table_asset_uri("ducklake", lake_name, table.schema_name, table.name),
+        lake=lake_name,
+        schema_name=table.schema_name,
+        name=table.name,
+        table_id=table.table_id,
+        snapshot_id=snap.snapshot_id,
+        asset_uri=table_asset_uri("ducklake", lake_name, table.schema_name, table.name),
         columns=[_column_entry(c, stats) for c in table.columns],
-        partitioning=[f"{p.transform}({by_id.get(p.column_id, p.column_id)})" if p.transform != "identity"
-                      else str(by_id.get(p.column_id, p.column_id)) for p in table.partition_fields],
-        row_count=totals.live_rows + inlined, inlined_row_count=inlined, file_count=totals.files,
-        file_size_bytes=totals.bytes, delete_file_count=totals.delete_files,
+        partitioning=[
+            f"{p.transform}({by_id.get(p.column_id, p.column_id)})"
+            if p.transform != "identity"
+            else str(by_id.get(p.column_id, p.column_id))
+            for p in table.partition_fields
+        ],
+        row_count=totals.live_rows + inlined,
+        inlined_row_count=inlined,
+        file_count=totals.files,
+        file_size_bytes=totals.bytes,
+        delete_file_count=totals.delete_files,
         files=[_file_entry(f, directory) for f in files],
         snapshots=history,
     )
@@ -164,24 +221,30 @@ def _file_totals(conn: Any, table: TableInfo, snapshot_id: int) -> _Totals:
     visible = "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)"
     files, size, records = conn.one(
         f"SELECT count(*), coalesce(sum(file_size_bytes), 0), coalesce(sum(record_count), 0) "
-        f"FROM {{M}}ducklake_data_file WHERE table_id = ? AND {visible}", (table.table_id, s, s))
+        f"FROM {{M}}ducklake_data_file WHERE table_id = ? AND {visible}",
+        (table.table_id, s, s),
+    )
     deletes, deleted = conn.one(
-        f"SELECT count(*), coalesce(sum(d.delete_count), 0) FROM {{M}}ducklake_delete_file d "
-        f"JOIN {{M}}ducklake_data_file f ON f.data_file_id = d.data_file_id WHERE d.table_id = ? "
-        f"AND d.begin_snapshot <= ? AND (d.end_snapshot IS NULL OR d.end_snapshot > ?) "
-        f"AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)", (table.table_id, s, s, s, s))
+        "SELECT count(*), coalesce(sum(d.delete_count), 0) FROM {M}ducklake_delete_file d "
+        "JOIN {M}ducklake_data_file f ON f.data_file_id = d.data_file_id WHERE d.table_id = ? "
+        "AND d.begin_snapshot <= ? AND (d.end_snapshot IS NULL OR d.end_snapshot > ?) "
+        "AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)",
+        (table.table_id, s, s, s, s),
+    )
     inlined_table = f"ducklake_inlined_delete_{table.table_id}"
     if conn.table_exists(inlined_table):
         (inlined_deleted,) = conn.one(
             f"SELECT count(*) FROM {{M}}{inlined_table} d JOIN {{M}}ducklake_data_file f ON f.data_file_id = d.file_id "
             f"WHERE d.begin_snapshot <= ? AND f.begin_snapshot <= ? AND (f.end_snapshot IS NULL OR f.end_snapshot > ?)",
-            (s, s, s))
+            (s, s, s),
+        )
         deleted = int(deleted) + int(inlined_deleted)
     return _Totals(int(files), int(size), int(deletes), int(records) - int(deleted))
 
 
-def files_page(lake: DuckLake, name: str, *, version: int | None = None, offset: int = 0,
-               limit: int = 100) -> list[FileEntry]:
+def files_page(
+    lake: DuckLake, name: str, *, version: int | None = None, offset: int = 0, limit: int = 100
+) -> list[FileEntry]:
     """A page of the table's visible data files (by file id), each with its delete file."""
     with lake.store.connection() as conn:
         snap = lake.snapshot(version, conn=conn)
@@ -192,16 +255,21 @@ def files_page(lake: DuckLake, name: str, *, version: int | None = None, offset:
 
 
 def _relative(path: str, directory: str) -> str:
-    return path[len(directory):] if path.startswith(directory) else path.rsplit("/", 1)[-1]
+    return path[len(directory) :] if path.startswith(directory) else path.rsplit("/", 1)[-1]
 
 
 def _file_entry(f: Any, directory: str) -> FileEntry:
     d = f.delete_file
     return FileEntry(
-        data_file_id=f.data_file_id, path=_relative(f.path, directory), record_count=f.record_count,
-        file_size_bytes=f.file_size_bytes, begin_snapshot=f.begin_snapshot,
-        delete_file=_relative(d.path, directory) if d else None, delete_count=d.delete_count if d else 0,
-        delete_file_size_bytes=d.file_size_bytes if d else 0, inlined_deletes=len(f.inlined_deletes),
+        data_file_id=f.data_file_id,
+        path=_relative(f.path, directory),
+        record_count=f.record_count,
+        file_size_bytes=f.file_size_bytes,
+        begin_snapshot=f.begin_snapshot,
+        delete_file=_relative(d.path, directory) if d else None,
+        delete_count=d.delete_count if d else 0,
+        delete_file_size_bytes=d.file_size_bytes if d else 0,
+        inlined_deletes=len(f.inlined_deletes),
     )
 
 
@@ -228,8 +296,9 @@ def _column_stats(conn: Any, table: TableInfo, snapshot_id: int) -> dict[int, tu
 def _inlined_count(lake: DuckLake, conn: Any, table: TableInfo, snapshot_id: int) -> int:
     if not table.inlined_tables:
         return 0
-    return read_inlined_rows(conn, table, table.columns[:1], snapshot_id,
-                             schema_at_version=lake.inlined_schemas(conn, table)).num_rows
+    return read_inlined_rows(
+        conn, table, table.columns[:1], snapshot_id, schema_at_version=lake.inlined_schemas(conn, table)
+    ).num_rows
 
 
 def _table_snapshots(conn: Any, table: TableInfo, limit: int) -> list[SnapshotEntry]:
@@ -240,7 +309,8 @@ def _table_snapshots(conn: Any, table: TableInfo, limit: int) -> list[SnapshotEn
         "c.author, c.commit_message, c.commit_extra_info FROM {M}ducklake_snapshot s JOIN {M}ducklake_snapshot_changes c "
         "ON c.snapshot_id = s.snapshot_id WHERE s.snapshot_id >= ? AND (c.changes_made LIKE ? OR c.changes_made LIKE ?) "
         "ORDER BY s.snapshot_id DESC",
-        (table.begin_snapshot, f"%:{table.table_id}%", f'%"{table.name}"%'))
+        (table.begin_snapshot, f"%:{table.table_id}%", f'%"{table.name}"%'),
+    )
     wanted = {str(table.table_id), table.qualified_name}
     names = table_names(conn)
     entries = []
@@ -254,8 +324,15 @@ def _table_snapshots(conn: Any, table: TableInfo, limit: int) -> list[SnapshotEn
     return entries
 
 
-def preview(lake: DuckLake, name: str, *, version: int | None = None, timestamp: dt.datetime | None = None,
-            columns: Sequence[str] | None = None, limit: int = 100) -> Preview:
+def preview(
+    lake: DuckLake,
+    name: str,
+    *,
+    version: int | None = None,
+    timestamp: dt.datetime | None = None,
+    columns: Sequence[str] | None = None,
+    limit: int = 100,
+) -> Preview:
     """The first ``limit`` rows in row-id order at a snapshot (DuckDB: ``... AT (VERSION => v) ORDER BY rowid``).
 
     A table only ever appended to keeps each file's rows at ``row_id_start + position``: the first rows are in
@@ -271,18 +348,21 @@ def preview(lake: DuckLake, name: str, *, version: int | None = None, timestamp:
         wanted = lake.columns_named(table, columns)
         if _rows_may_be_renumbered(conn, table, snap.snapshot_id):
             return _preview_of_all(lake, name, snap.snapshot_id, columns, limit)
-        inlined = read_inlined_rows(conn, table, wanted, snap.snapshot_id, virtual=(ROWID,),
-                                    schema_at_version=lake.inlined_schemas(conn, table))
+        inlined = read_inlined_rows(
+            conn, table, wanted, snap.snapshot_id, virtual=(ROWID,), schema_at_version=lake.inlined_schemas(conn, table)
+        )
         pieces: list[pa.Table] = [inlined] if inlined.num_rows else []
         from_files, offset, batch = 0, 0, 8
         with ThreadPoolExecutor(max_workers=_READERS) as pool:
             while from_files < limit:
-                files = metadata.data_files_at(conn, table, lake.table_dir(table), snap.snapshot_id, limit=batch,
-                                               offset=offset, by_row_id=True)
+                files = metadata.data_files_at(
+                    conn, table, lake.table_dir(table), snap.snapshot_id, limit=batch, offset=offset, by_row_id=True
+                )
                 if not files:
                     break
-                maps = {f.mapping_id: metadata.name_mapping(conn, f.mapping_id) for f in files
-                        if f.mapping_id is not None}
+                maps = {
+                    f.mapping_id: metadata.name_mapping(conn, f.mapping_id) for f in files if f.mapping_id is not None
+                }
                 picked, estimate = [], from_files
                 for f in files:  # enough files for ``limit`` live rows by the catalog's counts
                     picked.append(f)
@@ -295,8 +375,16 @@ def preview(lake: DuckLake, name: str, *, version: int | None = None, timestamp:
                 def read(f: Any, maps: dict[Any, Any] = maps) -> pa.Table:
                     # a file's first ``limit`` + deleted positions hold at least ``limit`` live rows
                     rows = None if f.partial_max is not None else limit + _deleted_upper_bound(f)
-                    return read_data_file(lake.storage, f, wanted, snap.snapshot_id, virtual=(ROWID,),
-                                          all_columns=table.columns, name_map=maps.get(f.mapping_id), max_rows=rows)
+                    return read_data_file(
+                        lake.storage,
+                        f,
+                        wanted,
+                        snap.snapshot_id,
+                        virtual=(ROWID,),
+                        all_columns=table.columns,
+                        name_map=maps.get(f.mapping_id),
+                        max_rows=rows,
+                    )
 
                 for piece in pool.map(read, picked):  # a file read in part alone holds ``limit`` rows
                     from_files += piece.num_rows
@@ -322,13 +410,16 @@ def _rows_may_be_renumbered(conn: Any, table: TableInfo, snapshot_id: int) -> bo
     """Whether a snapshot up to ``snapshot_id`` did more to the table than append (or some file has no row ids)."""
     unnumbered = conn.one(
         "SELECT count(*) FROM {M}ducklake_data_file WHERE table_id = ? AND row_id_start IS NULL AND "
-        "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)", (table.table_id, snapshot_id, snapshot_id))
+        "begin_snapshot <= ? AND (end_snapshot IS NULL OR end_snapshot > ?)",
+        (table.table_id, snapshot_id, snapshot_id),
+    )
     if unnumbered and int(unnumbered[0]):
         return True
     wanted = str(table.table_id)
     for (text,) in conn.query(
         "SELECT changes_made FROM {M}ducklake_snapshot_changes WHERE snapshot_id >= ? AND snapshot_id <= ? "
-        "AND changes_made LIKE ?", (table.begin_snapshot, snapshot_id, f"%:{wanted}%"),
+        "AND changes_made LIKE ?",
+        (table.begin_snapshot, snapshot_id, f"%:{wanted}%"),
     ):
         for kind, values in group_changes(text).items():
             if kind not in _APPEND_ONLY and wanted in values:
@@ -344,21 +435,27 @@ def _deleted_upper_bound(f: Any) -> int:
     return (f.delete_file.delete_count if f.delete_file else 0) + len(f.inlined_deletes)
 
 
-def _preview_of_all(lake: DuckLake, name: str, snapshot_id: int, columns: Sequence[str] | None,
-                    limit: int) -> Preview:
+def _preview_of_all(lake: DuckLake, name: str, snapshot_id: int, columns: Sequence[str] | None, limit: int) -> Preview:
     """Files without row ids (registered from outside, staged): read everything and sort."""
     plan = lake.scan(name, columns=columns or None, version=snapshot_id, virtual=(ROWID,))
     return _preview_table([lake.read_plan(plan)], plan.inlined, list(plan.columns), plan.snapshot_id, limit)
 
 
-def _preview_table(pieces: list[pa.Table], empty: pa.Table, wanted: Sequence[Column], snapshot_id: int,
-                   limit: int) -> Preview:
+def _preview_table(
+    pieces: list[pa.Table], empty: pa.Table, wanted: Sequence[Column], snapshot_id: int, limit: int
+) -> Preview:
     names = [c.name for c in wanted]
     table = pa.concat_tables(pieces) if pieces else empty
     table = table.sort_by(ROWID).slice(0, limit)
     rows, truncated = capped_rows(zip(*(table.column(n).to_pylist() for n in names)) if names else [])
-    return Preview(columns=names, types=[c.type for c in wanted], rows=rows, snapshot_id=snapshot_id,
-                   truncated=truncated, limit=limit)
+    return Preview(
+        columns=names,
+        types=[c.type for c in wanted],
+        rows=rows,
+        snapshot_id=snapshot_id,
+        truncated=truncated,
+        limit=limit,
+    )
 
 
 def changes(lake: DuckLake, name: str, start: int, end: int, *, limit: int = 200) -> Changes:
@@ -371,14 +468,20 @@ def changes(lake: DuckLake, name: str, start: int, end: int, *, limit: int = 200
     for kind in kinds:
         counts[kind] = counts.get(kind, 0) + 1
     limit = max(1, min(int(limit), MAX_ROWS))
-    order = sorted(range(table.num_rows), key=lambda i: (table.column("snapshot_id")[i].as_py(),
-                                                          table.column("rowid")[i].as_py(),
-                                                          _KIND_ORDER.get(kinds[i], 9)))
+    order = sorted(
+        range(table.num_rows),
+        key=lambda i: (
+            table.column("snapshot_id")[i].as_py(),
+            table.column("rowid")[i].as_py(),
+            _KIND_ORDER.get(kinds[i], 9),
+        ),
+    )
     picked = table.take(pa.array(order[:limit], pa.int64())) if table.num_rows else table
     names = table.column_names
     rows, truncated = capped_rows(zip(*(picked.column(n).to_pylist() for n in names)) if picked.num_rows else [])
-    return Changes(start=start, end=end, columns=names, rows=rows, counts=counts,
-                   truncated=truncated or table.num_rows > limit)
+    return Changes(
+        start=start, end=end, columns=names, rows=rows, counts=counts, truncated=truncated or table.num_rows > limit
+    )
 
 
 _READERS = 8  # parallel file reads of a preview

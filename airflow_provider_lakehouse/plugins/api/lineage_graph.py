@@ -23,7 +23,7 @@ def page_link(dataset: str) -> str | None:
     """
     for scheme, param in (("ducklake://", "lake"), ("datatable://", "datatable")):
         if dataset.startswith(scheme):
-            store, _, table = dataset[len(scheme):].partition("/")
+            store, _, table = dataset[len(scheme) :].partition("/")
             return f"?{param}={store}&table={table}" if table else None
     return None
 
@@ -36,12 +36,13 @@ def label(dataset: str) -> str:
     """
     for scheme in ("ducklake://", "datatable://"):
         if dataset.startswith(scheme):
-            return dataset[len(scheme):].replace("/", ".")
+            return dataset[len(scheme) :].replace("/", ".")
     return dataset
 
 
-def build_graph(focus: str, records: Iterable[TaskLineage], asset_ids: Mapping[str, int] | None = None,
-                max_depth: int = MAX_DEPTH) -> LineageGraph:
+def build_graph(
+    focus: str, records: Iterable[TaskLineage], asset_ids: Mapping[str, int] | None = None, max_depth: int = MAX_DEPTH
+) -> LineageGraph:
     """Walk producers upstream of ``focus`` and consumers downstream of it, ``max_depth`` hops each way."""
     records = list(records)
     producers: dict[str, list[TaskLineage]] = defaultdict(list)
@@ -62,11 +63,30 @@ def build_graph(focus: str, records: Iterable[TaskLineage], asset_ids: Mapping[s
             columns[edge.source].add(edge.column)
             if column is not None:
                 columns[r.output].add(column)
-            item = LineageEdge(source=edge.source, source_column=edge.column, target=r.output, target_column=column,
-                               type=edge.type, subtype=edge.subtype, masking=edge.masking, dag_id=r.dag_id,
-                               task_id=r.task_id, origin=r.origin)
-            edges[(item.source, item.source_column, item.target, item.target_column, item.type, item.subtype,
-                   item.dag_id, item.task_id)] = item
+            item = LineageEdge(
+                source=edge.source,
+                source_column=edge.column,
+                target=r.output,
+                target_column=column,
+                type=edge.type,
+                subtype=edge.subtype,
+                masking=edge.masking,
+                dag_id=r.dag_id,
+                task_id=r.task_id,
+                origin=r.origin,
+            )
+            edges[
+                (
+                    item.source,
+                    item.source_column,
+                    item.target,
+                    item.target_column,
+                    item.type,
+                    item.subtype,
+                    item.dag_id,
+                    item.task_id,
+                )
+            ] = item
         for source, read in r.record.reads.items():
             if only_source is None or source == only_source:
                 columns[source].update(read)
@@ -94,11 +114,20 @@ def build_graph(focus: str, records: Iterable[TaskLineage], asset_ids: Mapping[s
         frontier = nxt
     ids = asset_ids or {}
     nodes = [
-        LineageNode(id=d, label=label(d), kind="file" if page_link(d) is None else "table",
-                    columns=sorted(columns.get(d, ())), link=page_link(d),
-                    asset_uri=d if d in ids else None, asset_id=ids.get(d), depth=level)
+        LineageNode(
+            id=d,
+            label=label(d),
+            kind="file" if page_link(d) is None else "table",
+            columns=sorted(columns.get(d, ())),
+            link=page_link(d),
+            asset_uri=d if d in ids else None,
+            asset_id=ids.get(d),
+            depth=level,
+        )
         for d, level in sorted(depth.items(), key=lambda item: (item[1], item[0]))
     ]
-    return LineageGraph(focus=focus, nodes=nodes,
-                        edges=sorted(edges.values(), key=lambda e: (e.target, e.target_column or "", e.source,
-                                                                    e.source_column)))
+    return LineageGraph(
+        focus=focus,
+        nodes=nodes,
+        edges=sorted(edges.values(), key=lambda e: (e.target, e.target_column or "", e.source, e.source_column)),
+    )

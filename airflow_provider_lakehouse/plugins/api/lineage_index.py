@@ -53,17 +53,31 @@ class TaskLineage:
         return set(self.record.reads) | {e.source for e, _ in self.edges()}
 
 
-def run_lineage(session: Session, *, dag_ids: Iterable[str] | None = None, run_id: str | None = None,
-                task_id: str | None = None, map_index: int | None = None) -> list[TaskLineage]:
+def run_lineage(
+    session: Session,
+    *,
+    dag_ids: Iterable[str] | None = None,
+    run_id: str | None = None,
+    task_id: str | None = None,
+    map_index: int | None = None,
+) -> list[TaskLineage]:
     """Records from asset events, newest first; the latest per (dag, task, output) unless a run is named."""
+    from airflow.models.asset import AssetEvent, AssetModel
     from sqlalchemy import select
 
-    from airflow.models.asset import AssetEvent, AssetModel
-
-    query = (select(AssetEvent.source_dag_id, AssetEvent.source_task_id, AssetEvent.source_run_id,
-                    AssetEvent.source_map_index, AssetEvent.extra, AssetModel.uri)
-             .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
-             .order_by(AssetEvent.timestamp.desc(), AssetEvent.id.desc()).limit(EVENT_SCAN_LIMIT))
+    query = (
+        select(
+            AssetEvent.source_dag_id,
+            AssetEvent.source_task_id,
+            AssetEvent.source_run_id,
+            AssetEvent.source_map_index,
+            AssetEvent.extra,
+            AssetModel.uri,
+        )
+        .join(AssetModel, AssetModel.id == AssetEvent.asset_id)
+        .order_by(AssetEvent.timestamp.desc(), AssetEvent.id.desc())
+        .limit(EVENT_SCAN_LIMIT)
+    )
     if dag_ids is not None:
         query = query.where(AssetEvent.source_dag_id.in_(list(dag_ids)))
     if run_id is not None:
@@ -82,8 +96,19 @@ def run_lineage(session: Session, *, dag_ids: Iterable[str] | None = None, run_i
         if key in seen:
             continue
         seen.add(key)
-        found.append(TaskLineage(dag_id, t_id, uri, record, RUN, tuple(extra.get("columns_written") or ()), r_id,
-                                 -1 if m_index is None else int(m_index), dict(extra)))
+        found.append(
+            TaskLineage(
+                dag_id,
+                t_id,
+                uri,
+                record,
+                RUN,
+                tuple(extra.get("columns_written") or ()),
+                r_id,
+                -1 if m_index is None else int(m_index),
+                dict(extra),
+            )
+        )
     return found
 
 
@@ -124,8 +149,16 @@ def parse_task(dag_id: str, task: Any) -> ParsedTask | None:
         target = _target(kind, task)
     except Exception as exc:  # a templated store name
         return ParsedTask(task.task_id, task.task_type, None, {}, {}, (), f"store not known before the run: {exc}")
-    return _parse_cached(dag_id, task.task_id, task.task_type, kind, target.name, target.default_schema,
-                         target.dialect, sql if isinstance(sql, str) else None)
+    return _parse_cached(
+        dag_id,
+        task.task_id,
+        task.task_type,
+        kind,
+        target.name,
+        target.default_schema,
+        target.dialect,
+        sql if isinstance(sql, str) else None,
+    )
 
 
 def _target(kind: str, task: Any) -> Any:
@@ -148,8 +181,9 @@ def _target(kind: str, task: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse_cached(dag_id: str, task_id: str, operator: str, kind: str, name: str, schema: str, dialect: str,
-                  sql: str | None) -> ParsedTask:
+def _parse_cached(
+    dag_id: str, task_id: str, operator: str, kind: str, name: str, schema: str, dialect: str, sql: str | None
+) -> ParsedTask:
     from airflow_provider_lakehouse.hooks._lineage import SqlTarget, lineage_record, parse_time_lineage
 
     target = SqlTarget(kind, name, schema, dialect)
@@ -162,12 +196,20 @@ def _parse_cached(dag_id: str, task_id: str, operator: str, kind: str, name: str
     if lineage is None:
         return ParsedTask(task_id, operator, target.store, {}, {}, (), "SQL known only at run time (a file or Jinja)")
     records = tuple(
-        TaskLineage(dag_id, task_id, target.dataset_id(out.dataset), lineage_record(lineage, out, target), PARSE,
-                    tuple(out.columns_written))
+        TaskLineage(
+            dag_id,
+            task_id,
+            target.dataset_id(out.dataset),
+            lineage_record(lineage, out, target),
+            PARSE,
+            tuple(out.columns_written),
+        )
         for out in lineage.outputs
     )
     return ParsedTask(
-        task_id, operator, target.store,
+        task_id,
+        operator,
+        target.store,
         reads={target.dataset_id(d.dataset): tuple(d.columns_read) for d in lineage.inputs},
         writes={target.dataset_id(d.dataset): tuple(d.columns_written) for d in lineage.outputs},
         records=records,

@@ -134,24 +134,33 @@ def overview(user: User, recent: Annotated[int, Query(ge=1, le=200)] = 20) -> Ov
             if ref.kind == "ducklake":
                 lake, redactor = _open_lake(ref)
                 summaries.append(lake_views.summary(ref.name, ref.conn_id, lake))
-                changes += [RecentChange(lake=ref.name, **s.model_dump()) for s in lake_views.recent_snapshots(lake, recent)]
+                changes += [
+                    RecentChange(lake=ref.name, **s.model_dump()) for s in lake_views.recent_snapshots(lake, recent)
+                ]
             else:
                 spec = stores.datatable_spec(ref)
                 redactor = Redactor([spec.password])
                 ok, schemas, tables = datatable_views.reachable(spec)
-                summaries.append(StoreSummary(kind=ref.kind, name=ref.name, conn_id=ref.conn_id, reachable=ok,
-                                              schemas=schemas, tables=tables))
+                summaries.append(
+                    StoreSummary(
+                        kind=ref.kind, name=ref.name, conn_id=ref.conn_id, reachable=ok, schemas=schemas, tables=tables
+                    )
+                )
         except Exception as exc:
-            summaries.append(StoreSummary(kind=ref.kind, name=ref.name, conn_id=ref.conn_id, reachable=False,
-                                          error=_clean(exc, redactor)))
+            summaries.append(
+                StoreSummary(
+                    kind=ref.kind, name=ref.name, conn_id=ref.conn_id, reachable=False, error=_clean(exc, redactor)
+                )
+            )
     changes.sort(key=lambda c: c.snapshot_time or "", reverse=True)
     return Overview(stores=summaries, recent_changes=changes[:recent])
 
 
 # -- lakes --------------------------------------------------------------------------------------------
 @router.get("/lakes/{lake}/snapshots", response_model=list[SnapshotEntry])
-def lake_snapshots(lake: str, user: User, offset: Annotated[int, Query(ge=0)] = 0,
-                   limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> list[SnapshotEntry]:
+def lake_snapshots(
+    lake: str, user: User, offset: Annotated[int, Query(ge=0)] = 0, limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> list[SnapshotEntry]:
     """The lake's snapshots, newest first (a page of them)."""
     ref = _ref("ducklake", lake)
     require_store(user, ref)
@@ -171,9 +180,14 @@ def lake_table(lake: str, table: str, user: User, version: Annotated[int | None,
 
 
 @router.get("/lakes/{lake}/tables/{table}/files", response_model=list[FileEntry])
-def lake_files(lake: str, table: str, user: User, version: Annotated[int | None, Query(ge=0)] = None,
-               offset: Annotated[int, Query(ge=0)] = 0, limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-               ) -> list[FileEntry]:
+def lake_files(
+    lake: str,
+    table: str,
+    user: User,
+    version: Annotated[int | None, Query(ge=0)] = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> list[FileEntry]:
     """A page of the table's data files with their delete files (paths relative to the table's directory)."""
     ref = _ref("ducklake", lake)
     require_store(user, ref)
@@ -185,7 +199,9 @@ def lake_files(lake: str, table: str, user: User, version: Annotated[int | None,
 
 @router.get("/lakes/{lake}/tables/{table}/preview", response_model=Preview)
 def lake_preview(
-    lake: str, table: str, user: User,
+    lake: str,
+    table: str,
+    user: User,
     version: Annotated[int | None, Query(ge=0, description="snapshot id")] = None,
     timestamp: Annotated[dt.datetime | None, Query(description="latest snapshot at or before this time")] = None,
     columns: Annotated[str | None, Query(description="comma-separated column names")] = None,
@@ -202,8 +218,14 @@ def lake_preview(
 
 
 @router.get("/lakes/{lake}/tables/{table}/changes", response_model=Changes)
-def lake_changes(lake: str, table: str, user: User, start: Annotated[int, Query(ge=0)],
-                 end: Annotated[int, Query(ge=0)], limit: Annotated[int, Query(ge=1, le=500)] = 200) -> Changes:
+def lake_changes(
+    lake: str,
+    table: str,
+    user: User,
+    start: Annotated[int, Query(ge=0)],
+    end: Annotated[int, Query(ge=0)],
+    limit: Annotated[int, Query(ge=1, le=500)] = 200,
+) -> Changes:
     """Rows inserted, deleted and updated between two snapshots (``ducklake_table_changes``)."""
     ref = _ref("ducklake", lake)
     require_store(user, ref)
@@ -227,8 +249,9 @@ def datatable(name: str, user: User) -> DataTableDetail:
 
 
 @router.get("/datatables/{name}/tables/{table}/preview", response_model=Preview)
-def datatable_preview(name: str, table: str, user: User, columns: str | None = None,
-                      limit: Annotated[int, Query(ge=1, le=500)] = 100) -> Preview:
+def datatable_preview(
+    name: str, table: str, user: User, columns: str | None = None, limit: Annotated[int, Query(ge=1, le=500)] = 100
+) -> Preview:
     ref = _ref("datatable", name)
     require_store(user, ref)
     schema, _, table_name = _table_name(table).partition(".")
@@ -249,9 +272,8 @@ def _session() -> Any:
 
 
 def _asset_ids(session: Any, uris: set[str]) -> dict[str, int]:
-    from sqlalchemy import select
-
     from airflow.models.asset import AssetModel
+    from sqlalchemy import select
 
     if not uris:
         return {}
@@ -260,12 +282,14 @@ def _asset_ids(session: Any, uris: set[str]) -> dict[str, int]:
 
 
 @router.get("/lineage", response_model=LineageGraph)
-def lineage(user: User, dataset: Annotated[str, Query(min_length=3, max_length=2000)],
-            depth: Annotated[int, Query(ge=1, le=6)] = 4) -> LineageGraph:
+def lineage(
+    user: User,
+    dataset: Annotated[str, Query(min_length=3, max_length=2000)],
+    depth: Annotated[int, Query(ge=1, le=6)] = 4,
+) -> LineageGraph:
     """Upstream and downstream tables of ``dataset`` (an asset URI) with typed column edges, across DAGs."""
-    from sqlalchemy import select
-
     from airflow.models.dag import DagModel
+    from sqlalchemy import select
 
     from airflow_provider_lakehouse.plugins.api.lineage_index import all_lineage
 
@@ -316,9 +340,18 @@ def dag_dataflow(dag_id: str, user: User) -> DagDataFlow:
             reads = {u: [] for u in _uris(getattr(task, "inlets", ()))}
             writes = {u: [] for u in _uris(getattr(task, "outlets", ()))}
             origin = "declared" if reads or writes else "none"
-        tasks.append(TaskDataFlow(
-            task_id=task.task_id, operator=task.task_type, store=parsed.store if parsed else None, reads=reads,
-            writes=writes, origin=origin, downstream=sorted(task.downstream_task_ids), error=error))
+        tasks.append(
+            TaskDataFlow(
+                task_id=task.task_id,
+                operator=task.task_type,
+                store=parsed.store if parsed else None,
+                reads=reads,
+                writes=writes,
+                origin=origin,
+                downstream=sorted(task.downstream_task_ids),
+                error=error,
+            )
+        )
     return DagDataFlow(dag_id=dag_id, tasks=tasks)
 
 
@@ -327,10 +360,17 @@ def _uris(items: Any) -> list[str]:
 
 
 @router.get("/dags/{dag_id}/runs/{run_id}/tasks/{task_id}/lineage", response_model=TaskInstanceLineage)
-def task_instance_lineage(dag_id: str, run_id: str, task_id: str, user: User,
-                          map_index: Annotated[int, Query(ge=-1)] = -1) -> TaskInstanceLineage:
+def task_instance_lineage(
+    dag_id: str, run_id: str, task_id: str, user: User, map_index: Annotated[int, Query(ge=-1)] = -1
+) -> TaskInstanceLineage:
     """What this task instance read and wrote: tables, files, columns, typed edges, snapshots, rows."""
-    from airflow_provider_lakehouse.plugins.api.lineage_index import PARSE, RUN, parse_task, run_lineage, serialized_dags
+    from airflow_provider_lakehouse.plugins.api.lineage_index import (
+        PARSE,
+        RUN,
+        parse_task,
+        run_lineage,
+        serialized_dags,
+    )
 
     require_dag(user, dag_id, task_instances=True)
     with _session() as session:
@@ -348,15 +388,45 @@ def task_instance_lineage(dag_id: str, run_id: str, task_id: str, user: User,
             for r in records:
                 for source, cols in r.record.reads.items():
                     reads[source] = sorted(set(reads.get(source, [])) | set(cols))
-    edges = [LineageEdge(source=e.source, source_column=e.column, target=r.output, target_column=col, type=e.type,
-                         subtype=e.subtype, masking=e.masking, dag_id=dag_id, task_id=task_id, origin=r.origin)
-             for r in records for e, col in r.edges()]
-    outputs = [TaskOutput(dataset=r.output, rows_written=r.extra.get("rows_written"),
-                          snapshot_id=r.extra.get("snapshot_id"), columns_written=list(r.columns_written),
-                          link=page_link(r.output)) for r in records]
+    edges = [
+        LineageEdge(
+            source=e.source,
+            source_column=e.column,
+            target=r.output,
+            target_column=col,
+            type=e.type,
+            subtype=e.subtype,
+            masking=e.masking,
+            dag_id=dag_id,
+            task_id=task_id,
+            origin=r.origin,
+        )
+        for r in records
+        for e, col in r.edges()
+    ]
+    outputs = [
+        TaskOutput(
+            dataset=r.output,
+            rows_written=r.extra.get("rows_written"),
+            snapshot_id=r.extra.get("snapshot_id"),
+            columns_written=list(r.columns_written),
+            link=page_link(r.output),
+        )
+        for r in records
+    ]
     snapshot_read = next((r.record.snapshot_read for r in records if r.record.snapshot_read is not None), None)
     try_number = next((r.record.try_number for r in records if r.record.try_number is not None), None)
     links = {d: link for d in {*reads, *(r.output for r in records)} if (link := page_link(d))}
-    return TaskInstanceLineage(dag_id=dag_id, run_id=run_id, task_id=task_id, map_index=map_index,
-                               try_number=try_number, origin=origin, snapshot_read=snapshot_read, reads=reads,
-                               outputs=outputs, edges=edges, links=links)
+    return TaskInstanceLineage(
+        dag_id=dag_id,
+        run_id=run_id,
+        task_id=task_id,
+        map_index=map_index,
+        try_number=try_number,
+        origin=origin,
+        snapshot_read=snapshot_read,
+        reads=reads,
+        outputs=outputs,
+        edges=edges,
+        links=links,
+    )

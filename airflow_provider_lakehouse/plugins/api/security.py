@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated
 
-from fastapi import Depends, HTTPException, status
-
 from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from airflow.api_fastapi.core_api.security import get_user
+from fastapi import Depends, HTTPException, status
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.plugins.api.stores import StoreRef
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
 User = Annotated[BaseUser, Depends(get_user)]
 
 
-def _manager():  # noqa: ANN202 - Airflow's BaseAuthManager
+def _manager():
     from airflow.api_fastapi.app import get_auth_manager
 
     return get_auth_manager()
@@ -39,15 +38,18 @@ def _manager():  # noqa: ANN202 - Airflow's BaseAuthManager
 def can_read_connection(user: BaseUser, conn_id: str) -> bool:
     from airflow.api_fastapi.auth.managers.models.resource_details import ConnectionDetails
 
-    return bool(_manager().is_authorized_connection(method="GET", details=ConnectionDetails(conn_id=conn_id),
-                                                    user=user))
+    return bool(
+        _manager().is_authorized_connection(method="GET", details=ConnectionDetails(conn_id=conn_id), user=user)
+    )
 
 
 def require_store(user: BaseUser, ref: StoreRef) -> None:
     """403 unless ``user`` may read the connection of ``ref``."""
     if not can_read_connection(user, ref.conn_id):
-        raise HTTPException(status.HTTP_403_FORBIDDEN, f"Reading {ref.kind} {ref.name!r} needs read access to "
-                                                       f"connection {ref.conn_id!r}.")
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"Reading {ref.kind} {ref.name!r} needs read access to connection {ref.conn_id!r}.",
+        )
 
 
 def require_assets(user: BaseUser) -> None:

@@ -69,10 +69,10 @@ def list_stores() -> list[StoreRef]:
     for key, value in os.environ.items():
         if not key.startswith("AIRFLOW_CONN_"):
             continue
-        conn_id = key[len("AIRFLOW_CONN_"):].lower()
+        conn_id = key[len("AIRFLOW_CONN_") :].lower()
         kind = _kind_of(conn_id, _conn_type_of_env(value))
         if kind:
-            found.add(StoreRef(kind, conn_id[len(_PREFIX[kind]):]))
+            found.add(StoreRef(kind, conn_id[len(_PREFIX[kind]) :]))
     try:
         from airflow.models.connection import Connection
         from airflow.utils.session import create_session
@@ -82,16 +82,18 @@ def list_stores() -> list[StoreRef]:
             for conn_id, conn_type in session.execute(select(Connection.conn_id, Connection.conn_type)):
                 kind = _kind_of(conn_id.lower(), conn_type)
                 if kind:
-                    found.add(StoreRef(kind, conn_id.lower()[len(_PREFIX[kind]):]))
+                    found.add(StoreRef(kind, conn_id.lower()[len(_PREFIX[kind]) :]))
     except Exception:  # a database hiccup must not hide the environment's lakes
         pass
     for conn_id in listed_connections():
         kind = _kind_of(conn_id, None)
         if kind:
-            found.add(StoreRef(kind, conn_id[len(_PREFIX[kind]):]))
+            found.add(StoreRef(kind, conn_id[len(_PREFIX[kind]) :]))
         else:
-            log.warning("[lakehouse] listed_connections: %r is neither ducklake_<name> nor datatable_<name>; "
-                        "not listed", conn_id)
+            log.warning(
+                "[lakehouse] listed_connections: %r is neither ducklake_<name> nor datatable_<name>; not listed",
+                conn_id,
+            )
     return sorted(found, key=lambda r: (r.kind, r.name))
 
 
@@ -107,14 +109,14 @@ def listed_connections() -> list[str]:
         from airflow.configuration import conf
 
         value = conf.get("lakehouse", "listed_connections", fallback="") or ""
-    except Exception:  # noqa: BLE001 - no Airflow configuration: nothing configured
+    except Exception:
         return []
     return [part.strip().lower() for part in value.split(",") if part.strip()]
 
 
 def _kind_of(conn_id: str, conn_type: str | None) -> StoreKind | None:
     for kind, prefix in _PREFIX.items():
-        if conn_id.startswith(prefix) and _NAME.match(conn_id[len(prefix):]) and conn_type in (None, kind):
+        if conn_id.startswith(prefix) and _NAME.match(conn_id[len(prefix) :]) and conn_type in (None, kind):
             return kind  # type: ignore[return-value]
     return None
 

@@ -50,19 +50,26 @@ class KilledMidScript(DucklakeOperator):
         return super().execute(context)
 
 
-@dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False, max_active_tasks=8,
-     default_args={"retries": 2, "retry_delay": dt.timedelta(seconds=3)})
+@dag(
+    schedule=None,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_tasks=8,
+    default_args={"retries": 2, "retry_delay": dt.timedelta(seconds=3)},
+)
 def lake_scheduler_retries() -> None:
     create = DucklakeOperator(task_id="create", sql="CREATE TABLE IF NOT EXISTS sched_rows (source INTEGER, i INTEGER)")
     inserts = FailsAfterCommit.partial(
-        task_id="insert", sql="INSERT INTO sched_rows SELECT $source, i FROM range(10) r(i)",
+        task_id="insert",
+        sql="INSERT INTO sched_rows SELECT $source, i FROM range(10) r(i)",
     ).expand(parameters=[{"source": m} for m in range(MAPPED)])
-    after_commit = KilledAfterCommit(task_id="killed_after_commit",
-                                     sql="INSERT INTO sched_rows SELECT 100, i FROM range(10) r(i)")
+    after_commit = KilledAfterCommit(
+        task_id="killed_after_commit", sql="INSERT INTO sched_rows SELECT 100, i FROM range(10) r(i)"
+    )
     mid_script = KilledMidScript(
         task_id="killed_mid_script",
         sql="INSERT INTO sched_rows SELECT 200, i FROM range(10) r(i); "
-            "SELECT count(*) AS n FROM range(CAST($spin AS BIGINT)) a, range(1000) b",
+        "SELECT count(*) AS n FROM range(CAST($spin AS BIGINT)) a, range(1000) b",
         parameters={"spin": "{{ 4000000 if ti.try_number == 1 else 1 }}"},
     )
     create >> [inserts, after_commit, mid_script]

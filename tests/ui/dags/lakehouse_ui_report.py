@@ -16,7 +16,8 @@ PREAMBLE = "ATTACH 'ducklake' AS dl; USE dl;\n"
 def lakehouse_ui_report() -> None:
     totals = DucklakeOperator(
         task_id="customer_totals",
-        sql=PREAMBLE + """
+        sql=PREAMBLE
+        + """
             CREATE OR REPLACE TABLE sales.customer_totals AS
                 SELECT customer_id, count(*) AS orders, round(sum(amount), 2) AS revenue, max(order_day) AS last_day
                 FROM sales.orders WHERE amount > 0 GROUP BY customer_id;
@@ -24,7 +25,8 @@ def lakehouse_ui_report() -> None:
     )
     ranked = DucklakeOperator(
         task_id="top_customers",
-        sql=PREAMBLE + """
+        sql=PREAMBLE
+        + """
             CREATE OR REPLACE TABLE sales.top_customers AS
                 SELECT t.customer_id, t.revenue, upper(m.sentiment) AS mood
                 FROM sales.customer_totals t LEFT JOIN main.messages m ON length(m.author) = t.customer_id
