@@ -36,7 +36,7 @@ class SqlQuery:
 
     def fetch_one(self) -> dict[str, Any] | None:
         """The first row of the last statement, or None."""
-        return self._run("one").result  # type: ignore[no-any-return]
+        return self._run("one").result
 
     def fetch_one_scalar(self) -> Any:
         """The first column of the first row of the last statement, or None."""

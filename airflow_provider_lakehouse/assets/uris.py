@@ -55,7 +55,7 @@ class TableAsset:
         if problem := _component_problem(self.scheme.lower(), self.name, self.schema, self.table):
             raise ValueError(f"Invalid table asset: {problem}; expected {_form(self.scheme.lower())}.")
         # Fold here, not only in the parser: an asset built from parts must equal the one parsed from its URI.
-        for attribute, value in zip(("scheme", "name", "schema", "table"), parts):
+        for attribute, value in zip(("scheme", "name", "schema", "table"), parts, strict=False):
             object.__setattr__(self, attribute, value.lower())
 
     @property

@@ -114,7 +114,7 @@ def _execute(
     params = {k: adapt_value(values[k]) for k in keys} if keys else None
     try:
         with conn.cursor() as cur:
-            cur.execute(query, params)  # type: ignore[arg-type]  # the text is built from the user's own SQL
+            cur.execute(query, params)  # the text is built from the user's own SQL
             if cur.description is None:
                 return (), [], max(cur.rowcount, 0)
             columns = tuple(col.name for col in cur.description)
@@ -150,7 +150,7 @@ def _shape(columns: Sequence[str], rows: list[tuple[Any, ...]], fetch: str) -> A
     if fetch == "scalar":
         return to_json_safe(rows[0][0]) if rows and rows[0] else None
     names = _unique(columns)
-    dicts = [{name: to_json_safe(v) for name, v in zip(names, row)} for row in rows]
+    dicts = [{name: to_json_safe(v) for name, v in zip(names, row, strict=False)} for row in rows]
     if fetch == "one":
         return dicts[0] if dicts else None
     return dicts

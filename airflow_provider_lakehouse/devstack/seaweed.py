@@ -199,7 +199,7 @@ class SeaweedS3:
                         raise
                     time.sleep(0.5)
 
-    def client(self):  # type: ignore[no-untyped-def]
+    def client(self):
         """A boto3 S3 client for this server (path-style addressing)."""
         import boto3
         from botocore.config import Config

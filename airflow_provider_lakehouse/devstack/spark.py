@@ -50,7 +50,7 @@ def spark_home() -> Path:
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("The 'pyspark' package is not installed.")
-    home = Path(list(spec.submodule_search_locations)[0]).resolve()
+    home = Path(next(iter(spec.submodule_search_locations))).resolve()
     if not (home / "bin" / "spark-class").exists():
         raise RuntimeError(f"{home} has no bin/spark-class: 'pyspark-client' (no JVM parts) replaced 'pyspark'.")
     return home

@@ -315,7 +315,7 @@ class Stack:
     def s3_endpoint(self) -> str:
         return f"http://{LOOPBACK}:{self._load_state()['s3_ports']['s3']}"
 
-    def seaweed_client(self):  # type: ignore[no-untyped-def]
+    def seaweed_client(self):
         """A boto3 S3 client for the running SeaweedFS."""
         return self._seaweed(self._load_state().get("s3_ports", {})).client()
 

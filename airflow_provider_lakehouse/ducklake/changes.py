@@ -5,7 +5,7 @@ Only DuckDB's own tokens may appear: any other makes DuckDB throw "Unsupported c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 
 TOKEN_ORDER = (
@@ -86,7 +86,8 @@ class ChangeSet:
 
 def _split(text: str) -> Iterable[str]:
     """Split on commas outside double quotes."""
-    current, quoted = [], False
+    current: list[str] = []
+    quoted = False
     for ch in text:
         if ch == '"':
             quoted = not quoted
@@ -158,7 +159,7 @@ def parse(texts: Iterable[str | None]) -> ChangeSet:
             elif kind == "created_schema":
                 result.created_schemas.add(_unquote_parts(value)[0])
             elif kind == "created_table":
-                schema, table = (_unquote_parts(value) + [""])[:2]
+                schema, table = ([*_unquote_parts(value), ""])[:2]
                 result.created_tables.add((schema, table))
             else:
                 result.other.append((kind, value))
@@ -171,9 +172,9 @@ def conflict(
     *,
     my_deleted_files: set[int],
     their_deleted_files: set[int],
-    my_schema_ids_used: set[int] = frozenset(),
-    their_table_ids_in_dropped_schemas: set[int] = frozenset(),
-) -> str | None:  # type: ignore[assignment]
+    my_schema_ids_used: Set[int] = frozenset(),
+    their_table_ids_in_dropped_schemas: Set[int] = frozenset(),
+) -> str | None:
     """DuckDB's logical conflict matrix (spec 5.1): a reason string, or None if ``mine`` can be rebased."""
     for name in mine.created_schemas & theirs.created_schemas:
         return f"schema {name!r} was created concurrently"

@@ -49,7 +49,7 @@ def decode_value(value: Any, column: Column) -> Any:
         return None
     kind = column.type
     if kind in NESTED:
-        text = value.decode() if isinstance(value, (bytes, memoryview)) else str(value)
+        text = bytes(value).decode() if isinstance(value, (bytes, memoryview)) else str(value)
         return _NestedParser(text).parse(column)
     return _scalar(value, column)
 

@@ -171,7 +171,7 @@ def _purge(conn: CatalogConnection, lake: DuckLake, remaining: list[int], dry_ru
         if _dead(int(begin), int(end), remaining):
             conn.execute("DELETE FROM {M}ducklake_schema WHERE schema_id = ?", (sid,))
     # inlined rows no remaining snapshot sees
-    for tid, name, _sv in conn.query(
+    for _tid, name, _sv in conn.query(
         "SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables"
     ):
         if conn.table_exists(name):
@@ -220,7 +220,7 @@ def cleanup_old_files(
             "SELECT data_file_id, path, path_is_relative, schedule_start FROM {M}ducklake_files_scheduled_for_deletion"
         )
         chosen = [r for r in rows if cleanup_all or (metadata.parse_time(r[3]) or cutoff) < cutoff]
-        for fid, path, rel, start in chosen:
+        for fid, path, rel, _start in chosen:
             full = metadata.resolve_path(lake.data_path, path, rel)
             report.files_deleted.append(full)
             if not dry_run:

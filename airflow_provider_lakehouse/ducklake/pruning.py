@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -117,18 +117,21 @@ def filter_expression(predicates: Sequence[Predicate]) -> pc.Expression:
     """The same predicates as a pyarrow expression, to filter rows."""
     expression = None
     for name, op, value in predicates:
-        field = pc.field(name)
-        term = {
-            "=": lambda: field == value,
-            "==": lambda: field == value,
-            "!=": lambda: field != value,
-            "<": lambda: field < value,
-            "<=": lambda: field <= value,
-            ">": lambda: field > value,
-            ">=": lambda: field >= value,
-            "in": lambda: field.isin(list(value)),
-            "is_null": lambda: field.is_null(),
-            "is_not_null": lambda: field.is_valid(),
-        }[op]()
+        term = _ROW_FILTERS[op](pc.field(name), value)
         expression = term if expression is None else expression & term
     return expression
+
+
+# One pyarrow expression builder per predicate operator (the same operators :func:`prune_files` understands).
+_ROW_FILTERS: dict[str, Callable[[pc.Expression, Any], pc.Expression]] = {
+    "=": lambda field, value: field == value,
+    "==": lambda field, value: field == value,
+    "!=": lambda field, value: field != value,
+    "<": lambda field, value: field < value,
+    "<=": lambda field, value: field <= value,
+    ">": lambda field, value: field > value,
+    ">=": lambda field, value: field >= value,
+    "in": lambda field, value: field.isin(list(value)),
+    "is_null": lambda field, _value: field.is_null(),
+    "is_not_null": lambda field, _value: field.is_valid(),
+}

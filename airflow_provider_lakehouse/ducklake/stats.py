@@ -71,7 +71,9 @@ def _leaves(column: Column, array: pa.Array) -> Iterator[tuple[Column, pa.Array]
     if isinstance(array.type, pa.BaseExtensionType):
         array = array.storage
     if column.type == "struct":
-        for child, values in zip(column.children, array.flatten()):  # flatten() applies the parent's nulls
+        for child, values in zip(
+            column.children, array.flatten(), strict=False
+        ):  # flatten() applies the parent's nulls
             yield from _leaves(child, values)
     elif column.type == "list":
         yield from _leaves(column.children[0], array.flatten())

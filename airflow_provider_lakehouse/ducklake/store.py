@@ -130,9 +130,7 @@ def _transient_connect_error(exc: BaseException) -> bool:
     text = str(exc).lower()
     if sqlstate.startswith("28") or sqlstate in ("3D000", "3F000", "42501"):
         return False  # authentication, missing database or schema, no permission
-    if "password" in text or "does not exist" in text or "no pg_hba.conf entry" in text:
-        return False
-    return True
+    return not ("password" in text or "does not exist" in text or "no pg_hba.conf entry" in text)
 
 
 class MetadataStore(ABC):

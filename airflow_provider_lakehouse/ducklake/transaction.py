@@ -495,7 +495,10 @@ class Transaction:
         positions: dict[int, list[int]] = {}
         inlined: list[int] = []
         for file_id, pos, rowid in zip(
-            rows.column(FILE_ID).to_pylist(), rows.column(FILE_POS).to_pylist(), rows.column(ROWID).to_pylist()
+            rows.column(FILE_ID).to_pylist(),
+            rows.column(FILE_POS).to_pylist(),
+            rows.column(ROWID).to_pylist(),
+            strict=False,
         ):
             if file_id is None:
                 inlined.append(rowid)

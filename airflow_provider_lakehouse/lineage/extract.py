@@ -472,7 +472,7 @@ class _Script:
                 values = _tuple_items(action.expression)
                 if not names and values:
                     names = list(self.known.get(dataset.key.lower(), ()))
-                for column, value in zip(names, values):
+                for column, value in zip(names, values, strict=False):
                     columns.setdefault(column, set()).update(self.queries.expression(value, scope, Context()))
         self.reads.dataset(dataset)
         self._write(dataset, {c: frozenset(e) for c, e in columns.items()}, frozenset(rows))

@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 from openlineage.client.event_v2 import InputDataset, OutputDataset
 from openlineage.client.facet_v2 import (
+    DatasetFacet,
+    OutputDatasetFacet,
     RunFacet,
     catalog_dataset,
     column_lineage_dataset,
@@ -111,7 +113,7 @@ def openlineage_datasets(
                 facets["lifecycleStateChange"] = lifecycle_state_change_dataset.LifecycleStateChangeDatasetFacet(
                     lifecycleStateChange=lifecycle_state_change_dataset.LifecycleStateChange(item.lifecycle)
                 )
-            output_facets = {}
+            output_facets: dict[str, OutputDatasetFacet] = {}
             if fact.rows is not None or fact.bytes is not None or fact.files is not None:
                 output_facets["outputStatistics"] = output_statistics_output_dataset.OutputStatisticsOutputDatasetFacet(
                     rowCount=fact.rows, size=fact.bytes, fileCount=fact.files
@@ -120,8 +122,8 @@ def openlineage_datasets(
     return inputs, outputs
 
 
-def _common_facets(fact: DatasetFacts, version: str | None) -> dict[str, object]:
-    facets: dict[str, object] = {}
+def _common_facets(fact: DatasetFacts, version: str | None) -> dict[str, DatasetFacet]:
+    facets: dict[str, DatasetFacet] = {}
     if fact.fields:
         facets["schema"] = schema_dataset.SchemaDatasetFacet(
             fields=[

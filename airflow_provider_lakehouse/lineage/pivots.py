@@ -148,7 +148,7 @@ class PivotReader:
         groups = self._unpivoted_groups(listed, source)
         values: dict[str, set] = {v: set() for v in value_columns}
         for group in groups:
-            for value_column, column in zip(value_columns, group):
+            for value_column, column in zip(value_columns, group, strict=False):
                 values[value_column] |= self.evaluate(column, scope, Context())
         consumed = _column_names([c for group in groups for c in group])
         columns = {name: edges for name, edges in source.output() if name not in consumed}
@@ -187,7 +187,7 @@ def _pivoted_names(node: exp.Pivot, aggregates: list[exp.Expression]) -> list[st
     values = [item.expressions if isinstance(item, exp.In) else None for item in node.expressions]
     if any(v is None for v in values):
         return None
-    combos = ["_".join(parts) for parts in product(*[[_value_name(v) for v in vs] for vs in values])]
+    combos = ["_".join(parts) for parts in product(*[[_value_name(v) for v in vs or ()] for vs in values])]
     if len(aggregates) <= 1 and not any(isinstance(a, exp.Alias) for a in aggregates):
         return combos
     return [f"{combo}_{_aggregate_name(a)}" for combo in combos for a in aggregates]

@@ -54,7 +54,7 @@ class QueryEvaluator:
         return notes
 
     # -- queries -----------------------------------------------------------------------------
-    def query(self, node: exp.Expression, parent: Scope | None = None) -> DerivedRelation:
+    def query(self, node: exp.Expr, parent: Scope | None = None) -> DerivedRelation:
         """The relation computed by a SELECT, set operation, VALUES or parenthesised query."""
         if isinstance(node, exp.Subquery):
             inner = self.query(node.this, parent)
@@ -74,9 +74,11 @@ class QueryEvaluator:
             return DerivedRelation(dict(source.output()), source.rows, (source,) if source.is_open else ())
         return DerivedRelation()
 
-    def add_ctes(self, node: exp.Expression, scope: Scope) -> None:
+    def add_ctes(self, node: exp.Expr, scope: Scope) -> None:
         with_ = node.args.get("with_") or node.args.get("with")
-        for cte in with_.expressions if with_ else ():
+        if with_ is None:
+            return
+        for cte in with_.expressions:
             name = cte.alias_or_name.lower()
             if with_.args.get("recursive") and _references(cte.this, name):
                 scope.ctes[name] = self._recursive_cte(cte, name, scope)
@@ -126,7 +128,7 @@ class QueryEvaluator:
         relation = DerivedRelation(columns, left.rows | right.rows, left.open_sources + right.open_sources)
         return self._with_modifiers(node, relation, scope)
 
-    def _with_modifiers(self, node: exp.Expression, relation: DerivedRelation, parent: Scope | None) -> DerivedRelation:
+    def _with_modifiers(self, node: exp.Expr, relation: DerivedRelation, parent: Scope | None) -> DerivedRelation:
         """ORDER BY on a parenthesised query or a set operation sorts by its own output columns."""
         order = node.args.get("order")
         if not order:
@@ -186,7 +188,7 @@ class QueryEvaluator:
                 )
         return DerivedRelation(columns, frozenset(rows), tuple(open_sources))
 
-    def _projection(self, projection: exp.Expression, scope: Scope) -> Iterator[tuple[str, Edges, Relation | None]]:
+    def _projection(self, projection: exp.Expr, scope: Scope) -> Iterator[tuple[str, Edges, Relation | None]]:
         star = projection if isinstance(projection, exp.Star) else None
         if isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star):
             star = projection.this
@@ -207,7 +209,7 @@ class QueryEvaluator:
             if source.is_open:
                 yield "*", NO_EDGES, source
 
-    def add_source(self, node: exp.Expression, scope: Scope) -> None:
+    def add_source(self, node: exp.Expr, scope: Scope) -> None:
         alias = node.alias_or_name.lower() if node.alias_or_name else f"__source{len(scope.sources)}"
         if isinstance(node, exp.Table) and node.alias and isinstance(node.this, exp.Identifier):
             alias = node.alias.lower()
@@ -262,7 +264,7 @@ class QueryEvaluator:
         return edges
 
     @staticmethod
-    def _output_ref(node: exp.Expression, scope: Scope) -> exp.Expression:
+    def _output_ref(node: exp.Expr, scope: Scope) -> exp.Expr:
         """``ORDER BY 2`` / ``GROUP BY 1`` name a projection by position."""
         if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
             index = int(node.this) - 1
@@ -271,14 +273,14 @@ class QueryEvaluator:
         return node
 
     @classmethod
-    def _order_ref(cls, node: exp.Expression, scope: Scope) -> exp.Expression:
+    def _order_ref(cls, node: exp.Expr, scope: Scope) -> exp.Expr:
         """ORDER BY names an output column first (``ORDER BY total`` sorts by the ``total`` projection)."""
         if isinstance(node, exp.Column) and not node.table and node.name.lower() in scope.projections:
             return scope.projections[node.name.lower()]
         return cls._output_ref(node, scope)
 
     # -- predicates --------------------------------------------------------------------------
-    def predicate(self, node: exp.Expression, scope: Scope) -> set:
+    def predicate(self, node: exp.Expr, scope: Scope) -> set:
         """A WHERE clause: equalities between two relations' columns join, the rest filters."""
         edges: set = set()
         for conjunct in node.flatten() if isinstance(node, exp.And) else (node,):
@@ -303,7 +305,7 @@ class QueryEvaluator:
         return found[0] if found else None
 
     # -- expressions -------------------------------------------------------------------------
-    def expression(self, node: exp.Expression, scope: Scope, context: Context, *, aliases: bool = False) -> set:
+    def expression(self, node: exp.Expr, scope: Scope, context: Context, *, aliases: bool = False) -> set:
         """The edges of every column under ``node`` at ``context``.
 
         :param aliases: resolve names that are no source column to the SELECT's own projections (what
@@ -316,15 +318,15 @@ class QueryEvaluator:
         if isinstance(node, (exp.Subquery, exp.Select, exp.SetOperation)):
             relation = self.query(node, scope)
             output = relation.output()
-            edges = compose(output[0][1], context) if len(output) == 1 else set()
+            edges: set = compose(output[0][1], context) if len(output) == 1 else set()
             if context.indirect:
                 for _, column_edges in output[1:]:
                     edges |= compose(column_edges, context)
                 return edges | as_indirect(relation.rows, context.indirect)
             return edges | set(relation.rows)
         if isinstance(node, exp.Exists):
-            inner = self.query(node.this, scope)
-            return as_indirect(inner.rows, context.indirect or "FILTER")
+            subquery = self.query(node.this, scope)
+            return as_indirect(subquery.rows, context.indirect or "FILTER")
         if isinstance(node, (exp.Alias, exp.Paren)):
             return self.expression(node.this, scope, context, aliases=aliases)
         if isinstance(node, exp.Window):
@@ -349,7 +351,7 @@ class QueryEvaluator:
             inner = context.wrapped(masking=True)
         elif not isinstance(node, (exp.Identifier, exp.Literal)):
             inner = context.wrapped()
-        edges: set = set()
+        edges = set()
         for child in node.iter_expressions():
             edges |= self.expression(child, scope, inner, aliases=aliases)
         return edges
@@ -444,16 +446,16 @@ def _shared_join_columns(select: exp.Select) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def _is_query(node: exp.Expression | None) -> bool:
+def _is_query(node: exp.Expr | None) -> bool:
     return isinstance(node, (exp.Subquery, exp.Select, exp.SetOperation))
 
 
-def _references(node: exp.Expression, name: str) -> bool:
+def _references(node: exp.Expr, name: str) -> bool:
     """True if ``node`` reads a relation called ``name`` (unqualified): a recursive CTE's self-reference."""
     return any(not table.db and table.name.lower() == name for table in node.find_all(exp.Table))
 
 
-def _is_hash(node: exp.Expression) -> bool:
+def _is_hash(node: exp.Expr) -> bool:
     """md5 / sha* / hash calls (sqlglot has a class per digest flavour): their inputs are masked."""
     if isinstance(node, exp.Anonymous):
         return node.name.lower() in _HASH_FUNCTIONS
@@ -485,7 +487,7 @@ def _by_table_name(scope: Scope, column: exp.Column) -> Relation | None:
     return None
 
 
-def _alias_columns(node: exp.Expression) -> list[str]:
+def _alias_columns(node: exp.Expr) -> list[str]:
     alias = node.args.get("alias")
     if isinstance(alias, exp.TableAlias):
         return [c.name.lower() for c in alias.columns]

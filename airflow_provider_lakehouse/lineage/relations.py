@@ -237,6 +237,6 @@ def unique_name(name: str, taken: dict[str, Edges]) -> str:
     return f"{name}_{k}"
 
 
-def output_name(projection: exp.Expression) -> str:
+def output_name(projection: exp.Expr) -> str:
     name = projection.alias_or_name or projection.output_name
     return (name or projection.sql()).lower()

@@ -6,6 +6,7 @@ response, so they are tested without Spark.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 _MAX_NAMES = 4

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
@@ -40,7 +40,7 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
 
     template_fields: Sequence[str] = ("sql", "datatable", "parameters")
     template_ext: Sequence[str] = (".sql",)
-    template_fields_renderers = {"sql": "sql", "parameters": "json"}
+    template_fields_renderers: ClassVar[dict[str, str]] = {"sql": "sql", "parameters": "json"}
     ui_color = "#dbe9f6"
     operator_extra_links = (LakehouseLink(),)
 

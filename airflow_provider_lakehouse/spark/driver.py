@@ -803,7 +803,14 @@ class PlanRunner:
 def _row_keys(rows: pa.Table) -> int:
     """How many distinct rows ``rows`` names (by file and position, or inlined row id)."""
     return len(
-        set(zip(rows.column(FILE_ID).to_pylist(), rows.column(FILE_POS).to_pylist(), rows.column(ROWID).to_pylist()))
+        set(
+            zip(
+                rows.column(FILE_ID).to_pylist(),
+                rows.column(FILE_POS).to_pylist(),
+                rows.column(ROWID).to_pylist(),
+                strict=False,
+            )
+        )
     )
 
 

@@ -103,7 +103,7 @@ def _insert_query(
             mapping = {c.lower(): f"{source}.`{c}`" for c in columns}
         else:
             names = clause.get("columns") or list(columns)[: len(clause["values"])]
-            mapping = {n.lower(): v for n, v in zip(names, clause["values"])}
+            mapping = {n.lower(): v for n, v in zip(names, clause["values"], strict=False)}
         values.append(mapping)
         named += [c for c in columns if c.lower() in mapping and c not in named]
     which = "CASE " + " ".join(f"WHEN {_when(c)} THEN {i + 1}" for i, c in enumerate(clauses)) + " END"

@@ -57,7 +57,7 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage) -> Any:
 
     arrow_schema = spark_arrow_schema(plan.output_schema())
     schema = from_arrow_schema(arrow_schema)
-    for struct_field, column in zip(schema.fields, plan.columns):
+    for struct_field, column in zip(schema.fields, plan.columns, strict=False):
         _attach_ids(struct_field, column)
     names = [f"`{c.name}`" for c in plan.columns]
     frame = spark.read.schema(schema).parquet(*[spark_path(f.path) for f in plan.files])
@@ -82,7 +82,7 @@ def _attach_ids(struct_field: Any, column: Column) -> None:
     """Spark matches Parquet columns by the ``parquet.field.id`` metadata of each struct field."""
     struct_field.metadata = {**(struct_field.metadata or {}), "parquet.field.id": column.column_id}
     if column.type == "struct":
-        for child_field, child in zip(struct_field.dataType.fields, column.children):
+        for child_field, child in zip(struct_field.dataType.fields, column.children, strict=False):
             _attach_ids(child_field, child)
 
 

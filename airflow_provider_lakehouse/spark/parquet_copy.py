@@ -51,7 +51,7 @@ def plain_parquet_copy(step: Step) -> FileRef | None:
 def same_as_spark(schema: pa.Schema, spark_schema: pa.Schema) -> bool:
     """True if Spark's reader would hand over exactly these columns and types (no conversion to reproduce)."""
     return schema.names == spark_schema.names and all(
-        spark_arrow_type(f.type) == f.type == s.type for f, s in zip(schema, spark_schema)
+        spark_arrow_type(f.type) == f.type == s.type for f, s in zip(schema, spark_schema, strict=False)
     )
 
 
@@ -87,7 +87,9 @@ def work_items(paths: Sequence[str], s3: S3Spec | None) -> tuple[pa.Schema, pa.T
 def copy_pieces(task: CopyTask, items: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Executor side: read each work item's row groups and write them as lake files (one metadata row each)."""
     for batch in items:
-        for path, row_groups in zip(batch.column("path").to_pylist(), batch.column("row_groups").to_pylist()):
+        for path, row_groups in zip(
+            batch.column("path").to_pylist(), batch.column("row_groups").to_pylist(), strict=False
+        ):
             with storage_for(path, task.write.s3).open_input(path) as handle:
                 parquet = pq.ParquetFile(handle)
                 if parquet.schema_arrow.names != task.schema.names or not parquet.schema_arrow.equals(

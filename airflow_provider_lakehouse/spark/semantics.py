@@ -113,7 +113,7 @@ Operand = tuple[str, "exp.DataType | None"]  # (category, type)
 
 
 def _marker_operand_categories(
-    tree: exp.Expression, schemas: Mapping[str, Mapping[str, str]]
+    tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]]
 ) -> dict[int, tuple[Operand, ...]]:
     """Marker id -> the type categories of its operands, inferred on a qualified copy (the statement itself is
     not qualified, which would rename its output columns)."""
@@ -129,7 +129,7 @@ def _marker_operand_categories(
         typed = annotate_types(typed, schema=dict(schemas), dialect="spark")
     except Exception:  # a statement sqlglot cannot qualify keeps Spark's plain forms
         return {}
-    found: dict[int, tuple[str, ...]] = {}
+    found: dict[int, tuple[tuple[str, exp.DataType | None], ...]] = {}
     for node in typed.find_all(exp.Anonymous):
         if node.name.lower() in MARKERS:
             operands = node.expressions[:2] if node.name.lower() == INT_DIV else node.expressions[:1]

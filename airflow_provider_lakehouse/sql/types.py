@@ -8,7 +8,7 @@ from sqlglot import exp
 from airflow_provider_lakehouse.exceptions import UnsupportedStatementError
 
 _T = exp.DataType.Type
-_SIMPLE: dict[exp.DataType.Type, pa.DataType] = {
+_SIMPLE: dict[exp.DType, pa.DataType] = {
     _T.BOOLEAN: pa.bool_(),
     _T.TINYINT: pa.int8(),
     _T.SMALLINT: pa.int16(),

@@ -71,14 +71,14 @@ def matches_reference(
         return f"{len(rows)} rows, reference has {len(reference)}"
     ours = sorted((_normal(r) for r in rows), key=repr)
     theirs = sorted((_normal(r) for r in reference), key=repr)
-    for a, b in zip(ours, theirs):
-        if len(a) != len(b) or not all(_same(x, y, tolerance) for x, y in zip(a, b)):
+    for a, b in zip(ours, theirs, strict=False):
+        if len(a) != len(b) or not all(_same(x, y, tolerance) for x, y in zip(a, b, strict=False)):
             return f"row {a} differs from reference {b}"
     return None
 
 
 def _normal(row: Any) -> tuple[Any, ...]:
-    out = []
+    out: list[float | str | None] = []
     for value in row:
         if value is None or value == "NULL":
             out.append(None)

@@ -89,7 +89,7 @@ def _measure(client: Any, headers: dict[str, str], path: str, repeat: int) -> tu
         times.append((time.perf_counter() - begin) * 1000)
         assert response.status_code == 200, (path, response.status_code, response.text[:300])
     times.sort()
-    p95 = times[min(len(times) - 1, int(round(0.95 * len(times))) - 1)]
+    p95 = times[min(len(times) - 1, round(0.95 * len(times)) - 1)]
     return statistics.median(times), p95, len(response.content)
 
 

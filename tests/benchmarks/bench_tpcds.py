@@ -203,7 +203,7 @@ def run_engine(engine: str, tasks: list[PipelineTask], setup: Any, connect_pid: 
         cost = result.stages.setdefault(stage, StageCost())
         cpu_before, start = _busy_cpu_seconds(), time.perf_counter()
 
-        def one(task: PipelineTask) -> None:
+        def one(task: PipelineTask, stage: str = stage, cost: StageCost = cost) -> None:
             task_start = time.perf_counter()
             try:
                 if not result.error:
@@ -442,7 +442,7 @@ def chart(runs: list[EngineRun], path: Path, title: str) -> None:
     for stage in STAGES:
         widths = [r.stages[stage].wall_s if stage in r.stages else 0.0 for r in runs]
         ax.barh(labels, widths, left=left, label=stage)
-        left = [a + b for a, b in zip(left, widths)]
+        left = [a + b for a, b in zip(left, widths, strict=False)]
     for y, total in enumerate(left):
         ax.text(total, y, f" {total:.0f} s", va="center")
     ax.set_xlim(0, max(left, default=1.0) * 1.12)  # room for the totals

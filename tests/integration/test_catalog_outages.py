@@ -71,11 +71,13 @@ def test_an_outage_longer_than_the_budget_fails_clearly_and_changes_nothing(stac
     lake = DuckLake(impatient, s3=setup.s3)
     outage = _outage(stack, 4)
     try:
-        with pytest.raises(
-            ServiceUnavailableError, match=r"Could not connect to the lake catalog .*tried \d+ times"
-        ) as caught:
-            with lake.transaction() as tx:
-                tx.create_table("t", pa.schema([("id", pa.int64())]))
+        with (
+            pytest.raises(
+                ServiceUnavailableError, match=r"Could not connect to the lake catalog .*tried \d+ times"
+            ) as caught,
+            lake.transaction() as tx,
+        ):
+            tx.create_table("t", pa.schema([("id", pa.int64())]))
     finally:
         outage.join()
     assert store.spec.password not in str(caught.value)

@@ -178,7 +178,7 @@ def test_errors_never_contain_the_password(stack: object, monkeypatch: pytest.Mo
     assert secret not in str(info2.value)
     # unreachable server
     monkeypatch.setenv("AIRFLOW_CONN_DATATABLE_DOWN", json.dumps(dict(main, port=1)))
-    with pytest.raises(ServiceUnavailableError, match="127.0.0.1:1"):
+    with pytest.raises(ServiceUnavailableError, match=r"127\.0\.0\.1:1"):
         DataTableHook("down").run("SELECT 1")
     assert secret not in repr(DataTableHook("main").spec)
 

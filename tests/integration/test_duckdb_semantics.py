@@ -166,7 +166,7 @@ def same(a: Any, b: Any) -> bool:
         return a == b
     if len(a) != len(b):
         return False
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x is None or y is None:
             if x is not y:
                 return False
@@ -224,7 +224,7 @@ def test_a_failed_cast_commits_nothing(spark: Any, tmp_path: Path) -> None:
     setup.attach(con)
     with pytest.raises(Exception, match="Conversion Error"):
         con.sql(f"USE lake; {statement}")
-    with pytest.raises(StatementError, match="CAST_INVALID_INPUT|cannot be cast|malformed") as caught:
+    with pytest.raises(StatementError, match=r"CAST_INVALID_INPUT|cannot be cast|malformed") as caught:
         PlanRunner(spark, _spec(setup)).run(plan_script(f"ATTACH 'ducklake' AS dl; USE dl; {statement}"))
     assert caught.value.index == 3
     assert lake.current_snapshot_id() == before

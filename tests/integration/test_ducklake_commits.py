@@ -40,7 +40,7 @@ def run_writers(setup: LakeSetup, writers: list[tuple[str, int, int]]) -> None:
         for engine, start, count in writers
     ]
     for proc in procs:
-        out, err = proc.communicate(timeout=300)
+        _out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err[-3000:]
 
 
@@ -238,7 +238,7 @@ def test_a_retried_commit_leaves_no_unreferenced_file(
     assert len(calls) == 2 and report.rows_flushed == 3
     assert lake.delete_orphaned_files(older_than=_future()).files_deleted == []
 
-    expected = sorted([i for i in range(20, 100)] + [1000, 1002])
+    expected = sorted([*list(range(20, 100)), 1000, 1002])
     assert sorted(lake.read("t").column("id").to_pylist()) == expected
     setup.attach(con)
     assert [r[0] for r in con.sql("SELECT id FROM lake.t ORDER BY id").fetchall()] == expected

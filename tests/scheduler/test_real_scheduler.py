@@ -12,6 +12,7 @@ no credential is in any task log.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -119,7 +120,7 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
 
         # -- TPC-DS: ingest tasks overlapped in time, answers equal DuckDB's and the reference -------------
         ingest = sorted((t["start_date"], t["end_date"]) for t in tpcds_tis if t["task_id"].startswith("ingest."))
-        assert any(b[0] < a[1] for a, b in zip(ingest, ingest[1:])), "ingest tasks never ran at the same time"
+        assert any(b[0] < a[1] for a, b in itertools.pairwise(ingest)), "ingest tasks never ran at the same time"
         logs = airflow.task_logs()
         assert logs
         for path in logs:

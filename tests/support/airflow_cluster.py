@@ -149,7 +149,7 @@ class AirflowCluster:
             (dag_id, run_id),
         )
         keys = ("task_id", "map_index", "state", "try_number", "start_date", "end_date")
-        return [dict(zip(keys, r)) for r in rows]
+        return [dict(zip(keys, r, strict=False)) for r in rows]
 
     def xcom(self, dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> Any:
         rows = self.query(

@@ -98,7 +98,7 @@ def test_name_rule_matches_the_connection_names() -> None:
     ],
 )
 def test_rejects(uri: str, reason: str) -> None:
-    with pytest.raises(ValueError, match="NAME/schema.table") as caught:
+    with pytest.raises(ValueError, match=r"NAME/schema\.table") as caught:
         parse_table_asset_uri(uri)
     assert reason in str(caught.value)
 
@@ -141,7 +141,7 @@ def test_scheme_mismatch() -> None:
     ],
 )
 def test_parts_are_validated(parts: tuple[str, str, str, str], reason: str) -> None:
-    with pytest.raises(ValueError, match="NAME/schema.table") as caught:
+    with pytest.raises(ValueError, match=r"NAME/schema\.table") as caught:
         table_asset_uri(*parts)
     assert reason in str(caught.value)
 

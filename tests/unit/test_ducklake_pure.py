@@ -127,6 +127,6 @@ def test_opening_a_store_without_a_catalog_says_so(tmp_path: object) -> None:
     from airflow_provider_lakehouse.exceptions import CatalogNotFoundError, SnapshotNotFoundError
 
     store = SqliteStore(str(Path(str(tmp_path)) / "empty.sqlite"))
-    with pytest.raises(CatalogNotFoundError, match="holds no DuckLake catalog; use DuckLake.create"):
+    with pytest.raises(CatalogNotFoundError, match=r"holds no DuckLake catalog; use DuckLake\.create"):
         DuckLake(store, data_path=str(tmp_path))
     assert not issubclass(CatalogNotFoundError, SnapshotNotFoundError)  # a missing catalog is not a missing snapshot

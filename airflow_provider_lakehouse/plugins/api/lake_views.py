@@ -447,7 +447,7 @@ def _preview_table(
     names = [c.name for c in wanted]
     table = pa.concat_tables(pieces) if pieces else empty
     table = table.sort_by(ROWID).slice(0, limit)
-    rows, truncated = capped_rows(zip(*(table.column(n).to_pylist() for n in names)) if names else [])
+    rows, truncated = capped_rows(zip(*(table.column(n).to_pylist() for n in names), strict=False) if names else [])
     return Preview(
         columns=names,
         types=[c.type for c in wanted],
@@ -478,7 +478,9 @@ def changes(lake: DuckLake, name: str, start: int, end: int, *, limit: int = 200
     )
     picked = table.take(pa.array(order[:limit], pa.int64())) if table.num_rows else table
     names = table.column_names
-    rows, truncated = capped_rows(zip(*(picked.column(n).to_pylist() for n in names)) if picked.num_rows else [])
+    rows, truncated = capped_rows(
+        zip(*(picked.column(n).to_pylist() for n in names), strict=False) if picked.num_rows else []
+    )
     return Changes(
         start=start, end=end, columns=names, rows=rows, counts=counts, truncated=truncated or table.num_rows > limit
     )
