@@ -48,12 +48,10 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=300)
     parser.add_argument("--every", type=int, default=25)
     args = parser.parse_args()
-    from airflow_provider_lakehouse.devstack.stack import Stack
+    from tests.benchmarks.stack import bench_stack
     from tests.dags.test_example_ducklake import lake_env
 
-    stack = Stack()
-    started = stack.up(log=lambda _m: None)
-    try:
+    with bench_stack() as stack:
         stack.start_spark_connect(log=lambda _m: None)
         server = stack.spark_connect_server()
         pid = server.pid()
@@ -73,9 +71,6 @@ def main() -> None:
                 print(f"after {task} tasks: {samples[-1][1]} processes, {samples[-1][2]} MB", flush=True)
         time.sleep(40)  # idle Python workers end after the server's idle timeout (30 s)
         samples.append((-1, *server_tree(pid)))
-    finally:
-        if started:
-            stack.down(log=lambda _m: None)
     print(
         f"\nSpark Connect server under {args.tasks} sequential tasks ({os.cpu_count()} CPUs); "
         f"task wall time incl. process start: median {statistics.median(seconds):.1f} s\n"

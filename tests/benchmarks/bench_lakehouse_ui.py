@@ -102,11 +102,15 @@ def main() -> None:
     args = parser.parse_args()
 
     from airflow_provider_lakehouse.devstack.stack import Stack
+    from tests.benchmarks.stack import bench_stack
 
-    stack = Stack()
-    os.environ.update(stack.airflow_env())
-    stack.up(log=lambda _m: None)
-    os.environ.update(stack.env())
+    os.environ.update(Stack().airflow_env())  # before anything imports Airflow (it reads AIRFLOW_HOME once)
+    with bench_stack(export_env=True):
+        _benchmark(args)
+
+
+def _benchmark(args: argparse.Namespace) -> None:
+    """Build (or reuse) the benchmark lake and time the UI's API calls on it."""
     name = f"bench_ui_{args.snapshots}_{args.files}_{args.rows}"
     conn = json.loads(os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"])
     conn["extra"] = {**conn["extra"], "metadata_schema": name, "data_path": f"s3://lakehouse/{name}/"}

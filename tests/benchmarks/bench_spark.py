@@ -148,37 +148,33 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from airflow_provider_lakehouse.devstack.stack import Stack
+    from tests.benchmarks.stack import bench_stack
 
-    stack = Stack()
-    started = stack.up(log=lambda _m: None)
-    os.environ.update(stack.env())
-    try:
-        overheads = overhead(stack, args.repeat)
-        results = scans(stack, args.rows, args.repeat)
-        say(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-        say(f"\n## Per-task overhead (first call / median of {args.repeat} more)\n")
-        say("| path | first (s) | median (s) |\n|---|---:|---:|")
-        for label, first, median in overheads:
-            say(f"| {label} | {first:.2f} | {median:.2f} |")
-        say(f"\n## Scan of {args.rows:,} rows (sum over two columns; first / median)\n")
-        say("| read | first (s) | median (s) | rows/s (median) |\n|---|---:|---:|---:|")
-        for label, first, median in results:
-            say(f"| {label} | {first:.2f} | {median:.2f} | {args.rows / median:,.0f} |")
-        raw, native, ds = (r[2] for r in results)
-        say(
-            f"\nlake table speed relative to spark.read.parquet: filesystem {raw / native:.2f}x, "
-            f"S3 data source {raw / ds:.2f}x"
-        )
-    finally:
-        from pyspark.sql.connect.session import SparkSession as ConnectSession
+    with bench_stack(export_env=True) as stack:
+        try:
+            overheads = overhead(stack, args.repeat)
+            results = scans(stack, args.rows, args.repeat)
+            say(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+            say(f"\n## Per-task overhead (first call / median of {args.repeat} more)\n")
+            say("| path | first (s) | median (s) |\n|---|---:|---:|")
+            for label, first, median in overheads:
+                say(f"| {label} | {first:.2f} | {median:.2f} |")
+            say(f"\n## Scan of {args.rows:,} rows (sum over two columns; first / median)\n")
+            say("| read | first (s) | median (s) | rows/s (median) |\n|---|---:|---:|---:|")
+            for label, first, median in results:
+                say(f"| {label} | {first:.2f} | {median:.2f} | {args.rows / median:,.0f} |")
+            raw, native, ds = (r[2] for r in results)
+            say(
+                f"\nlake table speed relative to spark.read.parquet: filesystem {raw / native:.2f}x, "
+                f"S3 data source {raw / ds:.2f}x"
+            )
+        finally:
+            from pyspark.sql.connect.session import SparkSession as ConnectSession
 
-        session = ConnectSession.getActiveSession()
-        if session is not None:
-            session.stop()  # before the server goes away, or the client retries at interpreter exit
-        stack.stop_spark_connect(log=lambda _m: None)
-        if started:
-            stack.down(log=lambda _m: None)
+            session = ConnectSession.getActiveSession()
+            if session is not None:
+                session.stop()  # before the server goes away, or the client retries at interpreter exit
+            stack.stop_spark_connect(log=lambda _m: None)
     return 0
 
 

@@ -61,12 +61,10 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=3)
     parser.add_argument("--parses", type=int, default=5)
     args = parser.parse_args()
-    from airflow_provider_lakehouse.devstack.stack import Stack
+    from tests.benchmarks.stack import bench_stack
     from tests.dags.test_example_ducklake import lake_env
 
-    stack = Stack()
-    started = stack.up(log=lambda _m: None)
-    try:
+    with bench_stack() as stack:
         env, _setup = lake_env(dict(os.environ, **stack.env()), None)
         print(f"{'local-Spark task':<20} {'peak RSS (MB)':>14} {'seconds':>8}")
         for task in range(args.tasks):
@@ -92,9 +90,6 @@ def main() -> None:
             f"TPC-DS DAG parse (DagBag of the one file, fresh process): "
             f"{', '.join(f'{t:.2f}' for t in times)} s; median {statistics.median(times):.2f} s"
         )
-    finally:
-        if started:
-            stack.down(log=lambda _m: None)
 
 
 if __name__ == "__main__":

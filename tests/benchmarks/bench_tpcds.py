@@ -484,74 +484,73 @@ def main() -> None:
         render(Path(args.from_results))
         return
 
-    from airflow_provider_lakehouse.devstack.stack import Stack
     from airflow_provider_lakehouse.tpcds.generate import generate
     from tests import referee
+    from tests.benchmarks.stack import bench_stack
 
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     spark_conf = dict(item.split("=", 1) for item in args.spark_conf)
     unknown = {engine_of(e)[0] for e in engines} - set(ENGINES)
     if unknown:
         parser.error(f"unknown engines {sorted(unknown)}; choose from {sorted(ENGINES)}")
-    stack = Stack()
-    started = stack.up(log=lambda _m: None)
-    connect_started = False
-    try:
-        env = dict(os.environ, **stack.env())
-        landing = Path(args.landing or stack.state_dir / "tpcds" / f"sf{args.sf:g}")
-        if not (landing / "queries").is_dir():
-            say(f"generating SF {args.sf:g} into {landing} ...")
-            generate(args.sf, str(landing), extension_dir=referee.extension_dir())
-        input_gb = sum(f.stat().st_size for f in landing.glob("*.parquet")) / 1e9
-        queries = {n: (landing / "queries" / f"q{n:02d}.sql").read_text() for n in BENCHMARK_QUERIES}
-        tasks = pipeline_tasks(str(landing), queries)
-        out = Path(args.out or stack.state_dir / "benchmarks" / f"tpcds-sf{args.sf:g}")
-        out.mkdir(parents=True, exist_ok=True)
-        lake = _lake(env, args.storage, stack.state_dir / "benchmarks" / "lakes")
-        os.environ.update(env)
-        setup = _lake_setup(lake)
-        connect_pid = None
-        if any(engine_of(e)[0] == "connect" for e in engines):
-            connect_started = not stack.spark_connect_server().running()
-            stack.start_spark_connect(log=lambda _m: None)
+    with bench_stack() as stack:
+        connect_started = False
+        try:
             env = dict(os.environ, **stack.env())
-            connect_pid = stack.spark_connect_server().pid()
-        runs = []
-        with tempfile.TemporaryDirectory() as workdir:
-            for engine in engines:
-                say(f"{label(engine)}: {len(tasks)} tasks ...")
-                run = spawn_engine(
-                    engine,
-                    tasks,
-                    lake,
-                    env,
-                    connect_pid if engine_of(engine)[0] == "connect" else None,
-                    Path(workdir),
-                    spark_conf,
+            landing = Path(args.landing or stack.state_dir / "tpcds" / f"sf{args.sf:g}")
+            if not (landing / "queries").is_dir():
+                say(f"generating SF {args.sf:g} into {landing} ...")
+                generate(args.sf, str(landing), extension_dir=referee.extension_dir())
+            input_gb = sum(f.stat().st_size for f in landing.glob("*.parquet")) / 1e9
+            queries = {n: (landing / "queries" / f"q{n:02d}.sql").read_text() for n in BENCHMARK_QUERIES}
+            tasks = pipeline_tasks(str(landing), queries)
+            out = Path(args.out or stack.state_dir / "benchmarks" / f"tpcds-sf{args.sf:g}")
+            out.mkdir(parents=True, exist_ok=True)
+            lake = _lake(env, args.storage, stack.state_dir / "benchmarks" / "lakes")
+            os.environ.update(env)
+            setup = _lake_setup(lake)
+            connect_pid = None
+            if any(engine_of(e)[0] == "connect" for e in engines):
+                connect_started = not stack.spark_connect_server().running()
+                stack.start_spark_connect(log=lambda _m: None)
+                env = dict(os.environ, **stack.env())
+                connect_pid = stack.spark_connect_server().pid()
+            runs = []
+            with tempfile.TemporaryDirectory() as workdir:
+                for engine in engines:
+                    say(f"{label(engine)}: {len(tasks)} tasks ...")
+                    run = spawn_engine(
+                        engine,
+                        tasks,
+                        lake,
+                        env,
+                        connect_pid if engine_of(engine)[0] == "connect" else None,
+                        Path(workdir),
+                        spark_conf,
+                    )
+                    if not run.error:
+                        run.answers = check_answers(setup, landing, args.sf)
+                    say(f"  {run.wall_s:.1f} s" + (f", failed: {run.error}" if run.error else ""))
+                    runs.append(run)
+            (out / "results.json").write_text(
+                json.dumps(
+                    {
+                        "scale_factor": args.sf,
+                        "storage": args.storage,
+                        "input_gb": input_gb,
+                        "machine": machine(),
+                        "runs": [
+                            dict(asdict(r), wall_s=r.wall_s, cpu_s=r.cpu_s, peak_rss_mb=r.peak_rss_mb) for r in runs
+                        ],
+                    },
+                    indent=2,
                 )
-                if not run.error:
-                    run.answers = check_answers(setup, landing, args.sf)
-                say(f"  {run.wall_s:.1f} s" + (f", failed: {run.error}" if run.error else ""))
-                runs.append(run)
-        (out / "results.json").write_text(
-            json.dumps(
-                {
-                    "scale_factor": args.sf,
-                    "storage": args.storage,
-                    "input_gb": input_gb,
-                    "machine": machine(),
-                    "runs": [dict(asdict(r), wall_s=r.wall_s, cpu_s=r.cpu_s, peak_rss_mb=r.peak_rss_mb) for r in runs],
-                },
-                indent=2,
             )
-        )
-        render(out / "results.json")
-        say(f"written: {out / 'report.md'}, {out / 'chart.png'}, {out / 'results.json'}")
-    finally:
-        if connect_started:
-            stack.stop_spark_connect(log=lambda _m: None)
-        if started:
-            stack.down(log=lambda _m: None)
+            render(out / "results.json")
+            say(f"written: {out / 'report.md'}, {out / 'chart.png'}, {out / 'results.json'}")
+        finally:
+            if connect_started:
+                stack.stop_spark_connect(log=lambda _m: None)
 
 
 if __name__ == "__main__":
