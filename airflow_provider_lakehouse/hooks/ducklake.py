@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
+from airflow_provider_lakehouse.airflow_connections import get_connection, mask
 from airflow_provider_lakehouse.connections.lake import (
     DuckLakeSpec,
     ducklake_conn_id,
@@ -23,7 +24,6 @@ from airflow_provider_lakehouse.connections.lake import (
 from airflow_provider_lakehouse.connections.names import parse_datatable_name
 from airflow_provider_lakehouse.connections.redact import Redactor
 from airflow_provider_lakehouse.exceptions import InvalidConnectionError, LakehouseError, StatementError
-from airflow_provider_lakehouse.hooks._connections import get_connection, mask
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget, report_hook_lineage
 from airflow_provider_lakehouse.hooks._task import task_identity
 
