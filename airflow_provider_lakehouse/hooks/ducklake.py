@@ -1,4 +1,8 @@
-"""DucklakeHook: resolves lake ``NAME`` (connection ``ducklake_<NAME>``) and runs SQL against it on Spark."""
+"""DucklakeHook: resolves lake ``NAME`` (connection ``ducklake_<NAME>``) and runs SQL against it on Spark.
+
+The operators import this module whenever a DAG file is parsed, so what only a run needs is imported inside the
+methods that run: the Spark driver (the DuckLake engine), the PySpark sessions and the apache-spark provider's hooks.
+"""
 
 from __future__ import annotations
 
@@ -164,13 +168,11 @@ class DucklakeHook(BaseHook):
             task's, if any), the S3 reader; the lake's ``spark_s3a`` applies unless ``options`` set it.
         :raises StatementError: naming the failing statement; its changes did not land.
         """
-        from dataclasses import replace
-
-        from airflow_provider_lakehouse.spark.driver import RunOptions
+        from airflow_provider_lakehouse.spark.driver import RunOptions  # lazy: see the module docstring
 
         options = options or RunOptions(task=task_identity())
         if options.s3a is None and self.spec.spark_s3a is not None:
-            options = replace(options, s3a=self.spec.spark_s3a)
+            options = dataclasses.replace(options, s3a=self.spec.spark_s3a)
         redactor = Redactor(self.spec.secrets)
         engine = self.engine
         if engine == "spark_submit":
@@ -181,6 +183,7 @@ class DucklakeHook(BaseHook):
         return response
 
     def _run_here(self, plan: Plan, options: RunOptions, redactor: Redactor) -> dict[str, Any]:
+        # lazy, as every Spark import here: PySpark loads only in the task that runs
         from airflow_provider_lakehouse.spark.driver import PlanRunner
         from airflow_provider_lakehouse.spark.progress import progress_lines
         from airflow_provider_lakehouse.spark.session import connect_session, local_session

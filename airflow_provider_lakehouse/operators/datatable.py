@@ -95,6 +95,8 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
     def _sql_target(self) -> SqlTarget:
         return DataTableHook.sql_target_of(self.datatable)
 
+    # hooks._openlineage loads the OpenLineage client (requests, its facets): imported by the methods that emit
+    # OpenLineage, not when a DAG file that uses this operator is parsed.
     def _naming(self, target: SqlTarget) -> Naming:
         from airflow_provider_lakehouse.hooks._openlineage import datatable_naming
 

@@ -114,6 +114,8 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     def _sql_target(self) -> SqlTarget:
         return DucklakeHook.sql_target_of(self.ducklake, self.sql, self.dialect)
 
+    # hooks._openlineage loads the OpenLineage client (requests, its facets): imported by the methods that emit
+    # OpenLineage, not when a DAG file that uses this operator is parsed.
     def _naming(self, target: SqlTarget) -> Naming:
         from airflow_provider_lakehouse.hooks._openlineage import ducklake_naming
 
