@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_lakehouse.airflow_connections import datatable_postgres_spec
+from airflow_provider_lakehouse.assets import airflow_asset
 from airflow_provider_lakehouse.assets.uris import (
     DATATABLE,
     TableAsset,
@@ -48,8 +50,6 @@ def create_asset(*, name: str, schema: str, table: str, extra: dict[str, Any] | 
     :param extra: the asset's extra.
     :raises ValueError: if a part has characters the URI form cannot carry.
     """
-    from airflow_provider_lakehouse.assets import airflow_asset
-
     return airflow_asset(table_asset_uri(SCHEME, name, schema, table), extra)
 
 
@@ -74,9 +74,7 @@ def convert_asset_to_openlineage(asset: Asset, lineage_context: Any) -> OpenLine
 
 def _openlineage_name(table: TableAsset) -> tuple[str, str]:
     try:
-        from airflow_provider_lakehouse.hooks.datatable import DataTableHook
-
-        spec = DataTableHook(datatable=table.name).spec
+        spec = datatable_postgres_spec(table.name)
     except Exception as exc:  # any failure (missing connection, bad fields, secrets backend down) -> fallback
         # Our own errors are written without credentials; a foreign one (a secrets backend echoing a
         # connection URI) might not be, so only its type is logged.

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_lakehouse.assets import airflow_asset
 from airflow_provider_lakehouse.assets.lineage_extra import Edge, LineageRecord
 from airflow_provider_lakehouse.lineage import Dataset, DatasetLineage, InputColumn, Lineage, extract_lineage
 
@@ -101,8 +102,6 @@ def table_assets(lineage: Lineage, target: SqlTarget) -> tuple[list[Asset], list
 
 
 def _asset(dataset: Dataset, target: SqlTarget) -> Asset | None:
-    from airflow_provider_lakehouse.assets import airflow_asset
-
     uri = target.asset_uri(dataset)
     if uri is None:
         return None

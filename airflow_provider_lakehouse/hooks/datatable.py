@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
+from airflow_provider_lakehouse.airflow_connections import datatable_postgres_spec
 from airflow_provider_lakehouse.connections.names import DataTableName, datatable_conn_id, parse_datatable_name
 from airflow_provider_lakehouse.connections.redact import Redactor
-from airflow_provider_lakehouse.connections.specs import PostgresSpec, postgres_spec_from_connection
+from airflow_provider_lakehouse.connections.specs import PostgresSpec
 from airflow_provider_lakehouse.datatables.runner import Fetch, ScriptResult, run_script
-from airflow_provider_lakehouse.hooks._connections import get_connection, mask
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget, report_hook_lineage
 
 if TYPE_CHECKING:
@@ -46,13 +46,7 @@ class DataTableHook(BaseHook):
     @cached_property
     def spec(self) -> PostgresSpec:
         """The resolved Postgres target (its password is registered with the secrets masker)."""
-        conn = get_connection(self.ref.conn_id, kind="datatable", name=self.ref.name)
-        referenced = (conn.extra_dejson or {}).get("postgres_conn_id")
-        if referenced:
-            conn = get_connection(str(referenced), kind="postgres connection", name=str(referenced))
-        spec = postgres_spec_from_connection(conn)
-        mask(spec.password)
-        return spec
+        return datatable_postgres_spec(self.ref.name)
 
     @property
     def redactor(self) -> Redactor:

@@ -1,4 +1,8 @@
-"""DucklakeHook: resolves lake ``NAME`` (connection ``ducklake_<NAME>``) and runs SQL against it on Spark."""
+"""DucklakeHook: resolves lake ``NAME`` (connection ``ducklake_<NAME>``) and runs SQL against it on Spark.
+
+The operators import this module whenever a DAG file is parsed, so what only a run needs is imported inside the
+methods that run: the Spark driver (the DuckLake engine), the PySpark sessions and the apache-spark provider's hooks.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 
+from airflow_provider_lakehouse.airflow_connections import get_connection, mask
 from airflow_provider_lakehouse.connections.lake import (
     DuckLakeSpec,
     ducklake_conn_id,
@@ -23,7 +28,6 @@ from airflow_provider_lakehouse.connections.lake import (
 from airflow_provider_lakehouse.connections.names import parse_datatable_name
 from airflow_provider_lakehouse.connections.redact import Redactor
 from airflow_provider_lakehouse.exceptions import InvalidConnectionError, LakehouseError, StatementError
-from airflow_provider_lakehouse.hooks._connections import get_connection, mask
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget, report_hook_lineage
 from airflow_provider_lakehouse.hooks._task import task_identity
 
@@ -97,6 +101,39 @@ class DucklakeHook(BaseHook):
             "use a 'spark' (spark-submit) or 'spark_connect' connection."
         )
 
+    @staticmethod
+    def sql_target_of(ducklake: str | None, sql: Any = None, dialect: str = "duckdb") -> SqlTarget:
+        """How SQL run on a lake names its tables (lineage): ``ducklake://NAME``, schema ``main``, the dialect.
+
+        :param ducklake: the lake's name; empty or None: the lake the SQL attaches, else ``main``.
+        :param sql: the script whose ``ATTACH 'ducklake://NAME'`` names the lake when ``ducklake`` does not (read
+            from its tokens, the planner's own reading; anything but a string is ignored).
+        :param dialect: the SQL's dialect, ``duckdb`` or ``spark``.
+        """
+        lake = ducklake
+        if not lake and isinstance(sql, str):
+            # Lazy: the planner loads sqlglot's optimizer; DAG files that import this hook pay for it only when a
+            # lake must be read from the SQL.
+            from airflow_provider_lakehouse.spark.plan import attached_lake
+
+            lake = attached_lake(sql)
+        return SqlTarget("ducklake", lake or "main", "main", dialect)
+
+    def plan(
+        self, sql: str, parameters: Parameters = None, *, dialect: str = "duckdb", autocommit: bool = False
+    ) -> Plan:
+        """Plan ``sql`` against this lake without running anything; :meth:`run_plan` runs the plan.
+
+        :param parameters: values for ``$name`` (dict) or ``$1..$n`` (list), bound by Spark.
+        :param dialect: ``duckdb`` (default) or ``spark``.
+        :param autocommit: commit each data-changing statement (or ``BEGIN ... COMMIT`` group) on its own.
+        :raises UnsupportedStatementError: a statement the provider cannot run, or one attaching another lake.
+        :raises ParameterError: placeholders and values do not match.
+        """
+        from airflow_provider_lakehouse.spark.plan import plan_script  # lazy: see sql_target_of
+
+        return plan_script(sql, dialect=dialect, lake=self.name, parameters=parameters, autocommit=autocommit)
+
     def run(
         self,
         sql: str,
@@ -110,28 +147,32 @@ class DucklakeHook(BaseHook):
 
         The script is one transaction: its data changes commit as one snapshot, or none does. Inside a task the
         commit records the task instance, so an Airflow retry of a try that committed does not commit again.
+        The tables read and written are reported to Airflow's hook-lineage collector.
 
         :param parameters: values for ``$name`` (dict) or ``$1..$n`` (list), bound by Spark.
         :param dialect: ``duckdb`` (default) or ``spark``.
+        :param options: how the driver runs the plan (see :meth:`run_plan`).
         :param autocommit: commit each data-changing statement (or ``BEGIN ... COMMIT`` group) on its own.
         :raises StatementError: naming the failing statement; its changes did not land.
         :raises UnsupportedStatementError: before anything ran.
         """
-        from airflow_provider_lakehouse.spark.plan import plan_script
-
-        plan = plan_script(sql, dialect=dialect, lake=self.name, parameters=parameters, autocommit=autocommit)
+        plan = self.plan(sql, parameters, dialect=dialect, autocommit=autocommit)
         response = self.run_plan(plan, options)
-        report_hook_lineage(self, sql, SqlTarget("ducklake", plan.lake, "main", dialect))
+        report_hook_lineage(self, sql, self.sql_target_of(plan.lake, dialect=dialect))
         return response
 
     def run_plan(self, plan: Plan, options: RunOptions | None = None) -> dict[str, Any]:
-        from dataclasses import replace
+        """Run a plan of :meth:`plan` on Spark (no hook lineage: callers that report their own use this).
 
-        from airflow_provider_lakehouse.spark.driver import RunOptions
+        :param options: rows kept per SELECT, the task instance the commit records (default: the running
+            task's, if any), the S3 reader; the lake's ``spark_s3a`` applies unless ``options`` set it.
+        :raises StatementError: naming the failing statement; its changes did not land.
+        """
+        from airflow_provider_lakehouse.spark.driver import RunOptions  # lazy: see the module docstring
 
         options = options or RunOptions(task=task_identity())
         if options.s3a is None and self.spec.spark_s3a is not None:
-            options = replace(options, s3a=self.spec.spark_s3a)
+            options = dataclasses.replace(options, s3a=self.spec.spark_s3a)
         redactor = Redactor(self.spec.secrets)
         engine = self.engine
         if engine == "spark_submit":
@@ -142,6 +183,7 @@ class DucklakeHook(BaseHook):
         return response
 
     def _run_here(self, plan: Plan, options: RunOptions, redactor: Redactor) -> dict[str, Any]:
+        # lazy, as every Spark import here: PySpark loads only in the task that runs
         from airflow_provider_lakehouse.spark.driver import PlanRunner
         from airflow_provider_lakehouse.spark.progress import progress_lines
         from airflow_provider_lakehouse.spark.session import connect_session, local_session

@@ -133,7 +133,7 @@ class SqlLineageMixin:
     def _openlineage(self, *, with_facts: bool) -> OperatorLineage:
         from airflow.providers.openlineage.extractors import OperatorLineage
 
-        from airflow_provider_lakehouse.hooks._openlineage import operator_lineage
+        from airflow_provider_lakehouse.hooks._openlineage import operator_lineage  # the OpenLineage client: lazy
 
         try:
             target = self._sql_target()

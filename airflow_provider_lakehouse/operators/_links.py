@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from airflow.sdk import BaseOperatorLink
 
@@ -29,8 +29,6 @@ class LakehouseLink(BaseOperatorLink):
 
 
 def _base_path() -> str:
-    from urllib.parse import urlsplit
-
     from airflow.configuration import conf
 
     return urlsplit(conf.get("api", "base_url", fallback="/") or "/").path.rstrip("/")

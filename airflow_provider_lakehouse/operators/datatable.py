@@ -65,22 +65,23 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
         self._hook: DataTableHook | None = None
         self._declare_lineage()
 
-    def _table_hook(self) -> DataTableHook:
-        """One hook per run (after templating): the connection is resolved once for the SQL and its lineage."""
+    def _get_hook(self) -> DataTableHook:
+        """The Data Table's hook, made once per run (after templating): the connection is resolved once for the
+        SQL and its lineage."""
         if self._hook is None:
             self._hook = DataTableHook(datatable=self.datatable)
         return self._hook
 
     def execute(self, context: Context) -> Any:
-        hook = self._table_hook()
+        hook = self._get_hook()
         lineage = self._lineage_before_run()
         result = hook.run(
             self.sql,
             self.parameters,
-            fetch=self.fetch,
-            autocommit=self.autocommit,  # type: ignore[arg-type]
-            report_lineage=False,
-        )  # this operator emits its own, richer lineage
+            fetch=self.fetch,  # type: ignore[arg-type]
+            autocommit=self.autocommit,
+            report_lineage=False,  # this operator emits its own, richer lineage
+        )
         self._record_outcome(result)
         writes = {i: [d.name for d in datasets] for i, datasets in lineage.statement_outputs.items()} if lineage else {}
         for line in datatable_statement_lines(result.statements, writes):
@@ -94,12 +95,14 @@ class DataTableOperator(SqlLineageMixin, BaseOperator):
     def _sql_target(self) -> SqlTarget:
         return DataTableHook.sql_target_of(self.datatable)
 
+    # hooks._openlineage loads the OpenLineage client (requests, its facets): imported by the methods that emit
+    # OpenLineage, not when a DAG file that uses this operator is parsed.
     def _naming(self, target: SqlTarget) -> Naming:
         from airflow_provider_lakehouse.hooks._openlineage import datatable_naming
 
-        return datatable_naming(target, self._table_hook().spec)
+        return datatable_naming(target, self._get_hook().spec)
 
     def _facts(self, target: SqlTarget, lineage: Lineage, outcome: Any) -> dict[Dataset, DatasetFacts]:
         from airflow_provider_lakehouse.hooks._openlineage import datatable_facts
 
-        return datatable_facts(self._table_hook().spec, target, lineage, outcome)
+        return datatable_facts(self._get_hook().spec, target, lineage, outcome)

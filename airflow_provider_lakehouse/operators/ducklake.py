@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
-from airflow_provider_lakehouse.hooks._lineage import SqlTarget
 from airflow_provider_lakehouse.hooks._task import task_identity
 from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
 from airflow_provider_lakehouse.operators._lineage import SqlLineageMixin
@@ -17,6 +16,7 @@ from airflow_provider_lakehouse.operators._statement_log import lake_statement_l
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from airflow_provider_lakehouse.hooks._lineage import SqlTarget
     from airflow_provider_lakehouse.lineage import Dataset, Lineage
     from airflow_provider_lakehouse.lineage.openlineage import DatasetFacts, Naming
 
@@ -81,20 +81,23 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         self._hook: DucklakeHook | None = None
         self._declare_lineage()
 
-    def execute(self, context: Context) -> Any:
-        from airflow_provider_lakehouse.spark.driver import RunOptions
-        from airflow_provider_lakehouse.spark.plan import plan_script
+    def _get_hook(self) -> DucklakeHook:
+        """The lake's hook, made once per run (after templating) and kept for ``on_kill`` and the lineage facts:
+        lake ``ducklake``, else the one the SQL attaches, else ``main``."""
+        if self._hook is None:
+            self._hook = DucklakeHook(ducklake=self._sql_target().name, spark_conn_id=self.spark_conn_id)
+        return self._hook
 
-        plan = plan_script(
-            self.sql,
-            dialect=self.dialect,
-            lake=self.ducklake or None,
-            parameters=self.parameters,
-            autocommit=self.autocommit,
-        )
-        self._hook = DucklakeHook(ducklake=plan.lake, spark_conn_id=self.spark_conn_id)
+    def execute(self, context: Context) -> Any:
+        # Lazy: the Spark driver module loads the DuckLake engine; operators are imported whenever a DAG file
+        # is parsed, the driver only when a task runs.
+        from airflow_provider_lakehouse.spark.driver import RunOptions
+
+        hook = self._get_hook()
+        plan = hook.plan(self.sql, self.parameters, dialect=self.dialect, autocommit=self.autocommit)
         lineage = self._lineage_before_run()
-        response = self._hook.run_plan(plan, RunOptions(max_rows=self.max_rows, task=task_identity(context)))
+        # run_plan, not run: the hook would report hook-level lineage; this operator emits its own, richer one
+        response = hook.run_plan(plan, RunOptions(max_rows=self.max_rows, task=task_identity(context)))
         for line in lake_statement_lines(plan, response):
             self.log.info("%s", line)
         self.log.info("%s", describe_commit(response))
@@ -109,13 +112,10 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
 
     # -- lineage ---------------------------------------------------------------------------------
     def _sql_target(self) -> SqlTarget:
-        lake = self.ducklake or (self._hook.name if self._hook is not None else None)
-        if not lake and isinstance(self.sql, str):
-            from airflow_provider_lakehouse.spark.plan import attached_lake
+        return DucklakeHook.sql_target_of(self.ducklake, self.sql, self.dialect)
 
-            lake = attached_lake(self.sql)  # the planner's own reading of the ATTACH, before a plan exists
-        return SqlTarget("ducklake", lake or "main", "main", self.dialect)
-
+    # hooks._openlineage loads the OpenLineage client (requests, its facets): imported by the methods that emit
+    # OpenLineage, not when a DAG file that uses this operator is parsed.
     def _naming(self, target: SqlTarget) -> Naming:
         from airflow_provider_lakehouse.hooks._openlineage import ducklake_naming
 
@@ -124,8 +124,7 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     def _facts(self, target: SqlTarget, lineage: Lineage, outcome: Any) -> dict[Dataset, DatasetFacts]:
         from airflow_provider_lakehouse.hooks._openlineage import ducklake_facts
 
-        hook = self._hook if self._hook is not None else DucklakeHook(ducklake=target.name)
-        return ducklake_facts(hook.spec, target, lineage, outcome)
+        return ducklake_facts(self._get_hook().spec, target, lineage, outcome)
 
     def on_kill(self) -> None:
         if self._hook is not None:
