@@ -75,26 +75,3 @@ def test_no_spark_module_hides_a_standard_library_module() -> None:
 
     names = {path.stem for path in Path(spark_package.__file__).parent.glob("*.py")}
     assert names & set(sys.stdlib_module_names) == set()
-
-
-# Layers of the Airflow shell, lowest first: a package imports only from those before it (in-function imports
-# count: they hide a cycle, they do not remove it).
-SHELL_LAYERS = ("assets", "hooks", "operators")
-
-
-def test_shell_packages_import_no_higher_layer() -> None:
-    import ast
-    from pathlib import Path
-
-    import airflow_provider_lakehouse as package
-
-    root = Path(package.__file__).parent
-    wrong = []
-    for low, layer in enumerate(SHELL_LAYERS):
-        higher = [f"airflow_provider_lakehouse.{name}" for name in SHELL_LAYERS[low + 1 :]]
-        for path in sorted((root / layer).glob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-                names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
-                wrong += [f"{layer}/{path.name} imports {n}" for n in names if n.startswith(tuple(higher))]
-    assert wrong == []
