@@ -8,28 +8,22 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from airflow_provider_lakehouse.ducklake import ddl, metadata
+from airflow_provider_lakehouse.connections.lake import RetryPolicy
+from airflow_provider_lakehouse.ducklake import change_feed, ddl, introspect, maintenance, metadata
 from airflow_provider_lakehouse.ducklake.model import SchemaInfo, Snapshot, TableInfo
-from airflow_provider_lakehouse.ducklake.pruning import Predicate, prune_files
+from airflow_provider_lakehouse.ducklake.names import split_name
+from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_expression, prune_files
 from airflow_provider_lakehouse.ducklake.reader import ScanPlan, read_data_file, read_inlined_rows
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, MetadataStore
+from airflow_provider_lakehouse.ducklake.transaction import Transaction
 from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.exceptions import CatalogNotFoundError, NoSuchSchemaError, NoSuchTableError
 
 if TYPE_CHECKING:
-    from airflow_provider_lakehouse.connections.lake import RetryPolicy, S3Spec
-    from airflow_provider_lakehouse.ducklake.transaction import Transaction
+    from airflow_provider_lakehouse.connections.lake import S3Spec
 
-
-def split_name(name: str, default_schema: str = "main") -> tuple[str, str]:
-    """``"schema.table"`` or ``"table"`` -> (schema, table).
-
-    >>> split_name("sales.orders"), split_name("orders")
-    (('sales', 'orders'), ('main', 'orders'))
-    """
-    schema, dot, table = name.rpartition(".")
-    return (schema if dot else default_schema), table
+__all__ = ["DuckLake", "split_name"]  # split_name lives in .names; still importable from here
 
 
 class DuckLake:
@@ -59,8 +53,6 @@ class DuckLake:
         data_path: str | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        from airflow_provider_lakehouse.connections.lake import RetryPolicy
-
         self.store = store
         self.retry = retry or RetryPolicy()
         with store.connection() as conn:
@@ -233,8 +225,6 @@ class DuckLake:
         plan = self.scan(name, columns=columns, version=version, timestamp=timestamp, filters=filters, virtual=virtual)
         result = self.read_plan(plan)
         if filters:
-            from airflow_provider_lakehouse.ducklake.pruning import filter_expression
-
             result = result.filter(filter_expression(filters))
         return result
 
@@ -278,55 +268,37 @@ class DuckLake:
         self, *, author: str | None = None, message: str | None = None, extra_info: str | None = None
     ) -> Transaction:
         """Start a transaction; everything staged in it lands as one snapshot on commit."""
-        from airflow_provider_lakehouse.ducklake.transaction import Transaction
-
         return Transaction(self, author=author, message=message, extra_info=extra_info)
 
     # -- introspection and maintenance ----------------------------------------------------------
     def snapshots(self) -> list[Any]:
         """Every snapshot with its changes, author and message (like ``ducklake_snapshots()``)."""
-        from airflow_provider_lakehouse.ducklake import introspect
-
         return introspect.snapshots(self)
 
     def table_info(self, *, version: int | None = None) -> list[Any]:
         """Files, bytes and live rows per table (like ``ducklake_table_info()``)."""
-        from airflow_provider_lakehouse.ducklake import introspect
-
         return introspect.table_info(self, version=version)
 
     def table_changes(self, name: str, start: int, end: int) -> pa.Table:
         """Inserts, deletes and update pre/post images between two snapshots (like ``ducklake_table_changes()``)."""
-        from airflow_provider_lakehouse.ducklake import change_feed
-
         return change_feed.table_changes(self, name, start, end)
 
     def expire_snapshots(self, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.expire_snapshots`."""
-        from airflow_provider_lakehouse.ducklake import maintenance
-
         return maintenance.expire_snapshots(self, **kwargs)
 
     def cleanup_old_files(self, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.cleanup_old_files` (dry run by default)."""
-        from airflow_provider_lakehouse.ducklake import maintenance
-
         return maintenance.cleanup_old_files(self, **kwargs)
 
     def delete_orphaned_files(self, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.delete_orphaned_files` (dry run by default)."""
-        from airflow_provider_lakehouse.ducklake import maintenance
-
         return maintenance.delete_orphaned_files(self, **kwargs)
 
     def merge_adjacent_files(self, table: str, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.merge_adjacent_files`."""
-        from airflow_provider_lakehouse.ducklake import maintenance
-
         return maintenance.merge_adjacent_files(self, table, **kwargs)
 
     def flush_inlined_data(self, table: str, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.flush_inlined_data`."""
-        from airflow_provider_lakehouse.ducklake import maintenance
-
         return maintenance.flush_inlined_data(self, table, **kwargs)

@@ -305,7 +305,7 @@ class PostgresStore(MetadataStore):
 
     def release(self, raw: Any) -> None:
         """Keep an idle, healthy connection for the next :meth:`connect`; close anything else."""
-        import psycopg
+        import psycopg  # lazily: only Postgres catalogs need the driver (SQLite lakes run without it)
 
         idle = not raw.closed and raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         with self._lock:
@@ -321,7 +321,7 @@ class PostgresStore(MetadataStore):
 
         :raises ServiceUnavailableError: naming the catalog (never its password) and how long it was tried.
         """
-        import psycopg
+        import psycopg  # lazily: only Postgres catalogs need the driver (SQLite lakes run without it)
 
         started = time.monotonic()
         wait = 0.1
@@ -354,7 +354,7 @@ class PostgresStore(MetadataStore):
         )
 
     def is_retryable(self, exc: BaseException) -> bool:
-        import psycopg
+        import psycopg  # lazily: only Postgres catalogs need the driver (SQLite lakes run without it)
 
         if not isinstance(exc, psycopg.Error):
             return False
