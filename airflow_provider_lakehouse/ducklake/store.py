@@ -22,6 +22,7 @@ from airflow_provider_lakehouse.connections.redact import Redactor
 from airflow_provider_lakehouse.exceptions import ServiceUnavailableError
 
 if TYPE_CHECKING:
+    from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
     from airflow_provider_lakehouse.connections.specs import PostgresSpec
 
 log = logging.getLogger(__name__)
@@ -463,3 +464,19 @@ class SqliteStore(MetadataStore):
 
     def duckdb_attach(self) -> str:
         return f"ducklake:sqlite:{self.path}"
+
+
+def store_for_spec(spec: DuckLakeSpec, *, reconnect_timeout_s: float | None = None) -> MetadataStore:
+    """The metadata store lake ``spec`` keeps its catalog in: a SQLite file or a PostgreSQL database (and schema).
+
+    Nothing is connected or created here; the store connects on first use.
+
+    :param spec: the lake.
+    :param reconnect_timeout_s: how long an unreachable PostgreSQL catalog is waited for; default: the spec's
+        ``retry.reconnect_timeout_s``.
+    """
+    if isinstance(spec.catalog, str):
+        return SqliteStore(spec.catalog)
+    if reconnect_timeout_s is None:
+        reconnect_timeout_s = spec.retry.reconnect_timeout_s
+    return PostgresStore(spec.catalog, metadata_schema=spec.metadata_schema, reconnect_timeout_s=reconnect_timeout_s)
