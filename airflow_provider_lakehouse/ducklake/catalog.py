@@ -3,33 +3,28 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from airflow_provider_lakehouse.ducklake import ddl, metadata
+from airflow_provider_lakehouse.connections.lake import RetryPolicy
+from airflow_provider_lakehouse.ducklake import change_feed, ddl, introspect, maintenance, metadata
 from airflow_provider_lakehouse.ducklake.model import SchemaInfo, Snapshot, TableInfo
-from airflow_provider_lakehouse.ducklake.pruning import Predicate, prune_files
+from airflow_provider_lakehouse.ducklake.names import split_name
+from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_expression, prune_files
 from airflow_provider_lakehouse.ducklake.reader import ScanPlan, read_data_file, read_inlined_rows
 from airflow_provider_lakehouse.ducklake.storage import Storage
-from airflow_provider_lakehouse.ducklake.store import CatalogConnection, MetadataStore
+from airflow_provider_lakehouse.ducklake.store import CatalogConnection, MetadataStore, SqliteStore, store_for_spec
+from airflow_provider_lakehouse.ducklake.transaction import Transaction
 from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.exceptions import CatalogNotFoundError, NoSuchSchemaError, NoSuchTableError
 
 if TYPE_CHECKING:
-    from airflow_provider_lakehouse.connections.lake import RetryPolicy, S3Spec
-    from airflow_provider_lakehouse.ducklake.transaction import Transaction
+    from airflow_provider_lakehouse.connections.lake import DuckLakeSpec, S3Spec
 
-
-def split_name(name: str, default_schema: str = "main") -> tuple[str, str]:
-    """``"schema.table"`` or ``"table"`` -> (schema, table).
-
-    >>> split_name("sales.orders"), split_name("orders")
-    (('sales', 'orders'), ('main', 'orders'))
-    """
-    schema, dot, table = name.rpartition(".")
-    return (schema if dot else default_schema), table
+__all__ = ["DuckLake", "split_name"]  # split_name lives in .names; still importable from here
 
 
 class DuckLake:
@@ -59,13 +54,10 @@ class DuckLake:
         data_path: str | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        from airflow_provider_lakehouse.connections.lake import RetryPolicy
-
         self.store = store
         self.retry = retry or RetryPolicy()
         with store.connection() as conn:
-            # an empty database or schema has no catalog tables at all: say so, not "no such table"
-            meta = metadata.read_metadata(conn) if conn.table_exists("ducklake_metadata") else {}
+            meta = _read_catalog_metadata(conn)
         if not meta:
             raise CatalogNotFoundError(f"{store!r} holds no DuckLake catalog; use DuckLake.create().")
         metadata.check_version(meta)
@@ -96,6 +88,43 @@ class DuckLake:
                         if not fresh.table_exists("ducklake_metadata"):
                             raise
         return cls(store, s3=s3, retry=retry)
+
+    @classmethod
+    def from_spec(
+        cls, spec: DuckLakeSpec, *, create: bool = False, reconnect_timeout_s: float | None = None
+    ) -> DuckLake:
+        """Open the lake ``spec`` describes, with its storage credentials and retry policy.
+
+        Reads open an existing lake and change nothing; only a write that may be the lake's first (a task's
+        script) passes ``create=True``.
+
+        :param spec: the lake: its catalog, data path, credentials and retry policy.
+        :param create: create an empty catalog at ``spec.data_path`` when the store holds none.
+        :param reconnect_timeout_s: how long an unreachable PostgreSQL catalog is waited for; default: the spec's
+            ``retry.reconnect_timeout_s`` (a web page waits less than a task).
+        :raises CatalogNotFoundError: without ``create``, when the store holds no catalog (for a SQLite catalog
+            whose file does not exist, without creating the file).
+
+        >>> import tempfile, os
+        >>> from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
+        >>> root = tempfile.mkdtemp()
+        >>> spec = DuckLakeSpec("demo", os.path.join(root, "cat.db"), os.path.join(root, "data"))
+        >>> DuckLake.from_spec(spec)
+        Traceback (most recent call last):
+        ...
+        airflow_provider_lakehouse.exceptions.CatalogNotFoundError: SqliteStore('.../cat.db') holds no DuckLake catalog; use DuckLake.create().
+        >>> DuckLake.from_spec(spec, create=True).current_snapshot_id()
+        0
+        >>> DuckLake.from_spec(spec).current_snapshot_id()
+        0
+        """
+        store = store_for_spec(spec, reconnect_timeout_s=reconnect_timeout_s)
+        if create:
+            return cls.create(store, data_path=spec.data_path, s3=spec.s3, retry=spec.retry)
+        if isinstance(store, SqliteStore) and not os.path.exists(store.path):
+            # connecting would leave an empty database file behind: a read must not change the disk
+            raise CatalogNotFoundError(f"{store!r} holds no DuckLake catalog; use DuckLake.create().")
+        return cls(store, s3=spec.s3, retry=spec.retry)
 
     def __repr__(self) -> str:
         return f"DuckLake({self.store!r}, data_path={self.data_path!r})"
@@ -233,8 +262,6 @@ class DuckLake:
         plan = self.scan(name, columns=columns, version=version, timestamp=timestamp, filters=filters, virtual=virtual)
         result = self.read_plan(plan)
         if filters:
-            from airflow_provider_lakehouse.ducklake.pruning import filter_expression
-
             result = result.filter(filter_expression(filters))
         return result
 
@@ -278,55 +305,52 @@ class DuckLake:
         self, *, author: str | None = None, message: str | None = None, extra_info: str | None = None
     ) -> Transaction:
         """Start a transaction; everything staged in it lands as one snapshot on commit."""
-        from airflow_provider_lakehouse.ducklake.transaction import Transaction
-
         return Transaction(self, author=author, message=message, extra_info=extra_info)
 
     # -- introspection and maintenance ----------------------------------------------------------
     def snapshots(self) -> list[Any]:
         """Every snapshot with its changes, author and message (like ``ducklake_snapshots()``)."""
-        from airflow_provider_lakehouse.ducklake import introspect
-
         return introspect.snapshots(self)
 
     def table_info(self, *, version: int | None = None) -> list[Any]:
         """Files, bytes and live rows per table (like ``ducklake_table_info()``)."""
-        from airflow_provider_lakehouse.ducklake import introspect
-
         return introspect.table_info(self, version=version)
 
     def table_changes(self, name: str, start: int, end: int) -> pa.Table:
         """Inserts, deletes and update pre/post images between two snapshots (like ``ducklake_table_changes()``)."""
-        from airflow_provider_lakehouse.ducklake import change_feed
-
         return change_feed.table_changes(self, name, start, end)
 
     def expire_snapshots(self, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.expire_snapshots`."""
-        from airflow_provider_lakehouse.ducklake import maintenance
-
         return maintenance.expire_snapshots(self, **kwargs)
 
     def cleanup_old_files(self, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.cleanup_old_files` (dry run by default)."""
-        from airflow_provider_lakehouse.ducklake import maintenance
-
         return maintenance.cleanup_old_files(self, **kwargs)
 
     def delete_orphaned_files(self, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.delete_orphaned_files` (dry run by default)."""
-        from airflow_provider_lakehouse.ducklake import maintenance
-
         return maintenance.delete_orphaned_files(self, **kwargs)
 
     def merge_adjacent_files(self, table: str, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.merge_adjacent_files`."""
-        from airflow_provider_lakehouse.ducklake import maintenance
-
         return maintenance.merge_adjacent_files(self, table, **kwargs)
 
     def flush_inlined_data(self, table: str, **kwargs: Any) -> Any:
         """See :func:`airflow_provider_lakehouse.ducklake.maintenance.flush_inlined_data`."""
-        from airflow_provider_lakehouse.ducklake import maintenance
-
         return maintenance.flush_inlined_data(self, table, **kwargs)
+
+
+def _read_catalog_metadata(conn: CatalogConnection) -> dict[str, str]:
+    """The catalog's global metadata (version, data path, ...), or ``{}`` when the store holds no catalog.
+
+    The metadata is read first and the catalog table looked for only when that fails, so that opening a lake
+    costs one query: an empty database or schema has no catalog tables at all, which deserves "no catalog"
+    rather than the database's "no such table".
+    """
+    try:
+        return metadata.read_metadata(conn)
+    except Exception:
+        if conn.table_exists("ducklake_metadata"):
+            raise  # the catalog is there: the read failed for another reason (a lost connection, permissions)
+        return {}

@@ -15,6 +15,23 @@ from typing import Any
 
 from airflow_provider_lakehouse.ducklake import changes as changelog
 from airflow_provider_lakehouse.ducklake import metadata
+from airflow_provider_lakehouse.ducklake.catalog_tables import (
+    COLUMN,
+    DATA_FILE,
+    DELETE_FILE,
+    FILE_COLUMN_STATS,
+    FILE_PARTITION_VALUE,
+    FILES_SCHEDULED_FOR_DELETION,
+    INLINED_DATA_TABLES,
+    SCHEMA,
+    SCHEMA_VERSIONS,
+    SNAPSHOT,
+    SNAPSHOT_CHANGES,
+    TABLE,
+    TABLE_COLUMN_STATS,
+    TABLE_STATS,
+    CatalogTable,
+)
 from airflow_provider_lakehouse.ducklake.model import ColumnStats, Snapshot, WrittenDeleteFile, WrittenFile
 from airflow_provider_lakehouse.ducklake.operations import (
     SCHEMA_CHANGES,
@@ -86,7 +103,12 @@ class CommitBuilder:
         self._stats_existed: dict[int, bool] = {}
 
     def sql(self, text: str, params: Sequence[Any] = ()) -> None:
+        """Queue a statement; :meth:`run` sends them all in one batch."""
         self.statements.append((text, params))
+
+    def insert(self, table: CatalogTable, **values: Any) -> None:
+        """Queue one row of a catalog table (columns by name; the others NULL)."""
+        self.sql(*table.insert(**values))
 
     def run(self, operations: Iterable[Operation]) -> Snapshot:
         schema_change = False
@@ -98,7 +120,7 @@ class CommitBuilder:
         for tid in sorted(self._table_stats):
             self._stats_statements(tid)
         for tid in sorted(self.created_tables | self.altered_tables):
-            self.sql("INSERT INTO {M}ducklake_schema_versions VALUES (?, ?, ?)", (self.sid, self.schema_version, tid))
+            self.insert(SCHEMA_VERSIONS, begin_snapshot=self.sid, schema_version=self.schema_version, table_id=tid)
         for tid in sorted(self.created_tables | self.altered_tables):
             self._new_inlined_table(tid)
         changes = self.changes.text()
@@ -106,15 +128,23 @@ class CommitBuilder:
         now = conn.now()
         # the snapshot row first: its primary key is where concurrent writers collide
         conn.execute(
-            "INSERT INTO {M}ducklake_snapshot VALUES (?, ?, ?, ?, ?)",
-            (self.sid, now, self.schema_version, self.next_catalog_id, self.next_file_id),
+            *SNAPSHOT.insert(
+                snapshot_id=self.sid,
+                snapshot_time=now,
+                schema_version=self.schema_version,
+                next_catalog_id=self.next_catalog_id,
+                next_file_id=self.next_file_id,
+            )
         )
         conn.execute_batch(
             [
                 *self.statements,
-                (
-                    "INSERT INTO {M}ducklake_snapshot_changes VALUES (?, ?, ?, ?, ?)",
-                    (self.sid, changes, self.record.author, self.record.message, self.record.extra_info),
+                SNAPSHOT_CHANGES.insert(
+                    snapshot_id=self.sid,
+                    changes_made=changes,
+                    author=self.record.author,
+                    commit_message=self.record.message,
+                    commit_extra_info=self.record.extra_info,
                 ),
             ]
         )
@@ -166,9 +196,14 @@ class CommitBuilder:
         sid = self.next_catalog_id
         self.next_catalog_id += 1
         self.schema_ids[op.name] = sid
-        self.sql(
-            "INSERT INTO {M}ducklake_schema VALUES (?, ?, ?, NULL, ?, ?, ?)",
-            (sid, str(uuidlib.uuid4()), self.sid, op.name, op.path, True),
+        self.insert(
+            SCHEMA,
+            schema_id=sid,
+            schema_uuid=str(uuidlib.uuid4()),
+            begin_snapshot=self.sid,
+            schema_name=op.name,
+            path=op.path,
+            path_is_relative=True,
         )
 
     @apply.register
@@ -186,11 +221,23 @@ class CommitBuilder:
         self.table_ids[id(state)] = tid
         self.states[tid] = state
         self.created_tables.add(tid)
-        self.sql(
-            "INSERT INTO {M}ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
-            (tid, uuid7(), self.sid, self._schema_id(state.schema_name), state.name, op.path, True),
-        )
+        self._insert_table(tid, uuid7(), self._schema_id(state.schema_name), state.name, op.path, True)
         self._insert_columns(tid, state.columns)
+
+    def _insert_table(
+        self, tid: int, table_uuid: str, schema_id: int, name: str, path: str, path_is_relative: bool
+    ) -> None:
+        """A ``ducklake_table`` row that begins with this commit (a new table, or a renamed one's new name)."""
+        self.insert(
+            TABLE,
+            table_id=tid,
+            table_uuid=table_uuid,
+            begin_snapshot=self.sid,
+            schema_id=schema_id,
+            table_name=name,
+            path=path,
+            path_is_relative=path_is_relative,
+        )
 
     def _insert_columns(self, tid: int, columns: Sequence[Column], parent: int | None = None) -> None:
         for column in columns:
@@ -199,21 +246,21 @@ class CommitBuilder:
 
     def _insert_column(self, tid: int, column: Column, parent: int | None) -> None:
         nested = column.type in NESTED
-        self.sql(
-            "INSERT INTO {M}ducklake_column VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'duckdb')",
-            (
-                column.column_id,
-                self.sid,
-                tid,
-                column.column_id,
-                column.name,
-                column.type,
-                column.initial_default,
-                column.default_value if column.default_value is not None else "NULL",
-                column.nullable,
-                parent,
-                "" if nested else "literal",
-            ),
+        self.insert(
+            COLUMN,
+            column_id=column.column_id,
+            begin_snapshot=self.sid,
+            table_id=tid,
+            column_order=column.column_id,
+            column_name=column.name,
+            column_type=column.type,
+            initial_default=column.initial_default,
+            # DuckDB writes the text NULL for "no default", not a NULL
+            default_value=column.default_value if column.default_value is not None else "NULL",
+            nulls_allowed=column.nullable,
+            parent_column=parent,
+            default_value_type="" if nested else "literal",
+            default_value_dialect="duckdb",
         )
 
     @apply.register
@@ -243,10 +290,7 @@ class CommitBuilder:
             "UPDATE {M}ducklake_table SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL",
             (self.sid, info.table_id),
         )
-        self.sql(
-            "INSERT INTO {M}ducklake_table VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
-            (info.table_id, info.uuid, self.sid, info.schema_id, op.table.name, info.path, info.path_is_relative),
-        )
+        self._insert_table(info.table_id, info.uuid, info.schema_id, op.table.name, info.path, info.path_is_relative)
 
     @apply.register
     def _(self, op: AddColumn) -> None:
@@ -343,17 +387,21 @@ class CommitBuilder:
         now = self.conn.now()
         # one partition per merge group: the merged file takes the first source's partition values
         self.sql(
-            "INSERT INTO {M}ducklake_file_partition_value SELECT ?, table_id, partition_key_index, partition_value "
-            "FROM {M}ducklake_file_partition_value WHERE data_file_id = ?",
+            f"INSERT INTO {{M}}ducklake_file_partition_value {FILE_PARTITION_VALUE.column_list()} "
+            "SELECT ?, table_id, partition_key_index, partition_value FROM {M}ducklake_file_partition_value "
+            "WHERE data_file_id = ?",
             (fid, sources[0].data_file_id),
         )
         for src in sources:
             for t in ("ducklake_data_file", "ducklake_file_column_stats", "ducklake_file_partition_value"):
                 self.sql(f"DELETE FROM {{M}}{t} WHERE data_file_id = ? AND table_id = ?", (src.data_file_id, tid))
             rel = relative_to(self.data_path, src.path)
-            self.sql(
-                "INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
-                (src.data_file_id, rel if rel is not None else src.path, rel is not None, now),
+            self.insert(
+                FILES_SCHEDULED_FOR_DELETION,
+                data_file_id=src.data_file_id,
+                path=rel if rel is not None else src.path,
+                path_is_relative=rel is not None,
+                schedule_start=now,
             )
 
     @apply.register
@@ -371,63 +419,70 @@ class CommitBuilder:
         self, state: TableState, written: WrittenDeleteFile, data_file_id: int, begin: int | None
     ) -> None:
         path, relative = self._relative(state, written.path)
-        self.sql(
-            "INSERT INTO {M}ducklake_delete_file VALUES (?, ?, ?, NULL, ?, ?, ?, 'parquet', ?, ?, ?, NULL, ?)",
-            (
-                self._new_file_id(),
-                self.tid(state),
-                begin,
-                data_file_id,
-                path,
-                relative,
-                written.delete_count,
-                written.file_size_bytes,
-                written.footer_size,
-                written.partial_max,
-            ),
+        self.insert(
+            DELETE_FILE,
+            delete_file_id=self._new_file_id(),
+            table_id=self.tid(state),
+            begin_snapshot=begin,
+            data_file_id=data_file_id,
+            path=path,
+            path_is_relative=relative,
+            format="parquet",
+            delete_count=written.delete_count,
+            file_size_bytes=written.file_size_bytes,
+            footer_size=written.footer_size,
+            partial_max=written.partial_max,
         )
 
     def _insert_file_stats(self, fid: int, tid: int, stats: Iterable[ColumnStats]) -> None:
         for s in stats:
-            self.sql(
-                "INSERT INTO {M}ducklake_file_column_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                (
-                    fid,
-                    tid,
-                    s.column_id,
-                    s.column_size_bytes,
-                    s.value_count,
-                    s.null_count,
-                    s.min_value,
-                    s.max_value,
-                    s.contains_nan,
-                ),
+            self.insert(
+                FILE_COLUMN_STATS,
+                data_file_id=fid,
+                table_id=tid,
+                column_id=s.column_id,
+                column_size_bytes=s.column_size_bytes,
+                value_count=s.value_count,
+                null_count=s.null_count,
+                min_value=s.min_value,
+                max_value=s.max_value,
+                contains_nan=s.contains_nan,
             )
 
     def _register_partial_file(
         self, state: TableState, written: WrittenFile, row_id_start: int, partition_id: int | None = None
     ) -> int:
         """A data file row for a partial file (embedded row and snapshot ids); returns its id."""
-        tid = self.tid(state)
+        fid = self._insert_data_file(state, written, written.begin_snapshot, row_id_start, partition_id)
+        self._insert_file_stats(fid, self.tid(state), written.column_stats)
+        return fid
+
+    def _insert_data_file(
+        self,
+        state: TableState,
+        written: WrittenFile,
+        begin: int | None,
+        row_id_start: int,
+        partition_id: int | None = None,
+    ) -> int:
+        """A ``ducklake_data_file`` row for ``written`` with a new file id; returns the id."""
         fid = self._new_file_id()
         path, relative = self._relative(state, written.path)
-        self.sql(
-            "INSERT INTO {M}ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, ?, NULL, NULL, ?)",
-            (
-                fid,
-                tid,
-                written.begin_snapshot,
-                path,
-                relative,
-                written.record_count,
-                written.file_size_bytes,
-                written.footer_size,
-                row_id_start,
-                partition_id,
-                written.partial_max,
-            ),
+        self.insert(
+            DATA_FILE,
+            data_file_id=fid,
+            table_id=self.tid(state),
+            begin_snapshot=begin,
+            path=path,
+            path_is_relative=relative,
+            file_format="parquet",
+            record_count=written.record_count,
+            file_size_bytes=written.file_size_bytes,
+            footer_size=written.footer_size,
+            row_id_start=row_id_start,
+            partition_id=partition_id,
+            partial_max=written.partial_max,
         )
-        self._insert_file_stats(fid, tid, written.column_stats)
         return fid
 
     def _register_files(self, state: TableState, files: Sequence[WrittenFile]) -> list[int]:
@@ -439,24 +494,8 @@ class CommitBuilder:
         leaves = {c.column_id: c for top in state.columns for c in top.walk()}
         ids = []
         for f in files:
-            fid = self._new_file_id()
+            fid = self._insert_data_file(state, f, self.sid, next_row_id)
             ids.append(fid)
-            path, relative = self._relative(state, f.path)
-            self.sql(
-                "INSERT INTO {M}ducklake_data_file VALUES (?, ?, ?, NULL, NULL, ?, ?, 'parquet', ?, ?, ?, ?, NULL, NULL, NULL, ?)",
-                (
-                    fid,
-                    tid,
-                    self.sid,
-                    path,
-                    relative,
-                    f.record_count,
-                    f.file_size_bytes,
-                    f.footer_size,
-                    next_row_id,
-                    f.partial_max,
-                ),
-            )
             self._insert_file_stats(fid, tid, f.column_stats)
             record_count += f.record_count
             next_row_id += f.record_count
@@ -514,11 +553,18 @@ class CommitBuilder:
                     (has_null, has_nan, lo, hi, tid, cid),
                 )
         else:
-            self.sql("INSERT INTO {M}ducklake_table_stats VALUES (?, ?, ?, ?)", (tid, record_count, next_row_id, size))
+            self.insert(
+                TABLE_STATS, table_id=tid, record_count=record_count, next_row_id=next_row_id, file_size_bytes=size
+            )
             for cid, (has_null, has_nan, lo, hi) in sorted(self._column_stats[tid].items()):
-                self.sql(
-                    "INSERT INTO {M}ducklake_table_column_stats VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                    (tid, cid, has_null, has_nan, lo, hi),
+                self.insert(
+                    TABLE_COLUMN_STATS,
+                    table_id=tid,
+                    column_id=cid,
+                    contains_null=has_null,
+                    contains_nan=has_nan,
+                    min_value=lo,
+                    max_value=hi,
                 )
 
     def _new_inlined_table(self, tid: int) -> None:
@@ -532,4 +578,4 @@ class CommitBuilder:
             f"CREATE TABLE IF NOT EXISTS {{M}}{quote_ident(name)}(row_id BIGINT, begin_snapshot BIGINT, "
             f"end_snapshot BIGINT, {columns})"
         )
-        self.sql("INSERT INTO {M}ducklake_inlined_data_tables VALUES (?, ?, ?)", (tid, name, self.schema_version))
+        self.insert(INLINED_DATA_TABLES, table_id=tid, table_name=name, schema_version=self.schema_version)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from airflow_provider_lakehouse.ducklake import changes as changelog
 from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.model import Snapshot
+from airflow_provider_lakehouse.ducklake.reader import read_inlined_rows
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.ducklake.catalog import DuckLake
@@ -96,8 +97,6 @@ def snapshots(lake: DuckLake) -> list[SnapshotInfo]:
 
 def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats]:
     """Visible files, bytes and live rows of every table (rows: DuckDB's metadata-only COUNT(*) formula)."""
-    from airflow_provider_lakehouse.ducklake.reader import read_inlined_rows
-
     result = []
     with lake.store.connection() as conn:
         snap = lake.snapshot(version, conn=conn).snapshot_id

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from airflow_provider_lakehouse.ducklake import metadata
+from airflow_provider_lakehouse.ducklake.catalog_tables import FILES_SCHEDULED_FOR_DELETION
 from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
 from airflow_provider_lakehouse.ducklake.reader import ROW_SNAPSHOT, ROWID, read_data_file
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
@@ -110,8 +111,12 @@ def _purge(conn: CatalogConnection, lake: DuckLake, remaining: list[int], dry_ru
         rel = full[len(lake.data_path) :] if full.startswith(lake.data_path) else None
         if not dry_run:
             conn.execute(
-                "INSERT INTO {M}ducklake_files_scheduled_for_deletion VALUES (?, ?, ?, ?)",
-                (file_id, rel if rel is not None else full, rel is not None, now),
+                *FILES_SCHEDULED_FOR_DELETION.insert(
+                    data_file_id=file_id,
+                    path=rel if rel is not None else full,
+                    path_is_relative=rel is not None,
+                    schedule_start=now,
+                )
             )
 
     for fid, tid, begin, end, path, rel in conn.query(

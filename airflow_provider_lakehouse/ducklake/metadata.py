@@ -10,6 +10,7 @@ import datetime as dt
 from collections import defaultdict
 from typing import Any
 
+from airflow_provider_lakehouse.ducklake.inline_codec import parse_timestamp
 from airflow_provider_lakehouse.ducklake.model import (
     DataFileInfo,
     DeleteFileInfo,
@@ -35,8 +36,6 @@ def parse_time(value: Any) -> dt.datetime | None:
     """``snapshot_time`` as an aware datetime (PG gives datetimes, SQLite text like ``...+00``)."""
     if value is None or isinstance(value, dt.datetime):
         return value
-    from airflow_provider_lakehouse.ducklake.inline_codec import parse_timestamp
-
     return parse_timestamp(str(value), with_tz=True)
 
 

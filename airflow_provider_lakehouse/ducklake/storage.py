@@ -5,7 +5,9 @@ Paths handed around are *URIs as DuckDB stores them*: ``s3://bucket/key`` or an 
 
 from __future__ import annotations
 
+import os
 import struct
+import time
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -37,9 +39,6 @@ def relative_to(base: str, path: str) -> str | None:
 
 def uuid7() -> str:
     """A time-ordered UUIDv7 string, as DuckDB names its files."""
-    import os
-    import time
-
     ms = int(time.time() * 1000)
     rand = bytearray(os.urandom(10))
     value = (ms << 80) | (0x7 << 76) | (int.from_bytes(rand[:2], "big") & 0x0FFF) << 64

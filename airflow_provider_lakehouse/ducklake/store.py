@@ -22,6 +22,7 @@ from airflow_provider_lakehouse.connections.redact import Redactor
 from airflow_provider_lakehouse.exceptions import ServiceUnavailableError
 
 if TYPE_CHECKING:
+    from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
     from airflow_provider_lakehouse.connections.specs import PostgresSpec
 
 log = logging.getLogger(__name__)
@@ -303,7 +304,7 @@ class PostgresStore(MetadataStore):
 
     def release(self, raw: Any) -> None:
         """Keep an idle, healthy connection for the next :meth:`connect`; close anything else."""
-        import psycopg
+        import psycopg  # lazily: only Postgres catalogs need the driver (SQLite lakes run without it)
 
         idle = not raw.closed and raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         with self._lock:
@@ -319,7 +320,7 @@ class PostgresStore(MetadataStore):
 
         :raises ServiceUnavailableError: naming the catalog (never its password) and how long it was tried.
         """
-        import psycopg
+        import psycopg  # lazily: only Postgres catalogs need the driver (SQLite lakes run without it)
 
         started = time.monotonic()
         wait = 0.1
@@ -352,7 +353,7 @@ class PostgresStore(MetadataStore):
         )
 
     def is_retryable(self, exc: BaseException) -> bool:
-        import psycopg
+        import psycopg  # lazily: only Postgres catalogs need the driver (SQLite lakes run without it)
 
         if not isinstance(exc, psycopg.Error):
             return False
@@ -461,3 +462,19 @@ class SqliteStore(MetadataStore):
 
     def duckdb_attach(self) -> str:
         return f"ducklake:sqlite:{self.path}"
+
+
+def store_for_spec(spec: DuckLakeSpec, *, reconnect_timeout_s: float | None = None) -> MetadataStore:
+    """The metadata store lake ``spec`` keeps its catalog in: a SQLite file or a PostgreSQL database (and schema).
+
+    Nothing is connected or created here; the store connects on first use.
+
+    :param spec: the lake.
+    :param reconnect_timeout_s: how long an unreachable PostgreSQL catalog is waited for; default: the spec's
+        ``retry.reconnect_timeout_s``.
+    """
+    if isinstance(spec.catalog, str):
+        return SqliteStore(spec.catalog)
+    if reconnect_timeout_s is None:
+        reconnect_timeout_s = spec.retry.reconnect_timeout_s
+    return PostgresStore(spec.catalog, metadata_schema=spec.metadata_schema, reconnect_timeout_s=reconnect_timeout_s)

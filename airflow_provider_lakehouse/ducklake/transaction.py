@@ -30,9 +30,9 @@ import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.ducklake import changes as changelog
 from airflow_provider_lakehouse.ducklake import metadata
-from airflow_provider_lakehouse.ducklake.catalog import split_name
 from airflow_provider_lakehouse.ducklake.commit_builder import CommitBuilder, CommitRecord
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, Snapshot, TableInfo, WrittenDeleteFile, WrittenFile
+from airflow_provider_lakehouse.ducklake.names import split_name
 from airflow_provider_lakehouse.ducklake.operations import (
     AddColumn,
     CreateSchema,

@@ -23,6 +23,7 @@ from airflow_provider_lakehouse.ducklake.types import (
     SNAPSHOT_ID_COLUMN,
     SNAPSHOT_ID_FIELD_ID,
     Column,
+    arrow_type,
     storage_arrow_type,
     storage_field,
 )
@@ -88,8 +89,6 @@ def _to_storage_array(array: pa.Array | pa.ChunkedArray, column: Column) -> pa.A
 
 
 def _logical(column: Column) -> pa.DataType:
-    from airflow_provider_lakehouse.ducklake.types import arrow_type
-
     return arrow_type(column)
 
 

@@ -121,8 +121,9 @@ def ducklake_facts(
     spec: DuckLakeSpec, target: SqlTarget, lineage: Lineage, response: Mapping[str, Any] | None
 ) -> dict[Dataset, DatasetFacts]:
     """Column types, snapshot ids and files/bytes/rows written, read from the lake catalog after the run."""
+    # imported here: DAG files import the operators, and the lake (with pyarrow) is needed only after a run
     from airflow_provider_lakehouse.ducklake import metadata
-    from airflow_provider_lakehouse.spark.driver import open_lake
+    from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 
     info = (response or {}).get("catalog_info") or {}
     before = info.get("snapshot_before")
@@ -136,7 +137,7 @@ def ducklake_facts(
         }
     )
     catalog = ducklake_catalog_facet(spec.name, _catalog_uri(spec), spec.data_path)
-    lake = open_lake(spec)
+    lake = DuckLake.from_spec(spec)  # read-only: collecting lineage never creates a catalog
     facts: dict[Dataset, DatasetFacts] = {}
     with lake.store.connection() as conn:
         current = lake.snapshot(conn=conn).snapshot_id

@@ -92,19 +92,6 @@ class RunOptions:
         return self.message or (self.task.message if self.task else None)
 
 
-def open_lake(spec: DuckLakeSpec) -> DuckLake:
-    """Open (creating if needed) the lake ``spec`` describes."""
-    from airflow_provider_lakehouse.ducklake.store import PostgresStore, SqliteStore
-
-    if isinstance(spec.catalog, str):
-        store: Any = SqliteStore(spec.catalog)
-    else:
-        store = PostgresStore(
-            spec.catalog, metadata_schema=spec.metadata_schema, reconnect_timeout_s=spec.retry.reconnect_timeout_s
-        )
-    return DuckLake.create(store, data_path=spec.data_path, s3=spec.s3, retry=spec.retry)
-
-
 @dataclass
 class _StepResult:
     index: int
@@ -136,7 +123,7 @@ class PlanRunner:
         self.spec = spec
         self.options = options or RunOptions()
         self.redact = redact
-        self.lake = open_lake(spec)
+        self.lake = DuckLake.from_spec(spec, create=True)  # a script may be the lake's first write
         self._autocommit = False
         self._tx: Transaction | None = None  # the script's transaction, or an autocommit BEGIN block's
         self._savepoint: tuple[Savepoint, int] | None = None  # and how many results were pending at BEGIN

@@ -166,15 +166,16 @@ def datatable_spec(ref: StoreRef) -> PostgresSpec:
     return postgres_spec_from_connection(conn)
 
 
-def open_lake_readonly(spec: DuckLakeSpec) -> DuckLake:
-    """Open an existing lake without creating anything (``DuckLake.create`` would initialize a missing one)."""
-    from airflow_provider_lakehouse.ducklake.catalog import DuckLake
-    from airflow_provider_lakehouse.ducklake.store import PostgresStore, SqliteStore
+#: how long a page waits for an unreachable catalog (seconds, not a task's minute)
+PAGE_RECONNECT_TIMEOUT_S = 2.0
 
-    store: Any
-    if isinstance(spec.catalog, str):
-        store = SqliteStore(spec.catalog)
-    else:
-        # a short reconnect window: a page waits seconds for an unreachable catalog, not a task's minute
-        store = PostgresStore(spec.catalog, metadata_schema=spec.metadata_schema, reconnect_timeout_s=2.0)
-    return DuckLake(store, s3=spec.s3, retry=spec.retry)
+
+def open_lake_readonly(spec: DuckLakeSpec) -> DuckLake:
+    """Open an existing lake without creating anything, waiting at most seconds for its catalog.
+
+    :raises CatalogNotFoundError: when the lake has no catalog.
+    """
+    # imported here: the api-server loads this plugin at start, the lake (and pyarrow) only with a lake page
+    from airflow_provider_lakehouse.ducklake.catalog import DuckLake
+
+    return DuckLake.from_spec(spec, reconnect_timeout_s=PAGE_RECONNECT_TIMEOUT_S)
