@@ -16,13 +16,22 @@ LIBPQ_EXTRAS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "connect_timeout"
 class ConnectionLike(Protocol):
     """What the specs read from an Airflow ``Connection`` (kept structural: no Airflow import)."""
 
-    conn_id: str | None
-    conn_type: str | None
-    host: str | None
-    port: int | None
-    login: str | None
-    password: str | None
-    schema: str | None
+    # Read-only properties, not attributes: Airflow's Connection declares some of them narrower (``conn_id: str``),
+    # which a read-only member accepts and a mutable one would not.
+    @property
+    def conn_id(self) -> str | None: ...
+    @property
+    def conn_type(self) -> str | None: ...
+    @property
+    def host(self) -> str | None: ...
+    @property
+    def port(self) -> int | None: ...
+    @property
+    def login(self) -> str | None: ...
+    @property
+    def password(self) -> str | None: ...
+    @property
+    def schema(self) -> str | None: ...
 
     @property
     def extra_dejson(self) -> dict[str, Any]: ...

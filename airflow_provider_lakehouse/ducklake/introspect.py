@@ -106,7 +106,7 @@ def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats
             inlined = read_inlined_rows(
                 conn, table, table.columns[:1], snap, schema_at_version=lake.inlined_schemas(conn, table)
             ).num_rows
-            live = sum(f.record_count for f in files) - sum(d.delete_count for d in deletes)  # type: ignore[union-attr]
+            live = sum(f.record_count for f in files) - sum(d.delete_count for d in deletes)
             live -= sum(1 for f in files for _p, s in f.inlined_deletes if s <= snap)
             result.append(
                 TableStats(
@@ -118,7 +118,7 @@ def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats
                     len(deletes),
                     sum(d.file_size_bytes for d in deletes),
                     live + inlined,
-                    inlined,  # type: ignore[union-attr]
+                    inlined,
                 )
             )
     return result

@@ -154,7 +154,7 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
         (s, s, *filter_params),
     ):
         columns[int(row[0])].append(row)
-    partitions: dict[int, tuple[int, list[PartitionField]]] = {}
+    partitions: dict[int, tuple[int | None, list[PartitionField]]] = {}
     for row in conn.query(
         f"SELECT p.partition_id, p.table_id, c.partition_key_index, c.column_id, c.transform "
         f"FROM {{M}}ducklake_partition_info p JOIN {{M}}ducklake_partition_column c "
@@ -177,7 +177,7 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
         schema = schema_by_id.get(int(sid))
         if schema is None:
             continue
-        pid, pfields = partitions.get(int(tid), (None, []))
+        partition_id, pfields = partitions.get(int(tid), (None, []))
         result.append(
             TableInfo(
                 table_id=int(tid),
@@ -189,7 +189,7 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
                 uuid=str(tuuid or ""),
                 schema=TableSchema(_column_tree(columns[int(tid)])),
                 begin_snapshot=int(begin),
-                partition_id=pid,
+                partition_id=partition_id,
                 partition_fields=tuple(pfields),
                 inlined_tables=tuple(inlined[int(tid)]),
                 schema_path=schema.path,

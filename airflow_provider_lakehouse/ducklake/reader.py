@@ -118,12 +118,12 @@ def read_data_file(
         if max_rows is not None:  # a preview of a large file: its first row groups only
             counts = np.cumsum([parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)])
             groups = list(range(min(len(counts), int(np.searchsorted(counts, max_rows)) + 1)))
-        names = [file_schema[i].name for i in wanted]
+        wanted_names = [file_schema[i].name for i in wanted]
         data = (
             (
-                parquet.read_row_groups(groups, columns=names, use_threads=True)
+                parquet.read_row_groups(groups, columns=wanted_names, use_threads=True)
                 if groups is not None
-                else parquet.read(columns=names, use_threads=True)
+                else parquet.read(columns=wanted_names, use_threads=True)
             )
             if wanted
             else None
@@ -133,11 +133,11 @@ def read_data_file(
 
     out: dict[str, pa.ChunkedArray | pa.Array] = {}
     for column in columns:
-        index = by_id.get(column.column_id)
-        if index is None:
+        position = by_id.get(column.column_id)
+        if position is None:
             out[column.name] = default_array(column, num_rows)
         else:
-            out[column.name] = _conform_chunked(by_index[index], file_schema[index], column)
+            out[column.name] = _conform_chunked(by_index[position], file_schema[position], column)
 
     positions = np.arange(num_rows, dtype=np.int64)
     keep = np.ones(num_rows, dtype=bool)

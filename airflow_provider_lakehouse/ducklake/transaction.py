@@ -253,7 +253,7 @@ class Transaction:
                 return
             raise NoSuchSchemaError(f"Schema {name!r} does not exist.")
         dropped = {s.table_id for s in self._tables.values() if s.dropped}
-        live = [
+        live: list[TableInfo | TableState] = [
             t
             for t in metadata.tables_at(self._conn, self.base.snapshot_id)
             if t.schema_name == name and t.table_id not in dropped

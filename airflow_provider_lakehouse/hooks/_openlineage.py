@@ -40,10 +40,10 @@ def operator_lineage(
 
     inputs, outputs = openlineage_datasets(lineage, naming, facts)
     return OperatorLineage(
-        inputs=inputs,  # type: ignore[arg-type]
-        outputs=outputs,  # type: ignore[arg-type]
-        run_facets=extraction_error_facets(lineage),  # type: ignore[arg-type]
-        job_facets=sql_job_facets(sql, target.dialect),  # type: ignore[arg-type]
+        inputs=inputs,
+        outputs=outputs,
+        run_facets=extraction_error_facets(lineage),
+        job_facets=sql_job_facets(sql, target.dialect),
     )
 
 

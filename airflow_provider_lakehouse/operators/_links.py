@@ -8,7 +8,7 @@ from urllib.parse import quote, urlsplit
 from airflow.sdk import BaseOperatorLink
 
 if TYPE_CHECKING:
-    from airflow.sdk.execution_time.xcom import TaskInstanceKey
+    from airflow.sdk.types import TaskInstanceKey
 
 #: the task-instance tab of the Lakehouse plugin (``plugins/lakehouse.py``: TASK_ROUTE)
 TASK_ROUTE = "lakehouse-lineage"

@@ -6,7 +6,7 @@ response, so they are tested without Spark.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 _MAX_NAMES = 4
@@ -70,7 +70,7 @@ def lake_statement_lines(plan: Any, response: dict[str, Any]) -> list[str]:
     return lines
 
 
-def datatable_statement_lines(statements: Sequence[Any], writes: dict[int, Sequence[str]]) -> list[str]:
+def datatable_statement_lines(statements: Sequence[Any], writes: Mapping[int, Sequence[str]]) -> list[str]:
     """Lines for a Data Table script: runner results and, by statement index, the tables lineage says it wrote.
 
     >>> from types import SimpleNamespace as N
