@@ -111,9 +111,9 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     def _sql_target(self) -> SqlTarget:
         lake = self.ducklake or (self._hook.name if self._hook is not None else None)
         if not lake and isinstance(self.sql, str):
-            from airflow_provider_lakehouse.spark.plan import attached_lake
+            from airflow_provider_lakehouse.sql.names import attached_lake
 
-            lake = attached_lake(self.sql)  # the planner's own reading of the ATTACH, before a plan exists
+            lake = attached_lake(self.sql)  # the planner's rule for the ATTACH, before a plan exists
         return SqlTarget("ducklake", lake or "main", "main", self.dialect)
 
     def _naming(self, target: SqlTarget) -> Naming:

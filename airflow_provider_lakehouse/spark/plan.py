@@ -29,6 +29,14 @@ from sqlglot.errors import ParseError
 
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
+from airflow_provider_lakehouse.sql.names import (
+    FilePath,
+    NameScope,
+    attached_lake,  # noqa: F401  (re-exported from its old home)
+    file_path,
+    file_reference,
+    parse_attach,
+)
 from airflow_provider_lakehouse.sql.params import Parameters, validate_parameters
 from airflow_provider_lakehouse.sql.split import Statement, split_statements
 
@@ -56,8 +64,8 @@ WRITE_KINDS = frozenset(
         "call",
     }
 )
-_ATTACH_URI = re.compile(r"^ducklake(?::(?://)?([A-Za-z0-9_-]+))?$")
-_FILE_URI = re.compile(r"^(s3a?|file|gs|abfss?)://|^/|\.(parquet|csv|json|ndjson)(\.gz)?$", re.IGNORECASE)
+#: URI schemes the Spark side reads and writes files under (see .files); a local path has none
+FILE_SCHEMES = frozenset({"s3", "s3a", "file", "gs", "abfs", "abfss"})
 
 
 @dataclass(frozen=True)
@@ -181,22 +189,6 @@ def _tuple(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
-def attached_lake(sql: str) -> str | None:
-    """The lake a script's ``ATTACH 'ducklake[://NAME]'`` names, read from its tokens (no parsing).
-
-    >>> attached_lake("ATTACH 'ducklake://sales' AS dl; USE dl; SELECT 1"), attached_lake("SELECT 1")
-    ('sales', None)
-    """
-    for statement in split_statements(sql):
-        if statement.kind != "attach":
-            continue
-        literal = next((t.text[1:-1] for t in statement.tokens if t.kind == "string"), "")
-        match = _ATTACH_URI.match(literal)
-        if match:
-            return match.group(1) or "main"
-    return None
-
-
 def plan_script(
     sql: str,
     *,
@@ -276,8 +268,7 @@ class _Planner:
     def __init__(self, dialect: str, lake: str | None) -> None:
         self.dialect = dialect
         self.lake = lake
-        self.aliases: set[str] = set()
-        self.default_schema = "main"
+        self.names = NameScope()  # every alias names the one lake the script runs against
         # temp table/view name (lower case) -> the Spark view holding it, unique to this script: scripts of
         # concurrent tasks share one Spark Connect session (see session.connect_session)
         self.temp_objects: dict[str, str] = {}
@@ -304,29 +295,29 @@ class _Planner:
         target = tree.this
         alias = target.alias if isinstance(target, exp.Alias) else ""
         literal = target.this if isinstance(target, exp.Alias) else target
-        match = _ATTACH_URI.match(literal.name) if isinstance(literal, exp.Literal) else None
-        if not match or not alias:
+        store = parse_attach(literal.name) if isinstance(literal, exp.Literal) else None
+        if store is None or store.kind != "ducklake" or not alias:
             raise _fail(
                 statement,
                 "only ATTACH 'ducklake://NAME' AS alias (or 'ducklake' for main) is accepted; "
                 "the provider resolves the lake's catalog and storage itself.",
             )
-        name = match.group(1) or "main"
+        name = store.name
         if self.lake is not None and self.lake != name:
             raise _fail(statement, f"the script attaches lake {name!r} but runs against lake {self.lake!r}.")
         self.lake = name
-        self.aliases.add(alias.lower())
+        self.names.target = store.uri
+        self.names.attach(alias, store)
         return Step(statement.index, statement.text, "attach", target=name)
 
     def _use(self, statement: Statement, tree: exp.Use) -> Step:
         table = tree.this
         parts = [p.name for p in table.parts] if isinstance(table, exp.Table) else [table.name]
-        if parts and parts[0].lower() in self.aliases:
-            parts = parts[1:]
-        if len(parts) > 1:
-            raise _fail(statement, f"USE {'.'.join(parts)}: name a lake alias, a schema, or alias.schema.")
-        self.default_schema = parts[0] if parts else "main"
-        return Step(statement.index, statement.text, "use", target=self.default_schema)
+        selected = self.names.use(parts)
+        if selected.catalog is not None:
+            shown = ".".join(parts[1:] if self.names.is_alias(parts[0]) else parts)
+            raise _fail(statement, f"USE {shown}: name a lake alias, a schema, or alias.schema.")
+        return Step(statement.index, statement.text, "use", target=selected.schema)
 
     def _transaction(self, statement: Statement, tree: exp.Transaction) -> Step:
         if self.open_transaction:
@@ -611,7 +602,10 @@ class _Planner:
         for param in tree.args.get("params") or []:
             value = param.args.get("expression")
             options[param.this.name.lower()] = _literal(value) if value is not None else True
-        fmt = str(options.pop("format", "") or _format_of(path) or "parquet").lower()
+        fmt = str(options.pop("format", "") or "").lower()
+        if not fmt:
+            fmt, implied = _spark_file_format(statement, file_path(path) or FilePath(path))
+            options = {**implied, **options}
         if fmt not in ("parquet", "csv"):
             raise _fail(statement, f"COPY TO format {fmt!r} is not supported (parquet and csv are).")
         source = tree.this
@@ -634,7 +628,12 @@ class _Planner:
             else:
                 positional.append(_literal(arg))
         catalog, rest = (positional[0], positional[1:]) if positional else (None, [])
-        if self.aliases and catalog is not None and str(catalog).lower() not in self.aliases and catalog != self.lake:
+        if (
+            self.names.aliases
+            and catalog is not None
+            and not self.names.is_alias(str(catalog))
+            and catalog != self.lake
+        ):
             raise _fail(statement, f"{name}({catalog!r}): that is not the attached lake.")
         return Step(statement.index, statement.text, "call", target=name, details={"positional": rest, "named": named})
 
@@ -667,21 +666,17 @@ class _Planner:
     def _table_name(self, statement: Statement, table: exp.Expression) -> str:
         if not isinstance(table, exp.Table):
             raise _fail(statement, f"expected a table name, got {table.sql(self.dialect)}.")
-        catalog, db = table.args.get("catalog"), table.args.get("db")
-        if catalog is not None:
-            if catalog.name.lower() not in self.aliases:
-                raise _fail(
-                    statement, f"unknown catalog {catalog.name!r} (ATTACH 'ducklake://NAME' AS {catalog.name} first)."
-                )
-            return f"{db.name if db else self.default_schema}.{table.name}"
-        if db is not None and db.name.lower() in self.aliases:
-            return f"{self.default_schema}.{table.name}"
-        return f"{db.name if db else self.default_schema}.{table.name}"
+        name = self.names.table(table.catalog or None, table.db or None, table.name)
+        if name.catalog is not None:
+            raise _fail(
+                statement, f"unknown catalog {name.catalog!r} (ATTACH 'ducklake://NAME' AS {name.catalog} first)."
+            )
+        return name.qualified
 
     def _schema_name(self, statement: Statement, node: exp.Expression) -> str:
         if isinstance(node, exp.Table):
             parts = [p.name for p in node.parts]
-            if len(parts) == 2 and parts[0].lower() in self.aliases:
+            if len(parts) == 2 and self.names.is_alias(parts[0]):
                 return parts[1]
             if len(parts) == 1:
                 return parts[0]
@@ -792,9 +787,10 @@ class _Refs:
         if isinstance(inner, (exp.Func, exp.Anonymous)) or not isinstance(inner, exp.Identifier):
             name = inner.sql(self.planner.dialect) if inner is not None else "?"
             raise _fail(self.statement, f"table function {name} is not supported.")
-        if inner.quoted and _FILE_URI.search(inner.name):
-            fmt = _format_of(inner.name) or "parquet"
-            return self._file_view(node, (inner.name,), fmt, {})
+        file = file_reference(node)
+        if file is not None:
+            fmt, options = _spark_file_format(self.statement, file)
+            return self._file_view(node, (file.path,), fmt, options)
         catalog, db = node.args.get("catalog"), node.args.get("db")
         if catalog is None and db is None and inner.name.lower() in self._ctes:
             return None
@@ -971,12 +967,30 @@ def _ident(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name).lower()
 
 
-def _format_of(path: str) -> str | None:
-    lower = path.lower().removesuffix(".gz")
-    for fmt in ("parquet", "csv"):
-        if lower.endswith("." + fmt):
-            return fmt
-    return None
+def _spark_file_format(statement: Statement, file: FilePath) -> tuple[str, dict[str, Any]]:
+    """The format (``parquet`` or ``csv``) and reader options the Spark side uses for ``file``; refuses what it
+    cannot read or write the way DuckDB would (see .files).
+
+    >>> from airflow_provider_lakehouse.sql.split import split_statements
+    >>> statement = split_statements("SELECT 1")[0]
+    >>> _spark_file_format(statement, file_path("s3://b/x.tsv.gz")), _spark_file_format(statement, file_path("/d"))
+    (('csv', {'delim': '\\t'}), ('parquet', {}))
+    """
+    if file.home_relative:
+        raise _fail(statement, f"{file.path!r}: '~' is not expanded on Spark; give an absolute path or a URI.")
+    if file.scheme is not None and file.scheme not in FILE_SCHEMES:
+        raise _fail(
+            statement,
+            f"{file.path!r}: {file.scheme}:// files are not supported ({', '.join(sorted(FILE_SCHEMES))} are).",
+        )
+    if file.format is None and file.compression:
+        raise _fail(statement, f"{file.path!r}: cannot tell the file format; use read_parquet or read_csv.")
+    fmt = file.format or "parquet"  # a directory or an extension-less name: Parquet, as before
+    if fmt == "tsv":
+        return "csv", {"delim": "\t"}  # what DuckDB's CSV sniffer finds in a .tsv
+    if fmt not in ("parquet", "csv"):
+        raise _fail(statement, f"{file.path!r}: {fmt} files are not supported on Spark (Parquet and CSV are).")
+    return fmt, {}
 
 
 def _literal(node: exp.Expression | None) -> Any:
