@@ -28,7 +28,9 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
+from airflow_provider_lakehouse.spark.steps import WRITE_KINDS, ColumnDef, MergeClause, StepDetails  # noqa: F401  (WRITE_KINDS: re-exported)
 from airflow_provider_lakehouse.sql.names import (
     FilePath,
     NameScope,
@@ -48,21 +50,6 @@ MAINTENANCE_CALLS = (
     "ducklake_merge_adjacent_files",
     "ducklake_delete_orphaned_files",
     "ducklake_flush_inlined_data",
-)
-WRITE_KINDS = frozenset(
-    {
-        "create_schema",
-        "drop_schema",
-        "create_table",
-        "ctas",
-        "drop_table",
-        "alter",
-        "insert",
-        "delete",
-        "update",
-        "merge",
-        "call",
-    }
 )
 #: URI schemes the Spark side reads and writes files under (see .files); a local path has none
 FILE_SCHEMES = frozenset({"s3", "s3a", "file", "gs", "abfs", "abfss"})
@@ -119,27 +106,31 @@ class Step:
 
     :param index: 1-based statement index (what errors name).
     :param text: the statement as written.
-    :param kind: ``select``, ``insert``, ``ctas`` ... (see :data:`WRITE_KINDS`).
+    :param details: what the statement's kind carries (a :mod:`.steps` class: column definitions, the ALTER
+        action, UPDATE assignments, MERGE clauses ...); its class names the kind.
     :param query: Spark SQL producing the statement's rows (SELECT, CTAS, INSERT, temp tables, COPY).
     :param target: ``schema.table`` written (or the temp object created).
-    :param details: kind-specific: column definitions, ALTER action, UPDATE assignments, MERGE clauses ...
     :param parameters: names of the parameters the Spark SQL of this step references.
     """
 
     index: int
     text: str
-    kind: str
+    details: StepDetails
     query: str | None = None
     target: str | None = None
     tables: tuple[TableRef, ...] = ()
     files: tuple[FileRef, ...] = ()
     catalog: tuple[CatalogRef, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
     parameters: tuple[str, ...] = ()
 
     @property
+    def kind(self) -> str:
+        """``select``, ``insert``, ``ctas`` ... (what responses and logs name; see :data:`WRITE_KINDS`)."""
+        return self.details.kind
+
+    @property
     def writes(self) -> bool:
-        return self.kind in WRITE_KINDS
+        return self.details.writes
 
 
 @dataclass(frozen=True)
@@ -158,14 +149,14 @@ class Plan:
             "lake": self.lake,
             "dialect": self.dialect,
             "autocommit": self.autocommit,
-            "steps": [asdict(s) for s in self.steps],
+            "steps": [{**asdict(s), "details": steps.details_to_json(s.details)} for s in self.steps],
         }
 
     @classmethod
     def from_json_dict(cls, data: Mapping[str, Any], parameters: dict[str, Any]) -> Plan:
-        steps = []
+        planned = []
         for raw in data["steps"]:
-            steps.append(
+            planned.append(
                 Step(
                     **{
                         **raw,
@@ -173,12 +164,13 @@ class Plan:
                         "files": tuple(FileRef(**{**f, "paths": tuple(f["paths"])}) for f in raw["files"]),
                         "catalog": tuple(CatalogRef(**{**c, "args": tuple(c["args"])}) for c in raw["catalog"]),
                         "parameters": tuple(raw["parameters"]),
+                        "details": steps.details_from_json(raw["details"]),
                     }
                 )
             )
         return cls(
             lake=data["lake"],
-            steps=tuple(steps),
+            steps=tuple(planned),
             parameters=parameters,
             dialect=data["dialect"],
             autocommit=bool(data.get("autocommit", False)),
@@ -218,31 +210,34 @@ def plan_script(
         raise ParameterError("The SQL holds no statement.")
     values = validate_parameters(statements, parameters)
     planner = _Planner(dialect, lake)
-    steps = []
+    planned: list[Step] = []
     for statement in statements:
         step = planner.plan(statement)
-        _check_call_placement(statement, step, steps, autocommit)
-        steps.append(step)
+        _check_call_placement(statement, step, planned, autocommit)
+        planned.append(step)
     if planner.open_transaction:
         raise UnsupportedStatementError("BEGIN without COMMIT: the script ends inside a transaction.")
     bound = {_param_name(k): v for k, v in values.items()}
     return Plan(
-        lake=planner.lake or "main", steps=tuple(steps), parameters=bound, dialect=dialect, autocommit=autocommit
+        lake=planner.lake or "main", steps=tuple(planned), parameters=bound, dialect=dialect, autocommit=autocommit
     )
+
+
+_DEPTH: dict[type[StepDetails], int] = {steps.Begin: 1, steps.Commit: -1, steps.Rollback: -1}
 
 
 def _check_call_placement(statement: Statement, step: Step, before: list[Step], autocommit: bool) -> None:
     """Maintenance CALLs commit snapshots of their own, so they cannot sit inside a transaction: not inside
     ``BEGIN ... COMMIT``, and (unless ``autocommit``) not after a data-changing statement of the script's
     transaction, which would then be based on a snapshot the CALL rewrote."""
-    if step.kind != "call":
+    if not isinstance(step.details, steps.Call):
         return
     depth = 0
     for earlier in before:
-        depth += {"begin": 1, "commit": -1, "rollback": -1}.get(earlier.kind, 0)
+        depth += _DEPTH.get(type(earlier.details), 0)
     if depth:
         raise _fail(statement, "maintenance CALLs commit on their own; run them outside BEGIN ... COMMIT.")
-    if not autocommit and any(s.writes and s.kind != "call" for s in before):
+    if not autocommit and any(s.writes and not isinstance(s.details, steps.Call) for s in before):
         raise _fail(
             statement,
             "maintenance CALLs commit on their own and cannot follow a data change in the "
@@ -308,7 +303,7 @@ class _Planner:
         self.lake = name
         self.names.target = store.uri
         self.names.attach(alias, store)
-        return Step(statement.index, statement.text, "attach", target=name)
+        return Step(statement.index, statement.text, steps.Attach(), target=name)
 
     def _use(self, statement: Statement, tree: exp.Use) -> Step:
         table = tree.this
@@ -317,31 +312,40 @@ class _Planner:
         if selected.catalog is not None:
             shown = ".".join(parts[1:] if self.names.is_alias(parts[0]) else parts)
             raise _fail(statement, f"USE {shown}: name a lake alias, a schema, or alias.schema.")
-        return Step(statement.index, statement.text, "use", target=selected.schema)
+        return Step(statement.index, statement.text, steps.Use(), target=selected.schema)
 
     def _transaction(self, statement: Statement, tree: exp.Transaction) -> Step:
         if self.open_transaction:
             raise _fail(statement, "BEGIN inside a transaction.")
         self.open_transaction = True
-        return Step(statement.index, statement.text, "begin")
+        return Step(statement.index, statement.text, steps.Begin())
 
     def _commit(self, statement: Statement, tree: exp.Commit) -> Step:
         if not self.open_transaction:
             raise _fail(statement, "COMMIT without BEGIN.")
         self.open_transaction = False
-        return Step(statement.index, statement.text, "commit")
+        return Step(statement.index, statement.text, steps.Commit())
 
     def _rollback(self, statement: Statement, tree: exp.Rollback) -> Step:
         if not self.open_transaction:
             raise _fail(statement, "ROLLBACK without BEGIN.")
         self.open_transaction = False
-        return Step(statement.index, statement.text, "rollback")
+        return Step(statement.index, statement.text, steps.Rollback())
 
     # -- queries -----------------------------------------------------------------------------
-    def _query(self, statement: Statement, tree: exp.Expression, kind: str = "select", **extra: Any) -> Step:
+    def _query(
+        self, statement: Statement, tree: exp.Expression, details: StepDetails | None = None, **extra: Any
+    ) -> Step:
         refs = _Refs(self, statement)
         query = refs.rewrite(tree)
-        return Step(statement.index, statement.text, kind, query=self._spark(query), **refs.step_fields(), **extra)
+        return Step(
+            statement.index,
+            statement.text,
+            details or steps.Select(),
+            query=self._spark(query),
+            **refs.step_fields(),
+            **extra,
+        )
 
     _select = _union = _except = _intersect = _query
 
@@ -355,14 +359,13 @@ class _Planner:
             return Step(
                 statement.index,
                 statement.text,
-                "create_schema",
+                steps.CreateSchema(if_not_exists=bool(tree.args.get("exists"))),
                 target=name,
-                details={"if_not_exists": bool(tree.args.get("exists"))},
             )
         if kind == "VIEW" and temporary:
-            return self._temp(statement, tree, "temp_view")
+            return self._temp(statement, tree, steps.TempView)
         if kind == "TABLE" and temporary:
-            return self._temp(statement, tree, "temp_table")
+            return self._temp(statement, tree, steps.TempTable)
         if kind != "TABLE":
             raise _fail(
                 statement, f"CREATE {kind or '?'} is not supported (tables, temp tables/views and schemas are)."
@@ -370,7 +373,7 @@ class _Planner:
         flags = {"if_not_exists": bool(tree.args.get("exists")), "or_replace": bool(tree.args.get("replace"))}
         if tree.expression is not None:
             target = self._table_name(statement, tree.this)
-            return self._query(statement, tree.expression, "ctas", target=target, details=flags)
+            return self._query(statement, tree.expression, steps.Ctas(**flags), target=target)
         schema = tree.this
         if not isinstance(schema, exp.Schema):
             raise _fail(statement, "CREATE TABLE needs a column list or AS SELECT.")
@@ -382,22 +385,17 @@ class _Planner:
         return Step(
             statement.index,
             statement.text,
-            "create_table",
+            steps.CreateTable(columns=tuple(columns), **flags),
             target=self._table_name(statement, schema.this),
-            details={**flags, "columns": columns},
         )
 
-    def _temp(self, statement: Statement, tree: exp.Create, kind: str) -> Step:
+    def _temp(self, statement: Statement, tree: exp.Create, kind: type[steps.TempTable] | type[steps.TempView]) -> Step:
         name = tree.this.name if isinstance(tree.this, exp.Table) else ""
         if tree.expression is None or not name:
             raise _fail(statement, "temporary tables and views must be created AS SELECT.")
         view = self.temp_objects.get(name.lower()) or f"__temp_{_ident(name)}_{self.token}"
         step = self._query(
-            statement,
-            tree.expression,
-            kind,
-            target=view,
-            details={"or_replace": bool(tree.args.get("replace")), "name": name},
+            statement, tree.expression, kind(name=name, or_replace=bool(tree.args.get("replace"))), target=view
         )
         self.temp_objects[name.lower()] = view
         return step
@@ -408,7 +406,7 @@ class _Planner:
         target = tree.this
         columns = None
         if isinstance(target, exp.Schema):
-            columns = [c.name for c in target.expressions]
+            columns = tuple(c.name for c in target.expressions)
             target = target.this
         source = tree.expression
         if source is None:
@@ -419,9 +417,8 @@ class _Planner:
         return self._query(
             statement,
             source,
-            "insert",
+            steps.Insert(columns=columns, by_name=by_name, overwrite=bool(tree.args.get("overwrite"))),
             target=self._table_name(statement, target),
-            details={"columns": columns, "by_name": by_name, "overwrite": bool(tree.args.get("overwrite"))},
         )
 
     def _delete(self, statement: Statement, tree: exp.Delete) -> Step:
@@ -434,7 +431,7 @@ class _Planner:
         query = f"SELECT rowid, __ducklake_file_id, __ducklake_file_pos FROM {view}"
         if predicate:
             query += f" WHERE {predicate}"
-        return Step(statement.index, statement.text, "delete", query=query, target=target, **refs.step_fields())
+        return Step(statement.index, statement.text, steps.Delete(), query=query, target=target, **refs.step_fields())
 
     def _update(self, statement: Statement, tree: exp.Update) -> Step:
         if tree.args.get("returning"):
@@ -458,10 +455,9 @@ class _Planner:
         return Step(
             statement.index,
             statement.text,
-            "update",
+            steps.Update(assignments=assignments, alias=tree.this.alias_or_name),
             query=self._spark(select),
             target=target,
-            details={"assignments": assignments, "alias": tree.this.alias_or_name},
             **refs.step_fields(),
         )
 
@@ -480,35 +476,31 @@ class _Planner:
                 raise _fail(statement, "WHEN NOT MATCHED BY SOURCE is not supported.")
             condition = when.args.get("condition")
             action = when.args.get("then")
-            clause: dict[str, Any] = {
-                "matched": matched,
-                "condition": self._spark(refs.rewrite(condition)) if condition else None,
-            }
+            when_sql = self._spark(refs.rewrite(condition)) if condition else None
+            clause: MergeClause
             if isinstance(action, exp.Update):
-                clause["action"] = "update"
-                clause["assignments"] = {
-                    a.this.name: self._spark(refs.rewrite(a.expression)) for a in action.expressions
-                }
-                clause["star"] = not action.expressions
+                assignments = {a.this.name: self._spark(refs.rewrite(a.expression)) for a in action.expressions}
+                clause = MergeClause(matched, "update", when_sql, assignments=assignments, star=not action.expressions)
             elif isinstance(action, exp.Insert):
-                clause["action"] = "insert"
                 cols = action.this
-                clause["columns"] = (
-                    [c.name for c in cols.expressions]
+                columns = (
+                    tuple(c.name for c in cols.expressions)
                     if isinstance(cols, exp.Tuple)
-                    else ([cols.name] if isinstance(cols, exp.Column) else None)
+                    else ((cols.name,) if isinstance(cols, exp.Column) else None)
                 )
                 values = action.expression
+                inserted: tuple[str, ...] | None
                 if isinstance(values, exp.Tuple):
-                    clause["values"] = [self._spark(refs.rewrite(v)) for v in values.expressions]
+                    inserted = tuple(self._spark(refs.rewrite(v)) for v in values.expressions)
                 elif values is None or isinstance(values, exp.Star):
-                    clause["values"] = None  # INSERT * / bare INSERT: the source's columns by name
+                    inserted = None  # INSERT * / bare INSERT: the source's columns by name
                 else:
-                    clause["values"] = [self._spark(refs.rewrite(values))]
+                    inserted = (self._spark(refs.rewrite(values)),)
+                clause = MergeClause(matched, "insert", when_sql, columns=columns, values=inserted)
             elif isinstance(action, exp.Var) and action.name.upper() == "DELETE":
-                clause["action"] = "delete"
+                clause = MergeClause(matched, "delete", when_sql)
             elif action is not None and action.sql().upper() in ("DELETE", "DO NOTHING"):
-                clause["action"] = "delete" if action.sql().upper() == "DELETE" else "nothing"
+                clause = MergeClause(matched, "delete" if action.sql().upper() == "DELETE" else "nothing", when_sql)
             else:
                 raise _fail(statement, f"MERGE action {action.sql(self.dialect) if action else '?'} is not supported.")
             clauses.append(clause)
@@ -516,18 +508,17 @@ class _Planner:
         return Step(
             statement.index,
             statement.text,
-            "merge",
+            steps.Merge(
+                on=on,
+                clauses=tuple(clauses),
+                target_alias=target_alias,
+                source_alias=source_alias,
+                source_is_query=isinstance(using, exp.Subquery),
+                target_view=view,
+            ),
             target=target,
             query=self._spark(using),
             **refs.step_fields(),
-            details={
-                "on": on,
-                "clauses": clauses,
-                "target_alias": target_alias,
-                "source_alias": source_alias,
-                "source_is_query": isinstance(using, exp.Subquery),
-                "target_view": view,
-            },
         )
 
     def _drop(self, statement: Statement, tree: exp.Drop) -> Step:
@@ -541,9 +532,8 @@ class _Planner:
             return Step(
                 statement.index,
                 statement.text,
-                "drop_schema",
+                steps.DropSchema(if_exists=if_exists),
                 target=self._schema_name(statement, table),
-                details={"if_exists": if_exists},
             )
         if kind not in ("TABLE", "VIEW"):
             raise _fail(statement, f"DROP {kind} is not supported.")
@@ -552,18 +542,16 @@ class _Planner:
             return Step(
                 statement.index,
                 statement.text,
-                "drop_temp",
+                steps.DropTemp(name=table.name, if_exists=if_exists),
                 target=view,
-                details={"if_exists": if_exists, "name": table.name},
             )
         if kind == "VIEW":
             raise _fail(statement, "only temporary views can be dropped.")
         return Step(
             statement.index,
             statement.text,
-            "drop_table",
+            steps.DropTable(if_exists=if_exists),
             target=self._table_name(statement, table),
-            details={"if_exists": if_exists},
         )
 
     def _alter(self, statement: Statement, tree: exp.Alter) -> Step:
@@ -571,23 +559,24 @@ class _Planner:
             raise _fail(statement, "ALTER TABLE takes exactly one action here.")
         target = self._table_name(statement, tree.this)
         (action,) = tree.args["actions"]
+        details: StepDetails
         if isinstance(action, exp.ColumnDef):
             definition = self._column_def(statement, action)
-            details = {"action": "add_column", "column": definition, "if_not_exists": bool(action.args.get("exists"))}
+            details = steps.AddColumn(definition, if_not_exists=bool(action.args.get("exists")))
         elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
             (dropped,) = action.args.get("tables") or [action.this]
-            details = {"action": "drop_column", "column": dropped.name, "if_exists": bool(action.args.get("exists"))}
+            details = steps.DropColumn(dropped.name, if_exists=bool(action.args.get("exists")))
         elif isinstance(action, exp.RenameColumn):
-            details = {"action": "rename_column", "column": action.this.name, "new_name": action.args["to"].name}
+            details = steps.RenameColumn(action.this.name, action.args["to"].name)
         elif isinstance(action, exp.AlterRename):
-            details = {"action": "rename_table", "new_name": action.this.name}
+            details = steps.RenameTable(action.this.name)
         else:
             raise _fail(
                 statement,
                 f"ALTER TABLE ... {action.sql(self.dialect)} is not supported "
                 "(ADD/DROP/RENAME COLUMN and RENAME TO are).",
             )
-        return Step(statement.index, statement.text, "alter", target=target, details=details)
+        return Step(statement.index, statement.text, details, target=target)
 
     def _copy(self, statement: Statement, tree: exp.Copy) -> Step:
         if tree.args.get("kind") is not False and tree.args.get("kind") is not None:
@@ -613,7 +602,7 @@ class _Planner:
             source = source.this
         elif isinstance(source, exp.Table):
             source = exp.select("*").from_(source)
-        return self._query(statement, source, "copy", target=path, details={"format": fmt, "options": options})
+        return self._query(statement, source, steps.Copy(format=fmt, options=options), target=path)
 
     def _call(self, statement: Statement, tree: exp.Expression) -> Step:
         call = tree.expressions[0] if isinstance(tree, exp.Select) else tree
@@ -635,10 +624,10 @@ class _Planner:
             and catalog != self.lake
         ):
             raise _fail(statement, f"{name}({catalog!r}): that is not the attached lake.")
-        return Step(statement.index, statement.text, "call", target=name, details={"positional": rest, "named": named})
+        return Step(statement.index, statement.text, steps.Call(positional=tuple(rest), named=named), target=name)
 
     # -- helpers -----------------------------------------------------------------------------
-    def _column_def(self, statement: Statement, column: exp.ColumnDef) -> dict[str, Any]:
+    def _column_def(self, statement: Statement, column: exp.ColumnDef) -> ColumnDef:
         from airflow_provider_lakehouse.sql.types import arrow_type
 
         kind = column.args.get("kind")
@@ -661,7 +650,7 @@ class _Planner:
                 raise _fail(
                     statement, f"column constraint {constraint.sql(self.dialect)} is not supported by DuckLake."
                 )
-        return {"name": column.name, "type": kind.sql("duckdb"), "nullable": nullable, "default": default}
+        return ColumnDef(column.name, kind.sql("duckdb"), nullable, default)
 
     def _table_name(self, statement: Statement, table: exp.Expression) -> str:
         if not isinstance(table, exp.Table):

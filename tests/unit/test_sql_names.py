@@ -8,6 +8,7 @@ import sqlglot
 from airflow_provider_lakehouse.exceptions import UnsupportedStatementError
 from airflow_provider_lakehouse.lineage import extract_lineage
 from airflow_provider_lakehouse.spark.plan import plan_script
+from airflow_provider_lakehouse.spark.steps import Copy
 from airflow_provider_lakehouse.sql.names import (
     FilePath,
     NameScope,
@@ -178,7 +179,7 @@ def test_file_paths_and_names_the_planner_refuses_clearly(sql: str, fragment: st
 
 def test_copy_to_a_tsv_writes_tab_separated_csv() -> None:
     step = plan_script("COPY (SELECT 1 AS a) TO '/tmp/out.tsv'").steps[0]
-    assert step.details["format"] == "csv" and step.details["options"] == {"delim": "\t"}
+    assert step.details == Copy(format="csv", options={"delim": "\t"})
 
 
 @pytest.mark.parametrize(
