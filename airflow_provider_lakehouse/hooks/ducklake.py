@@ -30,6 +30,7 @@ from airflow_provider_lakehouse.connections.redact import Redactor
 from airflow_provider_lakehouse.exceptions import InvalidConnectionError, LakehouseError, StatementError
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget, report_hook_lineage
 from airflow_provider_lakehouse.hooks._task import task_identity
+from airflow_provider_lakehouse.sql.names import attached_lake
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.spark.driver import RunOptions
@@ -112,10 +113,6 @@ class DucklakeHook(BaseHook):
         """
         lake = ducklake
         if not lake and isinstance(sql, str):
-            # Lazy: the planner loads sqlglot's optimizer; DAG files that import this hook pay for it only when a
-            # lake must be read from the SQL.
-            from airflow_provider_lakehouse.spark.plan import attached_lake
-
             lake = attached_lake(sql)
         return SqlTarget("ducklake", lake or "main", "main", dialect)
 

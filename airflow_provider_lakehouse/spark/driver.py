@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlparse
 
 import pyarrow as pa
@@ -32,9 +32,11 @@ from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transacti
 from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
+from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.parquet_copy import plain_parquet_copy
-from airflow_provider_lakehouse.spark.plan import WRITE_KINDS, CatalogRef, FileRef, Plan, Step, TableRef, spark_value
+from airflow_provider_lakehouse.spark.plan import CatalogRef, FileRef, Plan, Step, TableRef, spark_value
 from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
+from airflow_provider_lakehouse.spark.steps import WRITE_KINDS
 from airflow_provider_lakehouse.spark.tasks import (
     META_COLUMN,
     ROW_ID_INPUT,
@@ -264,28 +266,30 @@ class PlanRunner:
     # -- steps -------------------------------------------------------------------------------
     def _run_step(self, step: Step, parameters: Mapping[str, Any], result: _StepResult) -> None:
         args = {name: spark_value(parameters[name]) for name in step.parameters if name in parameters}
-        if step.kind in ("attach", "use"):
+        details = step.details
+        if isinstance(details, (steps.Attach, steps.Use)):
             result.data["status"] = "executed"
             return
-        if step.kind in ("begin", "commit", "rollback"):
+        if isinstance(details, (steps.Begin, steps.Commit, steps.Rollback)):
             result.data["status"] = "executed"
-            self._block(step.kind, result)
+            self._block(details, result)
             return
-        if step.kind == "call":
+        if isinstance(details, steps.Call):
             self._before_call()
             self._register_reads(step, args, result)
-            self._step_call(step, args, result)
+            self._step_call(step, details, args, result)
             return
         self._reading_transaction()
         self._register_reads(step, args, result)
-        handler = getattr(self, f"_step_{step.kind}")
-        if not step.writes:
-            handler(step, args, result)
+        reader = self._READERS.get(type(details))
+        if reader is not None:
+            reader(self, step, details, args, result)
             return
+        writer = self._WRITERS[type(details)]
         tx = self._tx or self._new_transaction()
         own = tx is not self._tx  # an autocommit statement outside BEGIN ... COMMIT
         try:
-            handler(step, args, result, tx)
+            writer(self, step, details, args, result, tx)
         except BaseException:
             if own:
                 tx.abort()
@@ -301,15 +305,15 @@ class PlanRunner:
             self._landed(snapshot.snapshot_id)
         self._pending = []
 
-    def _block(self, kind: str, result: _StepResult) -> None:
+    def _block(self, block: steps.Begin | steps.Commit | steps.Rollback, result: _StepResult) -> None:
         """``BEGIN`` / ``COMMIT`` / ``ROLLBACK``: savepoints in the script's transaction, or (autocommit) a
         transaction of their own."""
         if not self._autocommit:
             tx = self._reading_transaction()
             assert tx is not None
-            if kind == "begin":
+            if isinstance(block, steps.Begin):
                 self._savepoint = (tx.savepoint(), len(self._pending))
-            elif kind == "commit":
+            elif isinstance(block, steps.Commit):
                 self._pending.append(result)  # the script's snapshot, once it commits
             elif self._savepoint is not None:
                 savepoint, pending = self._savepoint
@@ -317,15 +321,15 @@ class PlanRunner:
                 for undone in self._pending[pending:]:
                     undone.data["status"] = "rolled_back"
                 del self._pending[pending:]
-            if kind != "begin":
+            if not isinstance(block, steps.Begin):
                 self._savepoint = None
             return
-        if kind == "begin":
+        if isinstance(block, steps.Begin):
             self._tx = self._new_transaction()
             return
         tx, self._tx = self._tx, None
         assert tx is not None  # the planner pairs BEGIN with COMMIT/ROLLBACK
-        if kind == "rollback":
+        if isinstance(block, steps.Rollback):
             tx.abort()
             for undone in self._pending:
                 undone.data["status"] = "rolled_back"
@@ -344,7 +348,7 @@ class PlanRunner:
             self._tx.abort()
             self._tx = None
 
-    def _step_select(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_select(self, step: Step, details: steps.Select, args: dict[str, Any], result: _StepResult) -> None:
         frame = self._sql(step.query, args=args or None)
         limit = self.options.max_rows
         rows = frame.limit(limit + 1).toArrow()
@@ -355,93 +359,109 @@ class PlanRunner:
             row_count=count, columns=rows.column_names, rows=to_json_safe(rows.to_pylist()), truncated=truncated
         )
 
-    def _step_temp_table(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_temp_table(self, step: Step, details: steps.TempTable, args: dict[str, Any], result: _StepResult) -> None:
         frame = self._sql(step.query, args=args or None)
         # A temp table is a snapshot of its query: materialize it so later statements see fixed rows.
         table = frame.toArrow()
         self._temp_view(step.target or "", self._frame(table))
         result.data.update(affected_rows=table.num_rows, status="executed")
 
-    def _step_temp_view(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_temp_view(self, step: Step, details: steps.TempView, args: dict[str, Any], result: _StepResult) -> None:
         self._temp_view(step.target or "", self._sql(step.query, args=args or None))
         result.data["status"] = "executed"
 
-    def _step_drop_temp(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_drop_temp(self, step: Step, details: steps.DropTemp, args: dict[str, Any], result: _StepResult) -> None:
         self.spark.catalog.dropTempView(step.target)
         self._temp_views.discard(step.target or "")
         result.data["status"] = "executed"
 
-    def _step_copy(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_copy(self, step: Step, details: steps.Copy, args: dict[str, Any], result: _StepResult) -> None:
         from airflow_provider_lakehouse.spark.files import write_single_file
 
         frame = self._sql(step.query, args=args or None)
-        rows = write_single_file(
-            frame, step.target or "", step.details["format"], step.details.get("options") or {}, self.spec.s3
-        )
+        rows = write_single_file(frame, step.target or "", details.format, details.options, self.spec.s3)
         result.data.update(affected_rows=rows, target=step.target, status="executed")
 
     # -- catalog changes -----------------------------------------------------------------------
-    def _step_create_schema(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
-        tx.create_schema(step.target or "", if_not_exists=step.details.get("if_not_exists", False))
+    def _step_create_schema(
+        self, step: Step, details: steps.CreateSchema, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
+        tx.create_schema(step.target or "", if_not_exists=details.if_not_exists)
         result.data.update(status="executed", target=step.target)
 
-    def _step_drop_schema(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
-        tx.drop_schema(step.target or "", if_exists=step.details.get("if_exists", False))
+    def _step_drop_schema(
+        self, step: Step, details: steps.DropSchema, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
+        tx.drop_schema(step.target or "", if_exists=details.if_exists)
         result.data.update(status="executed", target=step.target)
 
-    def _step_create_table(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
+    def _step_create_table(
+        self, step: Step, details: steps.CreateTable, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
         from airflow_provider_lakehouse.ducklake.types import columns_from_arrow
 
-        fields = [
-            pa.field(c["name"], _declared_type(c["type"]), nullable=c["nullable"]) for c in step.details["columns"]
-        ]
+        fields = [pa.field(c.name, _declared_type(c.type), nullable=c.nullable) for c in details.columns]
         columns = list(columns_from_arrow(pa.schema(fields)))
-        for i, column in enumerate(step.details["columns"]):
-            if column.get("default") is not None:
-                text = _default_text(column["default"])
+        for i, column in enumerate(details.columns):
+            if column.default is not None:
+                text = _default_text(column.default)
                 columns[i] = replace(columns[i], default_value=text, initial_default=text)
         created = tx.create_table(
             step.target or "",
             columns,
-            if_not_exists=step.details.get("if_not_exists", False),
-            or_replace=step.details.get("or_replace", False),
+            if_not_exists=details.if_not_exists,
+            or_replace=details.or_replace,
         )
         result.data.update(status="executed" if created else "exists", target=step.target)
 
-    def _step_drop_table(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
-        dropped = tx.drop_table(step.target or "", if_exists=step.details.get("if_exists", False))
+    def _step_drop_table(
+        self, step: Step, details: steps.DropTable, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
+        dropped = tx.drop_table(step.target or "", if_exists=details.if_exists)
         result.data.update(status="executed" if dropped else "absent", target=step.target)
 
-    def _step_alter(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
-        details = step.details
-        target = step.target or ""
-        action = details["action"]
-        if action == "add_column":
-            column = details["column"]
-            tx.add_column(
-                target,
-                column["name"],
-                _declared_type(column["type"]),
-                default=column.get("default"),
-                if_not_exists=details.get("if_not_exists", False),
-            )
-        elif action == "drop_column":
-            tx.drop_column(target, details["column"], if_exists=details.get("if_exists", False))
-        elif action == "rename_column":
-            tx.rename_column(target, details["column"], details["new_name"])
-        elif action == "rename_table":
-            tx.rename_table(target, details["new_name"])
-        result.data.update(status="executed", target=target)
+    def _step_add_column(
+        self, step: Step, details: steps.AddColumn, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
+        column = details.column
+        tx.add_column(
+            step.target or "",
+            column.name,
+            _declared_type(column.type),
+            default=column.default,
+            if_not_exists=details.if_not_exists,
+        )
+        result.data.update(status="executed", target=step.target or "")
+
+    def _step_drop_column(
+        self, step: Step, details: steps.DropColumn, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
+        tx.drop_column(step.target or "", details.column, if_exists=details.if_exists)
+        result.data.update(status="executed", target=step.target or "")
+
+    def _step_rename_column(
+        self, step: Step, details: steps.RenameColumn, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
+        tx.rename_column(step.target or "", details.column, details.new_name)
+        result.data.update(status="executed", target=step.target or "")
+
+    def _step_rename_table(
+        self, step: Step, details: steps.RenameTable, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
+        tx.rename_table(step.target or "", details.new_name)
+        result.data.update(status="executed", target=step.target or "")
 
     # -- data changes -------------------------------------------------------------------------
-    def _step_ctas(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
+    def _step_ctas(
+        self, step: Step, details: steps.Ctas, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
         frame = self._sql(step.query, args=args or None)
         schema = _arrow_schema_of(frame)
         created = tx.create_table(
             step.target or "",
             schema,
-            if_not_exists=step.details.get("if_not_exists", False),
-            or_replace=step.details.get("or_replace", False),
+            if_not_exists=details.if_not_exists,
+            or_replace=details.or_replace,
         )
         if not created:
             result.data.update(status="exists", affected_rows=0, target=step.target)
@@ -454,12 +474,14 @@ class PlanRunner:
             result.data["write"] = "parquet-copy"  # executors copied the files' row groups (see .parquet_copy)
         result.data.update(status="executed", affected_rows=rows, target=step.target)
 
-    def _step_insert(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
+    def _step_insert(
+        self, step: Step, details: steps.Insert, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
         target = step.target or ""
         frame = self._sql(step.query, args=args or None)
         columns = tx.table_columns(target)
-        names = step.details.get("columns")
-        if step.details.get("by_name"):
+        names = list(details.columns) if details.columns is not None else None
+        if details.by_name:
             names = list(frame.columns)
         elif names is None:
             if len(frame.columns) > len(columns):
@@ -469,21 +491,25 @@ class PlanRunner:
             names = [c.name for c in columns[: len(frame.columns)]]
         elif len(names) != len(frame.columns):
             raise LakehouseError(f"INSERT names {len(names)} columns but the query gives {len(frame.columns)}.")
-        if step.details.get("overwrite"):
+        if details.overwrite:
             tx.delete_where(target, _true_expression())
         rows = self._write(tx, target, frame.toDF(*names))
         result.data.update(affected_rows=rows, target=target, status="executed")
 
-    def _step_delete(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
+    def _step_delete(
+        self, step: Step, details: steps.Delete, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
         doomed = self._sql(step.query, args=args or None).toArrow()
         count = self._delete(tx, step.target or "", doomed)
         result.data.update(affected_rows=count, target=step.target, status="executed")
 
-    def _step_update(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
+    def _step_update(
+        self, step: Step, details: steps.Update, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
         target = step.target or ""
         columns = tx.table_columns(target)
-        alias = step.details["alias"]
-        assignments = {k.lower(): v for k, v in step.details["assignments"].items()}
+        alias = details.alias
+        assignments = {k.lower(): v for k, v in details.assignments.items()}
         unknown = set(assignments) - {c.name.lower() for c in columns}
         if unknown:
             raise LakehouseError(f"{target} has no column(s) {', '.join(sorted(unknown))}.")
@@ -500,12 +526,14 @@ class PlanRunner:
         count = self._rewrite_rows(tx, target, frame, columns)
         result.data.update(affected_rows=count, target=target, status="executed")
 
-    def _step_merge(self, step: Step, args: dict[str, Any], result: _StepResult, tx: Transaction) -> None:
+    def _step_merge(
+        self, step: Step, details: steps.Merge, args: dict[str, Any], result: _StepResult, tx: Transaction
+    ) -> None:
         from airflow_provider_lakehouse.spark.merge import merge_queries
 
         target = step.target or ""
         columns = tx.table_columns(target)
-        queries = merge_queries(step, [c.name for c in columns])
+        queries = merge_queries(step.query or "", details, [c.name for c in columns])
         affected = 0
         if queries.matched:
             frame = self._sql(queries.matched, args=args or None).cache()
@@ -523,14 +551,15 @@ class PlanRunner:
             affected += self._write(tx, target, inserted)
         result.data.update(affected_rows=affected, target=target, status="executed")
 
-    def _step_call(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_call(self, step: Step, details: steps.Call, args: dict[str, Any], result: _StepResult) -> None:
         from airflow_provider_lakehouse.spark.maintenance import run_call
 
         evaluate = lambda sql: self._evaluate(sql, args)  # noqa: E731
         task = self.options.task
         outcome = run_call(
             self.lake,
-            step,
+            step.target or "",
+            details,
             evaluate,
             author=self.options.commit_author,
             message=self.options.commit_message,
@@ -539,6 +568,30 @@ class PlanRunner:
         created = outcome.pop("snapshot_ids", [])
         self._committed.extend(created)
         result.data.update(outcome, status="executed", snapshot_id=created[-1] if created else None)
+
+    # Statement kinds by their details' type (see .steps): reads run as they come, writes in a transaction.
+    _READERS: ClassVar[dict[type[steps.StepDetails], Callable[..., None]]] = {
+        steps.Select: _step_select,
+        steps.TempTable: _step_temp_table,
+        steps.TempView: _step_temp_view,
+        steps.DropTemp: _step_drop_temp,
+        steps.Copy: _step_copy,
+    }
+    _WRITERS: ClassVar[dict[type[steps.StepDetails], Callable[..., None]]] = {
+        steps.CreateSchema: _step_create_schema,
+        steps.DropSchema: _step_drop_schema,
+        steps.CreateTable: _step_create_table,
+        steps.DropTable: _step_drop_table,
+        steps.AddColumn: _step_add_column,
+        steps.DropColumn: _step_drop_column,
+        steps.RenameColumn: _step_rename_column,
+        steps.RenameTable: _step_rename_table,
+        steps.Ctas: _step_ctas,
+        steps.Insert: _step_insert,
+        steps.Delete: _step_delete,
+        steps.Update: _step_update,
+        steps.Merge: _step_merge,
+    }
 
     # -- helpers -------------------------------------------------------------------------------
     def _write(self, tx: Transaction, target: str, frame: Any) -> int:

@@ -11,7 +11,8 @@ import pyarrow as pa
 
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.exceptions import LakehouseError
-from airflow_provider_lakehouse.spark.plan import CatalogRef, Step
+from airflow_provider_lakehouse.spark.plan import CatalogRef
+from airflow_provider_lakehouse.spark.steps import Call
 
 
 def catalog_function(lake: DuckLake, ref: CatalogRef) -> pa.Table:
@@ -81,21 +82,22 @@ def catalog_function(lake: DuckLake, ref: CatalogRef) -> pa.Table:
 
 def run_call(
     lake: DuckLake,
-    step: Step,
+    name: str,
+    call: Call,
     evaluate: Callable[[str], Any],
     *,
     author: str | None = None,
     message: str | None = None,
     annotations: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Run a maintenance CALL; named arguments are Spark SQL expressions, evaluated with ``evaluate``.
+    """Run the maintenance CALL of function ``name``; ``call``'s named arguments are Spark SQL expressions,
+    evaluated with ``evaluate``.
 
     Snapshots it commits (merging files, flushing inlined rows) carry ``author``, ``message`` and the JSON
     fields ``annotations`` (the task that ran it); their ids are returned under ``snapshot_ids``.
     """
-    name = step.target
-    named = {k: evaluate(v) for k, v in step.details["named"].items()}
-    positional = list(step.details["positional"])
+    named = {k: evaluate(v) for k, v in call.named.items()}
+    positional = list(call.positional)
     older_than = _instant(named.pop("older_than", None))
     dry_run = bool(named.pop("dry_run", False))
     if name == "ducklake_expire_snapshots":

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
-from airflow_provider_lakehouse.spark.plan import Step
+from airflow_provider_lakehouse.spark.steps import Merge, MergeClause
 
 ACTION = "__lakehouse_action"
 
@@ -22,40 +21,41 @@ class MergeQueries:
     not_matched: str | None
 
 
-def merge_queries(step: Step, columns: Sequence[str]) -> MergeQueries:
-    """Build the queries for MERGE ``step`` into a table with ``columns``.
+def merge_queries(source_sql: str, merge: Merge, columns: Sequence[str]) -> MergeQueries:
+    """Build the queries for a planned MERGE into a table with ``columns``.
+
+    :param source_sql: the step's query: the USING source, as Spark SQL.
+    :param merge: the step's details.
 
     >>> from airflow_provider_lakehouse.spark.plan import plan_script
     >>> step = plan_script("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
     ...                    "WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)").steps[0]
-    >>> queries = merge_queries(step, ["id", "v"])
+    >>> queries = merge_queries(step.query, step.details, ["id", "v"])
     >>> source, target = (ref.view for ref in sorted(step.tables, key=lambda r: r.row_ids))
     >>> f"JOIN {source} AS s ON t.id = s.id" in queries.matched
     True
     >>> f"LEFT ANTI JOIN {target} AS t ON t.id = s.id" in queries.not_matched
     True
     """
-    d = step.details
-    target, source = d["target_alias"], d["source_alias"]
-    join = f"{d['target_view']} AS {target} JOIN {step.query} ON {d['on']}"
-    matched = [c for c in d["clauses"] if c["matched"]]
-    inserts = [c for c in d["clauses"] if not c["matched"]]
+    target, source = merge.target_alias, merge.source_alias
+    join = f"{merge.target_view} AS {target} JOIN {source_sql} ON {merge.on}"
+    matched = [c for c in merge.clauses if c.matched]
+    inserts = [c for c in merge.clauses if not c.matched]
     return MergeQueries(
         matched=_matched_query(matched, columns, target, source, join) if matched else None,
-        not_matched=_insert_query(inserts, columns, target, source, d, step.query or "") if inserts else None,
+        not_matched=_insert_query(inserts, columns, target, source, merge, source_sql) if inserts else None,
     )
 
 
-def _when(clause: dict[str, Any]) -> str:
-    return clause["condition"] or "TRUE"
+def _when(clause: MergeClause) -> str:
+    return clause.condition or "TRUE"
 
 
-def _matched_query(clauses: list[dict[str, Any]], columns: Sequence[str], target: str, source: str, join: str) -> str:
+def _matched_query(clauses: list[MergeClause], columns: Sequence[str], target: str, source: str, join: str) -> str:
     action = (
         "CASE "
         + " ".join(
-            f"WHEN {_when(c)} THEN '{'delete' if c['action'] == 'delete' else 'update' if c['action'] == 'update' else 'nothing'}'"
-            for c in clauses
+            f"WHEN {_when(c)} THEN '{c.action if c.action in ('delete', 'update') else 'nothing'}'" for c in clauses
         )
         + " END"
     )
@@ -68,10 +68,10 @@ def _matched_query(clauses: list[dict[str, Any]], columns: Sequence[str], target
     for name in columns:
         branches = []
         for clause in clauses:
-            if clause["action"] != "update":
+            if clause.action != "update":
                 continue
-            assignments = {k.lower(): v for k, v in (clause.get("assignments") or {}).items()}
-            if clause.get("star"):
+            assignments = {k.lower(): v for k, v in clause.assignments.items()}
+            if clause.star:
                 value = f"{source}.`{name}`"
             elif name.lower() in assignments:
                 value = assignments[name.lower()]
@@ -86,24 +86,24 @@ def _matched_query(clauses: list[dict[str, Any]], columns: Sequence[str], target
 
 
 def _insert_query(
-    clauses: list[dict[str, Any]],
+    clauses: list[MergeClause],
     columns: Sequence[str],
     target: str,
     source: str,
-    details: dict[str, Any],
+    merge: Merge,
     source_sql: str,
 ) -> str:
     named: list[str] = []
     values: list[dict[str, str]] = []
     for clause in clauses:
-        if clause["action"] != "insert":
+        if clause.action != "insert":
             values.append({})
             continue
-        if clause.get("values") is None:  # INSERT * : every column from the source, by name
+        if clause.values is None:  # INSERT * : every column from the source, by name
             mapping = {c.lower(): f"{source}.`{c}`" for c in columns}
         else:
-            names = clause.get("columns") or list(columns)[: len(clause["values"])]
-            mapping = {n.lower(): v for n, v in zip(names, clause["values"], strict=False)}
+            names = clause.columns or list(columns)[: len(clause.values)]
+            mapping = {n.lower(): v for n, v in zip(names, clause.values, strict=False)}
         values.append(mapping)
         named += [c for c in columns if c.lower() in mapping and c not in named]
     which = "CASE " + " ".join(f"WHEN {_when(c)} THEN {i + 1}" for i, c in enumerate(clauses)) + " END"
@@ -115,9 +115,9 @@ def _insert_query(
             if name.lower() in values[i]
         ]
         projection.append(f"CASE {' '.join(branches)} END AS `{name}`")
-    inserting = [str(i + 1) for i, c in enumerate(clauses) if c["action"] == "insert"]
+    inserting = [str(i + 1) for i, c in enumerate(clauses) if c.action == "insert"]
     return (
         f"SELECT * FROM (SELECT {', '.join(projection)} FROM {source_sql} LEFT ANTI JOIN "
-        f"{details['target_view']} AS {target} ON {details['on']}) "
+        f"{merge.target_view} AS {target} ON {merge.on}) "
         f"WHERE __lakehouse_clause IN ({', '.join(inserting) or 'NULL'})"
     )

@@ -23,6 +23,7 @@ from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.exceptions import LakehouseError
 from airflow_provider_lakehouse.spark.files import storage_for
 from airflow_provider_lakehouse.spark.plan import FileRef, Step
+from airflow_provider_lakehouse.spark.steps import Ctas
 from airflow_provider_lakehouse.spark.tasks import WriteTask, spark_arrow_type, write_batches
 
 # Uncompressed bytes of row groups per work item: several items per large file keep every core busy.
@@ -40,7 +41,7 @@ class CopyTask:
 
 def plain_parquet_copy(step: Step) -> FileRef | None:
     """The Parquet files of a ``CREATE TABLE ... AS SELECT * FROM <files>`` step, or None for anything else."""
-    if step.kind != "ctas" or step.tables or step.catalog or step.parameters or len(step.files) != 1:
+    if not isinstance(step.details, Ctas) or step.tables or step.catalog or step.parameters or len(step.files) != 1:
         return None
     ref = step.files[0]
     if ref.format != "parquet" or ref.options:

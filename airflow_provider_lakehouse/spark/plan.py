@@ -28,7 +28,16 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
+from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
+from airflow_provider_lakehouse.sql.names import (
+    FilePath,
+    NameScope,
+    file_path,
+    file_reference,
+    parse_attach,
+)
 from airflow_provider_lakehouse.sql.params import Parameters, validate_parameters
 from airflow_provider_lakehouse.sql.split import Statement, split_statements
 
@@ -41,23 +50,8 @@ MAINTENANCE_CALLS = (
     "ducklake_delete_orphaned_files",
     "ducklake_flush_inlined_data",
 )
-WRITE_KINDS = frozenset(
-    {
-        "create_schema",
-        "drop_schema",
-        "create_table",
-        "ctas",
-        "drop_table",
-        "alter",
-        "insert",
-        "delete",
-        "update",
-        "merge",
-        "call",
-    }
-)
-_ATTACH_URI = re.compile(r"^ducklake(?::(?://)?([A-Za-z0-9_-]+))?$")
-_FILE_URI = re.compile(r"^(s3a?|file|gs|abfss?)://|^/|\.(parquet|csv|json|ndjson)(\.gz)?$", re.IGNORECASE)
+#: URI schemes the Spark side reads and writes files under (see .files); a local path has none
+FILE_SCHEMES = frozenset({"s3", "s3a", "file", "gs", "abfs", "abfss"})
 
 
 @dataclass(frozen=True)
@@ -111,27 +105,31 @@ class Step:
 
     :param index: 1-based statement index (what errors name).
     :param text: the statement as written.
-    :param kind: ``select``, ``insert``, ``ctas`` ... (see :data:`WRITE_KINDS`).
+    :param details: what the statement's kind carries (a :mod:`.steps` class: column definitions, the ALTER
+        action, UPDATE assignments, MERGE clauses ...); its class names the kind.
     :param query: Spark SQL producing the statement's rows (SELECT, CTAS, INSERT, temp tables, COPY).
     :param target: ``schema.table`` written (or the temp object created).
-    :param details: kind-specific: column definitions, ALTER action, UPDATE assignments, MERGE clauses ...
     :param parameters: names of the parameters the Spark SQL of this step references.
     """
 
     index: int
     text: str
-    kind: str
+    details: StepDetails
     query: str | None = None
     target: str | None = None
     tables: tuple[TableRef, ...] = ()
     files: tuple[FileRef, ...] = ()
     catalog: tuple[CatalogRef, ...] = ()
-    details: dict[str, Any] = field(default_factory=dict)
     parameters: tuple[str, ...] = ()
 
     @property
+    def kind(self) -> str:
+        """``select``, ``insert``, ``ctas`` ... (what responses and logs name; see :data:`.steps.WRITE_KINDS`)."""
+        return self.details.kind
+
+    @property
     def writes(self) -> bool:
-        return self.kind in WRITE_KINDS
+        return self.details.writes
 
 
 @dataclass(frozen=True)
@@ -150,14 +148,14 @@ class Plan:
             "lake": self.lake,
             "dialect": self.dialect,
             "autocommit": self.autocommit,
-            "steps": [asdict(s) for s in self.steps],
+            "steps": [{**asdict(s), "details": steps.details_to_json(s.details)} for s in self.steps],
         }
 
     @classmethod
     def from_json_dict(cls, data: Mapping[str, Any], parameters: dict[str, Any]) -> Plan:
-        steps = []
+        planned = []
         for raw in data["steps"]:
-            steps.append(
+            planned.append(
                 Step(
                     **{
                         **raw,
@@ -165,12 +163,13 @@ class Plan:
                         "files": tuple(FileRef(**{**f, "paths": tuple(f["paths"])}) for f in raw["files"]),
                         "catalog": tuple(CatalogRef(**{**c, "args": tuple(c["args"])}) for c in raw["catalog"]),
                         "parameters": tuple(raw["parameters"]),
+                        "details": steps.details_from_json(raw["details"]),
                     }
                 )
             )
         return cls(
             lake=data["lake"],
-            steps=tuple(steps),
+            steps=tuple(planned),
             parameters=parameters,
             dialect=data["dialect"],
             autocommit=bool(data.get("autocommit", False)),
@@ -179,22 +178,6 @@ class Plan:
 
 def _tuple(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
-
-
-def attached_lake(sql: str) -> str | None:
-    """The lake a script's ``ATTACH 'ducklake[://NAME]'`` names, read from its tokens (no parsing).
-
-    >>> attached_lake("ATTACH 'ducklake://sales' AS dl; USE dl; SELECT 1"), attached_lake("SELECT 1")
-    ('sales', None)
-    """
-    for statement in split_statements(sql):
-        if statement.kind != "attach":
-            continue
-        literal = next((t.text[1:-1] for t in statement.tokens if t.kind == "string"), "")
-        match = _ATTACH_URI.match(literal)
-        if match:
-            return match.group(1) or "main"
-    return None
 
 
 def plan_script(
@@ -226,31 +209,34 @@ def plan_script(
         raise ParameterError("The SQL holds no statement.")
     values = validate_parameters(statements, parameters)
     planner = _Planner(dialect, lake)
-    steps = []
+    planned: list[Step] = []
     for statement in statements:
         step = planner.plan(statement)
-        _check_call_placement(statement, step, steps, autocommit)
-        steps.append(step)
+        _check_call_placement(statement, step, planned, autocommit)
+        planned.append(step)
     if planner.open_transaction:
         raise UnsupportedStatementError("BEGIN without COMMIT: the script ends inside a transaction.")
     bound = {_param_name(k): v for k, v in values.items()}
     return Plan(
-        lake=planner.lake or "main", steps=tuple(steps), parameters=bound, dialect=dialect, autocommit=autocommit
+        lake=planner.lake or "main", steps=tuple(planned), parameters=bound, dialect=dialect, autocommit=autocommit
     )
+
+
+_DEPTH: dict[type[StepDetails], int] = {steps.Begin: 1, steps.Commit: -1, steps.Rollback: -1}
 
 
 def _check_call_placement(statement: Statement, step: Step, before: list[Step], autocommit: bool) -> None:
     """Maintenance CALLs commit snapshots of their own, so they cannot sit inside a transaction: not inside
     ``BEGIN ... COMMIT``, and (unless ``autocommit``) not after a data-changing statement of the script's
     transaction, which would then be based on a snapshot the CALL rewrote."""
-    if step.kind != "call":
+    if not isinstance(step.details, steps.Call):
         return
     depth = 0
     for earlier in before:
-        depth += {"begin": 1, "commit": -1, "rollback": -1}.get(earlier.kind, 0)
+        depth += _DEPTH.get(type(earlier.details), 0)
     if depth:
         raise _fail(statement, "maintenance CALLs commit on their own; run them outside BEGIN ... COMMIT.")
-    if not autocommit and any(s.writes and s.kind != "call" for s in before):
+    if not autocommit and any(s.writes and not isinstance(s.details, steps.Call) for s in before):
         raise _fail(
             statement,
             "maintenance CALLs commit on their own and cannot follow a data change in the "
@@ -276,8 +262,7 @@ class _Planner:
     def __init__(self, dialect: str, lake: str | None) -> None:
         self.dialect = dialect
         self.lake = lake
-        self.aliases: set[str] = set()
-        self.default_schema = "main"
+        self.names = NameScope()  # every alias names the one lake the script runs against
         # temp table/view name (lower case) -> the Spark view holding it, unique to this script: scripts of
         # concurrent tasks share one Spark Connect session (see session.connect_session)
         self.temp_objects: dict[str, str] = {}
@@ -304,53 +289,62 @@ class _Planner:
         target = tree.this
         alias = target.alias if isinstance(target, exp.Alias) else ""
         literal = target.this if isinstance(target, exp.Alias) else target
-        match = _ATTACH_URI.match(literal.name) if isinstance(literal, exp.Literal) else None
-        if not match or not alias:
+        store = parse_attach(literal.name) if isinstance(literal, exp.Literal) else None
+        if store is None or store.kind != "ducklake" or not alias:
             raise _fail(
                 statement,
                 "only ATTACH 'ducklake://NAME' AS alias (or 'ducklake' for main) is accepted; "
                 "the provider resolves the lake's catalog and storage itself.",
             )
-        name = match.group(1) or "main"
+        name = store.name
         if self.lake is not None and self.lake != name:
             raise _fail(statement, f"the script attaches lake {name!r} but runs against lake {self.lake!r}.")
         self.lake = name
-        self.aliases.add(alias.lower())
-        return Step(statement.index, statement.text, "attach", target=name)
+        self.names.target = store.uri
+        self.names.attach(alias, store)
+        return Step(statement.index, statement.text, steps.Attach(), target=name)
 
     def _use(self, statement: Statement, tree: exp.Use) -> Step:
         table = tree.this
         parts = [p.name for p in table.parts] if isinstance(table, exp.Table) else [table.name]
-        if parts and parts[0].lower() in self.aliases:
-            parts = parts[1:]
-        if len(parts) > 1:
-            raise _fail(statement, f"USE {'.'.join(parts)}: name a lake alias, a schema, or alias.schema.")
-        self.default_schema = parts[0] if parts else "main"
-        return Step(statement.index, statement.text, "use", target=self.default_schema)
+        selected = self.names.use(parts)
+        if selected.catalog is not None:
+            shown = ".".join(parts[1:] if self.names.is_alias(parts[0]) else parts)
+            raise _fail(statement, f"USE {shown}: name a lake alias, a schema, or alias.schema.")
+        return Step(statement.index, statement.text, steps.Use(), target=selected.schema)
 
     def _transaction(self, statement: Statement, tree: exp.Transaction) -> Step:
         if self.open_transaction:
             raise _fail(statement, "BEGIN inside a transaction.")
         self.open_transaction = True
-        return Step(statement.index, statement.text, "begin")
+        return Step(statement.index, statement.text, steps.Begin())
 
     def _commit(self, statement: Statement, tree: exp.Commit) -> Step:
         if not self.open_transaction:
             raise _fail(statement, "COMMIT without BEGIN.")
         self.open_transaction = False
-        return Step(statement.index, statement.text, "commit")
+        return Step(statement.index, statement.text, steps.Commit())
 
     def _rollback(self, statement: Statement, tree: exp.Rollback) -> Step:
         if not self.open_transaction:
             raise _fail(statement, "ROLLBACK without BEGIN.")
         self.open_transaction = False
-        return Step(statement.index, statement.text, "rollback")
+        return Step(statement.index, statement.text, steps.Rollback())
 
     # -- queries -----------------------------------------------------------------------------
-    def _query(self, statement: Statement, tree: exp.Expression, kind: str = "select", **extra: Any) -> Step:
+    def _query(
+        self, statement: Statement, tree: exp.Expression, details: StepDetails | None = None, **extra: Any
+    ) -> Step:
         refs = _Refs(self, statement)
         query = refs.rewrite(tree)
-        return Step(statement.index, statement.text, kind, query=self._spark(query), **refs.step_fields(), **extra)
+        return Step(
+            statement.index,
+            statement.text,
+            details or steps.Select(),
+            query=self._spark(query),
+            **refs.step_fields(),
+            **extra,
+        )
 
     _select = _union = _except = _intersect = _query
 
@@ -364,14 +358,13 @@ class _Planner:
             return Step(
                 statement.index,
                 statement.text,
-                "create_schema",
+                steps.CreateSchema(if_not_exists=bool(tree.args.get("exists"))),
                 target=name,
-                details={"if_not_exists": bool(tree.args.get("exists"))},
             )
         if kind == "VIEW" and temporary:
-            return self._temp(statement, tree, "temp_view")
+            return self._temp(statement, tree, steps.TempView)
         if kind == "TABLE" and temporary:
-            return self._temp(statement, tree, "temp_table")
+            return self._temp(statement, tree, steps.TempTable)
         if kind != "TABLE":
             raise _fail(
                 statement, f"CREATE {kind or '?'} is not supported (tables, temp tables/views and schemas are)."
@@ -379,7 +372,7 @@ class _Planner:
         flags = {"if_not_exists": bool(tree.args.get("exists")), "or_replace": bool(tree.args.get("replace"))}
         if tree.expression is not None:
             target = self._table_name(statement, tree.this)
-            return self._query(statement, tree.expression, "ctas", target=target, details=flags)
+            return self._query(statement, tree.expression, steps.Ctas(**flags), target=target)
         schema = tree.this
         if not isinstance(schema, exp.Schema):
             raise _fail(statement, "CREATE TABLE needs a column list or AS SELECT.")
@@ -391,22 +384,17 @@ class _Planner:
         return Step(
             statement.index,
             statement.text,
-            "create_table",
+            steps.CreateTable(columns=tuple(columns), **flags),
             target=self._table_name(statement, schema.this),
-            details={**flags, "columns": columns},
         )
 
-    def _temp(self, statement: Statement, tree: exp.Create, kind: str) -> Step:
+    def _temp(self, statement: Statement, tree: exp.Create, kind: type[steps.TempTable] | type[steps.TempView]) -> Step:
         name = tree.this.name if isinstance(tree.this, exp.Table) else ""
         if tree.expression is None or not name:
             raise _fail(statement, "temporary tables and views must be created AS SELECT.")
         view = self.temp_objects.get(name.lower()) or f"__temp_{_ident(name)}_{self.token}"
         step = self._query(
-            statement,
-            tree.expression,
-            kind,
-            target=view,
-            details={"or_replace": bool(tree.args.get("replace")), "name": name},
+            statement, tree.expression, kind(name=name, or_replace=bool(tree.args.get("replace"))), target=view
         )
         self.temp_objects[name.lower()] = view
         return step
@@ -417,7 +405,7 @@ class _Planner:
         target = tree.this
         columns = None
         if isinstance(target, exp.Schema):
-            columns = [c.name for c in target.expressions]
+            columns = tuple(c.name for c in target.expressions)
             target = target.this
         source = tree.expression
         if source is None:
@@ -428,9 +416,8 @@ class _Planner:
         return self._query(
             statement,
             source,
-            "insert",
+            steps.Insert(columns=columns, by_name=by_name, overwrite=bool(tree.args.get("overwrite"))),
             target=self._table_name(statement, target),
-            details={"columns": columns, "by_name": by_name, "overwrite": bool(tree.args.get("overwrite"))},
         )
 
     def _delete(self, statement: Statement, tree: exp.Delete) -> Step:
@@ -443,7 +430,7 @@ class _Planner:
         query = f"SELECT rowid, __ducklake_file_id, __ducklake_file_pos FROM {view}"
         if predicate:
             query += f" WHERE {predicate}"
-        return Step(statement.index, statement.text, "delete", query=query, target=target, **refs.step_fields())
+        return Step(statement.index, statement.text, steps.Delete(), query=query, target=target, **refs.step_fields())
 
     def _update(self, statement: Statement, tree: exp.Update) -> Step:
         if tree.args.get("returning"):
@@ -467,10 +454,9 @@ class _Planner:
         return Step(
             statement.index,
             statement.text,
-            "update",
+            steps.Update(assignments=assignments, alias=tree.this.alias_or_name),
             query=self._spark(select),
             target=target,
-            details={"assignments": assignments, "alias": tree.this.alias_or_name},
             **refs.step_fields(),
         )
 
@@ -489,35 +475,31 @@ class _Planner:
                 raise _fail(statement, "WHEN NOT MATCHED BY SOURCE is not supported.")
             condition = when.args.get("condition")
             action = when.args.get("then")
-            clause: dict[str, Any] = {
-                "matched": matched,
-                "condition": self._spark(refs.rewrite(condition)) if condition else None,
-            }
+            when_sql = self._spark(refs.rewrite(condition)) if condition else None
+            clause: MergeClause
             if isinstance(action, exp.Update):
-                clause["action"] = "update"
-                clause["assignments"] = {
-                    a.this.name: self._spark(refs.rewrite(a.expression)) for a in action.expressions
-                }
-                clause["star"] = not action.expressions
+                assignments = {a.this.name: self._spark(refs.rewrite(a.expression)) for a in action.expressions}
+                clause = MergeClause(matched, "update", when_sql, assignments=assignments, star=not action.expressions)
             elif isinstance(action, exp.Insert):
-                clause["action"] = "insert"
                 cols = action.this
-                clause["columns"] = (
-                    [c.name for c in cols.expressions]
+                columns = (
+                    tuple(c.name for c in cols.expressions)
                     if isinstance(cols, exp.Tuple)
-                    else ([cols.name] if isinstance(cols, exp.Column) else None)
+                    else ((cols.name,) if isinstance(cols, exp.Column) else None)
                 )
                 values = action.expression
+                inserted: tuple[str, ...] | None
                 if isinstance(values, exp.Tuple):
-                    clause["values"] = [self._spark(refs.rewrite(v)) for v in values.expressions]
+                    inserted = tuple(self._spark(refs.rewrite(v)) for v in values.expressions)
                 elif values is None or isinstance(values, exp.Star):
-                    clause["values"] = None  # INSERT * / bare INSERT: the source's columns by name
+                    inserted = None  # INSERT * / bare INSERT: the source's columns by name
                 else:
-                    clause["values"] = [self._spark(refs.rewrite(values))]
+                    inserted = (self._spark(refs.rewrite(values)),)
+                clause = MergeClause(matched, "insert", when_sql, columns=columns, values=inserted)
             elif isinstance(action, exp.Var) and action.name.upper() == "DELETE":
-                clause["action"] = "delete"
+                clause = MergeClause(matched, "delete", when_sql)
             elif action is not None and action.sql().upper() in ("DELETE", "DO NOTHING"):
-                clause["action"] = "delete" if action.sql().upper() == "DELETE" else "nothing"
+                clause = MergeClause(matched, "delete" if action.sql().upper() == "DELETE" else "nothing", when_sql)
             else:
                 raise _fail(statement, f"MERGE action {action.sql(self.dialect) if action else '?'} is not supported.")
             clauses.append(clause)
@@ -525,18 +507,17 @@ class _Planner:
         return Step(
             statement.index,
             statement.text,
-            "merge",
+            steps.Merge(
+                on=on,
+                clauses=tuple(clauses),
+                target_alias=target_alias,
+                source_alias=source_alias,
+                source_is_query=isinstance(using, exp.Subquery),
+                target_view=view,
+            ),
             target=target,
             query=self._spark(using),
             **refs.step_fields(),
-            details={
-                "on": on,
-                "clauses": clauses,
-                "target_alias": target_alias,
-                "source_alias": source_alias,
-                "source_is_query": isinstance(using, exp.Subquery),
-                "target_view": view,
-            },
         )
 
     def _drop(self, statement: Statement, tree: exp.Drop) -> Step:
@@ -550,9 +531,8 @@ class _Planner:
             return Step(
                 statement.index,
                 statement.text,
-                "drop_schema",
+                steps.DropSchema(if_exists=if_exists),
                 target=self._schema_name(statement, table),
-                details={"if_exists": if_exists},
             )
         if kind not in ("TABLE", "VIEW"):
             raise _fail(statement, f"DROP {kind} is not supported.")
@@ -561,18 +541,16 @@ class _Planner:
             return Step(
                 statement.index,
                 statement.text,
-                "drop_temp",
+                steps.DropTemp(name=table.name, if_exists=if_exists),
                 target=view,
-                details={"if_exists": if_exists, "name": table.name},
             )
         if kind == "VIEW":
             raise _fail(statement, "only temporary views can be dropped.")
         return Step(
             statement.index,
             statement.text,
-            "drop_table",
+            steps.DropTable(if_exists=if_exists),
             target=self._table_name(statement, table),
-            details={"if_exists": if_exists},
         )
 
     def _alter(self, statement: Statement, tree: exp.Alter) -> Step:
@@ -580,23 +558,24 @@ class _Planner:
             raise _fail(statement, "ALTER TABLE takes exactly one action here.")
         target = self._table_name(statement, tree.this)
         (action,) = tree.args["actions"]
+        details: StepDetails
         if isinstance(action, exp.ColumnDef):
             definition = self._column_def(statement, action)
-            details = {"action": "add_column", "column": definition, "if_not_exists": bool(action.args.get("exists"))}
+            details = steps.AddColumn(definition, if_not_exists=bool(action.args.get("exists")))
         elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
             (dropped,) = action.args.get("tables") or [action.this]
-            details = {"action": "drop_column", "column": dropped.name, "if_exists": bool(action.args.get("exists"))}
+            details = steps.DropColumn(dropped.name, if_exists=bool(action.args.get("exists")))
         elif isinstance(action, exp.RenameColumn):
-            details = {"action": "rename_column", "column": action.this.name, "new_name": action.args["to"].name}
+            details = steps.RenameColumn(action.this.name, action.args["to"].name)
         elif isinstance(action, exp.AlterRename):
-            details = {"action": "rename_table", "new_name": action.this.name}
+            details = steps.RenameTable(action.this.name)
         else:
             raise _fail(
                 statement,
                 f"ALTER TABLE ... {action.sql(self.dialect)} is not supported "
                 "(ADD/DROP/RENAME COLUMN and RENAME TO are).",
             )
-        return Step(statement.index, statement.text, "alter", target=target, details=details)
+        return Step(statement.index, statement.text, details, target=target)
 
     def _copy(self, statement: Statement, tree: exp.Copy) -> Step:
         if tree.args.get("kind") is not False and tree.args.get("kind") is not None:
@@ -611,7 +590,10 @@ class _Planner:
         for param in tree.args.get("params") or []:
             value = param.args.get("expression")
             options[param.this.name.lower()] = _literal(value) if value is not None else True
-        fmt = str(options.pop("format", "") or _format_of(path) or "parquet").lower()
+        fmt = str(options.pop("format", "") or "").lower()
+        if not fmt:
+            fmt, implied = _spark_file_format(statement, file_path(path) or FilePath(path))
+            options = {**implied, **options}
         if fmt not in ("parquet", "csv"):
             raise _fail(statement, f"COPY TO format {fmt!r} is not supported (parquet and csv are).")
         source = tree.this
@@ -619,7 +601,7 @@ class _Planner:
             source = source.this
         elif isinstance(source, exp.Table):
             source = exp.select("*").from_(source)
-        return self._query(statement, source, "copy", target=path, details={"format": fmt, "options": options})
+        return self._query(statement, source, steps.Copy(format=fmt, options=options), target=path)
 
     def _call(self, statement: Statement, tree: exp.Expression) -> Step:
         call = tree.expressions[0] if isinstance(tree, exp.Select) else tree
@@ -634,12 +616,17 @@ class _Planner:
             else:
                 positional.append(_literal(arg))
         catalog, rest = (positional[0], positional[1:]) if positional else (None, [])
-        if self.aliases and catalog is not None and str(catalog).lower() not in self.aliases and catalog != self.lake:
+        if (
+            self.names.aliases
+            and catalog is not None
+            and not self.names.is_alias(str(catalog))
+            and catalog != self.lake
+        ):
             raise _fail(statement, f"{name}({catalog!r}): that is not the attached lake.")
-        return Step(statement.index, statement.text, "call", target=name, details={"positional": rest, "named": named})
+        return Step(statement.index, statement.text, steps.Call(positional=tuple(rest), named=named), target=name)
 
     # -- helpers -----------------------------------------------------------------------------
-    def _column_def(self, statement: Statement, column: exp.ColumnDef) -> dict[str, Any]:
+    def _column_def(self, statement: Statement, column: exp.ColumnDef) -> ColumnDef:
         from airflow_provider_lakehouse.sql.types import arrow_type
 
         kind = column.args.get("kind")
@@ -662,26 +649,22 @@ class _Planner:
                 raise _fail(
                     statement, f"column constraint {constraint.sql(self.dialect)} is not supported by DuckLake."
                 )
-        return {"name": column.name, "type": kind.sql("duckdb"), "nullable": nullable, "default": default}
+        return ColumnDef(column.name, kind.sql("duckdb"), nullable, default)
 
     def _table_name(self, statement: Statement, table: exp.Expression) -> str:
         if not isinstance(table, exp.Table):
             raise _fail(statement, f"expected a table name, got {table.sql(self.dialect)}.")
-        catalog, db = table.args.get("catalog"), table.args.get("db")
-        if catalog is not None:
-            if catalog.name.lower() not in self.aliases:
-                raise _fail(
-                    statement, f"unknown catalog {catalog.name!r} (ATTACH 'ducklake://NAME' AS {catalog.name} first)."
-                )
-            return f"{db.name if db else self.default_schema}.{table.name}"
-        if db is not None and db.name.lower() in self.aliases:
-            return f"{self.default_schema}.{table.name}"
-        return f"{db.name if db else self.default_schema}.{table.name}"
+        name = self.names.table(table.catalog or None, table.db or None, table.name)
+        if name.catalog is not None:
+            raise _fail(
+                statement, f"unknown catalog {name.catalog!r} (ATTACH 'ducklake://NAME' AS {name.catalog} first)."
+            )
+        return name.qualified
 
     def _schema_name(self, statement: Statement, node: exp.Expression) -> str:
         if isinstance(node, exp.Table):
             parts = [p.name for p in node.parts]
-            if len(parts) == 2 and parts[0].lower() in self.aliases:
+            if len(parts) == 2 and self.names.is_alias(parts[0]):
                 return parts[1]
             if len(parts) == 1:
                 return parts[0]
@@ -792,9 +775,10 @@ class _Refs:
         if isinstance(inner, (exp.Func, exp.Anonymous)) or not isinstance(inner, exp.Identifier):
             name = inner.sql(self.planner.dialect) if inner is not None else "?"
             raise _fail(self.statement, f"table function {name} is not supported.")
-        if inner.quoted and _FILE_URI.search(inner.name):
-            fmt = _format_of(inner.name) or "parquet"
-            return self._file_view(node, (inner.name,), fmt, {})
+        file = file_reference(node)
+        if file is not None:
+            fmt, options = _spark_file_format(self.statement, file)
+            return self._file_view(node, (file.path,), fmt, options)
         catalog, db = node.args.get("catalog"), node.args.get("db")
         if catalog is None and db is None and inner.name.lower() in self._ctes:
             return None
@@ -971,12 +955,30 @@ def _ident(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name).lower()
 
 
-def _format_of(path: str) -> str | None:
-    lower = path.lower().removesuffix(".gz")
-    for fmt in ("parquet", "csv"):
-        if lower.endswith("." + fmt):
-            return fmt
-    return None
+def _spark_file_format(statement: Statement, file: FilePath) -> tuple[str, dict[str, Any]]:
+    """The format (``parquet`` or ``csv``) and reader options the Spark side uses for ``file``; refuses what it
+    cannot read or write the way DuckDB would (see .files).
+
+    >>> from airflow_provider_lakehouse.sql.split import split_statements
+    >>> statement = split_statements("SELECT 1")[0]
+    >>> _spark_file_format(statement, file_path("s3://b/x.tsv.gz")), _spark_file_format(statement, file_path("/d"))
+    (('csv', {'delim': '\\t'}), ('parquet', {}))
+    """
+    if file.home_relative:
+        raise _fail(statement, f"{file.path!r}: '~' is not expanded on Spark; give an absolute path or a URI.")
+    if file.scheme is not None and file.scheme not in FILE_SCHEMES:
+        raise _fail(
+            statement,
+            f"{file.path!r}: {file.scheme}:// files are not supported ({', '.join(sorted(FILE_SCHEMES))} are).",
+        )
+    if file.format is None and file.compression:
+        raise _fail(statement, f"{file.path!r}: cannot tell the file format; use read_parquet or read_csv.")
+    fmt = file.format or "parquet"  # a directory or an extension-less name: Parquet, as before
+    if fmt == "tsv":
+        return "csv", {"delim": "\t"}  # what DuckDB's CSV sniffer finds in a .tsv
+    if fmt not in ("parquet", "csv"):
+        raise _fail(statement, f"{file.path!r}: {fmt} files are not supported on Spark (Parquet and CSV are).")
+    return fmt, {}
 
 
 def _literal(node: exp.Expression | None) -> Any:

@@ -21,6 +21,8 @@ CORE = [
     "airflow_provider_lakehouse.jsonsafe",
     # the Spark package's pure part: the planner and the helpers the driver and task processes share
     "airflow_provider_lakehouse.spark.plan",
+    "airflow_provider_lakehouse.spark.steps",
+    "airflow_provider_lakehouse.sql.names",
     "airflow_provider_lakehouse.spark.semantics",
     "airflow_provider_lakehouse.spark.s3a",
     "airflow_provider_lakehouse.spark.progress",

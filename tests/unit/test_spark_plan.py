@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import pickle
+
 import pytest
 
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.spark.plan import Plan, plan_script, spark_value
+from airflow_provider_lakehouse.spark.steps import (
+    WRITE_KINDS,
+    AddColumn,
+    Call,
+    ColumnDef,
+    CreateTable,
+    Insert,
+    Merge,
+    MergeClause,
+    RenameTable,
+)
 
 
 def kinds(sql: str, **kwargs: object) -> list[str]:
@@ -47,9 +61,13 @@ def test_every_supported_statement_has_a_kind() -> None:
     ]
     create = plan.steps[3]
     assert create.target == "analytics.t"  # USE dl.analytics sets the default schema
-    assert create.details["columns"][0] == {"name": "id", "type": "INT", "nullable": False, "default": None}
-    assert create.details["columns"][1]["default"] == "x"
-    assert plan.steps[15].details["named"] == {"versions": "ARRAY(1, 2)"}
+    assert create.details == CreateTable(
+        columns=(ColumnDef("id", "INT", nullable=False), ColumnDef("v", "TEXT", default="x"))
+    )
+    assert plan.steps[9].details == AddColumn(ColumnDef("w", "DOUBLE"))
+    assert plan.steps[10].details == RenameTable("t2")
+    assert plan.steps[15].details == Call(positional=(), named={"versions": "ARRAY(1, 2)"})
+    assert [s.writes for s in plan.steps] == [k in WRITE_KINDS for k in kinds(sql, autocommit=True)]
 
 
 @pytest.mark.parametrize(
@@ -133,6 +151,35 @@ def test_plan_round_trips_through_the_job_file_form() -> None:
     )
     again = Plan.from_json_dict(plan.to_json_dict(), plan.parameters)
     assert again == plan
+    assert pickle.loads(pickle.dumps(plan)) == plan
+
+
+def test_every_kind_of_details_round_trips_through_the_job_file_form() -> None:
+    sql = """
+        ATTACH 'ducklake://sales' AS dl; USE dl.analytics;
+        CREATE SCHEMA IF NOT EXISTS analytics; CREATE TABLE t (id INTEGER NOT NULL, v VARCHAR DEFAULT 'x');
+        CREATE OR REPLACE TABLE c AS SELECT * FROM t; INSERT INTO t (id) VALUES (1); DELETE FROM t WHERE id = 1;
+        UPDATE t SET v = 'y' WHERE id = 2;
+        MERGE INTO t USING c ON t.id = c.id WHEN MATCHED AND c.v IS NULL THEN DELETE WHEN MATCHED THEN UPDATE SET v = c.v
+            WHEN NOT MATCHED THEN INSERT (id, v) VALUES (c.id, c.v);
+        ALTER TABLE t ADD COLUMN w DOUBLE DEFAULT 1.5; ALTER TABLE t DROP COLUMN w; ALTER TABLE t RENAME COLUMN v TO u;
+        ALTER TABLE t RENAME TO t2; DROP TABLE IF EXISTS c; CREATE TEMP TABLE tt AS SELECT 1 AS one; DROP TABLE tt;
+        CREATE TEMP VIEW tv AS SELECT 1 AS one; DROP VIEW tv; COPY (SELECT 1) TO '/tmp/x.tsv';
+        CALL ducklake_expire_snapshots('dl', versions => [1, 2]); BEGIN; SELECT 1; ROLLBACK; BEGIN; COMMIT; DROP SCHEMA analytics
+    """
+    plan = plan_script(sql, autocommit=True)
+    again = Plan.from_json_dict(json.loads(json.dumps(plan.to_json_dict())), plan.parameters)
+    assert [s.details for s in again.steps] == [s.details for s in plan.steps]
+    assert pickle.loads(pickle.dumps(plan)) == plan
+    assert len({type(s.details) for s in plan.steps}) == 24  # every kind of details
+    merge = next(s.details for s in plan.steps if isinstance(s.details, Merge))
+    assert [(c.matched, c.action, c.star) for c in merge.clauses] == [
+        (True, "delete", False),
+        (True, "update", False),
+        (False, "insert", False),
+    ]
+    assert merge.clauses[2] == MergeClause(False, "insert", None, columns=("id", "v"), values=("c.id", "c.v"))
+    assert next(s.details for s in plan.steps if isinstance(s.details, Insert)) == Insert(columns=("id",))
 
 
 def test_maintenance_calls_cannot_follow_data_changes_of_the_script_transaction() -> None:

@@ -172,7 +172,7 @@ def _target(kind: str, task: Any) -> Any:
     lake = getattr(task, "ducklake", None)
     sql = getattr(task, "sql", None)
     if not lake and isinstance(sql, str):
-        from airflow_provider_lakehouse.spark.plan import attached_lake
+        from airflow_provider_lakehouse.sql.names import attached_lake
 
         lake = attached_lake(sql)
     if lake and "{{" in str(lake):
