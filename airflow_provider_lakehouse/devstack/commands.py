@@ -220,8 +220,27 @@ def read_xcoms(dag_id: str, environment: dict[str, str]) -> dict[str, object]:
     return values
 
 
+# Static checks the test command runs before the suite (configured in pyproject.toml); seconds, not minutes.
+STATIC_CHECKS = (
+    ("ruff", "check", "."),
+    ("ruff", "format", "--check", "."),
+    ("mypy",),
+)
+
+
 def test(args: list[str]) -> int:
-    """The README's second command: the whole suite (tests/conftest.py starts and stops the stack)."""
+    """The README's second command: lint, format and type checks, then the whole suite.
+
+    tests/conftest.py starts and stops the stack. A failing static check stops here, before the half-hour suite,
+    and says how to see or fix the findings.
+    """
+    environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    for check in STATIC_CHECKS:
+        cmd = [sys.executable, "-m", *check]
+        _say(" ".join(cmd[2:]))
+        if subprocess.run(cmd, cwd=REPO_ROOT, env=environment).returncode:
+            _say(f"{check[0]} found problems (ruff: `ruff check --fix .` and `ruff format .` fix most); tests not run")
+            return 1
     cmd = [sys.executable, "-m", "pytest", *args]
     _say(" ".join(cmd))
-    return subprocess.run(cmd, cwd=REPO_ROOT, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT))).returncode
+    return subprocess.run(cmd, cwd=REPO_ROOT, env=environment).returncode

@@ -241,7 +241,7 @@ class DuckLake:
                 plan.snapshot_id,
                 virtual=plan.virtual,
                 all_columns=plan.table.columns,
-                name_map=name_maps.get(f.mapping_id),
+                name_map=name_maps.get(f.mapping_id) if f.mapping_id is not None else None,
             )
             for f in plan.files
         ]
@@ -292,7 +292,7 @@ class DuckLake:
             result[version] = found[0].columns if found else table.columns
         return result
 
-    def name_maps(self, plan: ScanPlan) -> dict[int | None, Any]:
+    def name_maps(self, plan: ScanPlan) -> dict[int, Any]:
         """The ``map_by_name`` mappings of ``plan``'s files (files registered from outside DuckLake), by id."""
         ids = {f.mapping_id for f in plan.files if f.mapping_id is not None}
         if not ids:

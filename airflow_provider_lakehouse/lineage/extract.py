@@ -133,12 +133,12 @@ def _extract(
     return Lineage(script.result(), tuple(errors), script.statement_outputs, len(statements))
 
 
-def _parse(text: str, dialect: str) -> exp.Expression:
+def _parse(text: str, dialect: str) -> exp.Expr:
     """One statement's tree. sqlglot knows DuckDB's PIVOT / UNPIVOT statements alone and inside FROM, but
     not as the query of CREATE TABLE ... AS or INSERT: those are read as ``... SELECT * FROM (PIVOT ...)``,
     which means the same."""
     try:
-        tree: exp.Expression | None = sqlglot.parse_one(text, read=dialect)
+        tree: exp.Expr | None = sqlglot.parse_one(text, read=dialect)
         failure: Exception | None = None
     except Exception as exc:
         tree, failure = None, exc
@@ -258,7 +258,7 @@ class _Script:
             return self.views[dataset]
         return TableRelation(dataset, self.known.get(dataset.key.lower()), self.reads)
 
-    def _function_source(self, function: exp.Expression, scope: Scope) -> Relation:
+    def _function_source(self, function: exp.Expr, scope: Scope) -> Relation:
         name = _function_name(function)
         if name in _FILE_READERS:
             files = [TableRelation(Dataset("file", lit.name), None, self.reads) for lit in _path_literals(function)]
@@ -267,14 +267,14 @@ class _Script:
         return FunctionRelation(frozenset(edges))
 
     # -- statements --------------------------------------------------------------------------
-    def statement(self, tree: exp.Expression, index: int) -> None:
+    def statement(self, tree: exp.Expr, index: int) -> None:
         self._index = index
         try:
             self._dispatch(tree)
         finally:
             self._flush_reads()
 
-    def _dispatch(self, tree: exp.Expression) -> None:
+    def _dispatch(self, tree: exp.Expr) -> None:
         if isinstance(tree, exp.Attach):
             self.names.attach(tree)
         elif isinstance(tree, exp.Detach):
@@ -360,7 +360,7 @@ class _Script:
             row_edges |= self.queries.expression(where.this, scope, Context(indirect="FILTER"))
         return {column: frozenset(edges) for column, edges in columns.items()}, frozenset(row_edges)
 
-    def _select_into(self, tree: exp.Expression, into: exp.Into) -> None:
+    def _select_into(self, tree: exp.Expr, into: exp.Into) -> None:
         """Postgres ``SELECT ... INTO [TEMP] t FROM ...`` creates ``t`` from the query: CREATE TABLE t AS."""
         into.pop()
         temporary = exp.Properties(expressions=[exp.TemporaryProperty()]) if into.args.get("temporary") else None
@@ -418,13 +418,13 @@ class _Script:
         rows = self._where_rows(tree, scope)
         self._write(dataset, (), frozenset(rows))
 
-    def _statement_scope(self, tree: exp.Expression) -> Scope:
+    def _statement_scope(self, tree: exp.Expr) -> Scope:
         """CTEs written before the statement (``WITH x AS (...) INSERT INTO ...``) are visible to its query."""
         scope = Scope()
         self.queries.add_ctes(tree, scope)
         return scope
 
-    def _target_scope(self, tree: exp.Expression) -> tuple[Scope, Dataset]:
+    def _target_scope(self, tree: exp.Expr) -> tuple[Scope, Dataset]:
         """The scope of UPDATE / DELETE / MERGE: the target table under its alias (it is read too)."""
         node = tree.this
         dataset = self.names.table(node)
@@ -434,7 +434,7 @@ class _Script:
         )
         return scope, dataset
 
-    def _where_rows(self, tree: exp.Expression, scope: Scope) -> set:
+    def _where_rows(self, tree: exp.Expr, scope: Scope) -> set:
         rows: set = set()
         for source in scope.sources.values():
             rows |= source.rows
@@ -443,7 +443,7 @@ class _Script:
             rows |= self.queries.predicate(where.this, scope)
         return rows
 
-    def _add_sources(self, scope: Scope, nodes: list[exp.Expression], tree: exp.Expression) -> None:
+    def _add_sources(self, scope: Scope, nodes: list[exp.Expr], tree: exp.Expr) -> None:
         self.queries.add_ctes(tree, scope)
         for node in nodes:
             self.queries.add_source(node, scope)
@@ -551,7 +551,7 @@ def _by_name(names: Sequence[str], relation: DerivedRelation) -> dict[str, Edges
     return columns
 
 
-def _select_into(tree: exp.Expression) -> exp.Into | None:
+def _select_into(tree: exp.Expr) -> exp.Into | None:
     """The ``INTO`` of ``SELECT ... INTO t`` (on the first SELECT of a set operation), if any."""
     node = tree
     while isinstance(node, exp.SetOperation):
@@ -577,7 +577,7 @@ def _lifecycle(events: list[str]) -> str | None:
     return last
 
 
-def _function_name(function: exp.Expression) -> str:
+def _function_name(function: exp.Expr) -> str:
     if isinstance(function, exp.Anonymous):
         return function.name.lower()
     if isinstance(function, exp.Func):
@@ -585,7 +585,7 @@ def _function_name(function: exp.Expression) -> str:
     return function.key.lower()
 
 
-def _path_literals(function: exp.Expression) -> list[exp.Literal]:
+def _path_literals(function: exp.Expr) -> list[exp.Literal]:
     """The path arguments of a file reader: the first argument, a string or a list of strings."""
     this = function.args.get("this")
     first: Any = this if isinstance(this, exp.Expression) else (function.expressions or [None])[0]
@@ -596,7 +596,7 @@ def _path_literals(function: exp.Expression) -> list[exp.Literal]:
     return []
 
 
-def _tuple_items(node: exp.Expression | None) -> list[exp.Expression]:
+def _tuple_items(node: exp.Expr | None) -> list[exp.Expr]:
     if node is None:
         return []
     if isinstance(node, exp.Tuple):

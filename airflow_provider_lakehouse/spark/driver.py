@@ -860,7 +860,9 @@ def _declared_type(text: str) -> pa.DataType:
 
     from airflow_provider_lakehouse.sql.types import arrow_type
 
-    return arrow_type(sqlglot.parse_one(f"CAST(x AS {text})", read="duckdb").to)
+    cast = sqlglot.parse_one(f"CAST(x AS {text})", read="duckdb")
+    assert isinstance(cast, sqlglot.exp.Cast)  # what parse_one gives for that text; narrows the type for mypy
+    return arrow_type(cast.to)
 
 
 def _bind(value: Any, args: Mapping[str, Any]) -> Any:

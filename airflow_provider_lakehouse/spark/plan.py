@@ -332,16 +332,14 @@ class _Planner:
         return Step(statement.index, statement.text, steps.Rollback())
 
     # -- queries -----------------------------------------------------------------------------
-    def _query(
-        self, statement: Statement, tree: exp.Expression, details: StepDetails | None = None, **extra: Any
-    ) -> Step:
+    def _query(self, statement: Statement, tree: exp.Expr, details: StepDetails | None = None, **extra: Any) -> Step:
         refs = _Refs(self, statement)
         query = refs.rewrite(tree)
         return Step(
             statement.index,
             statement.text,
             details or steps.Select(),
-            query=self._spark(query),
+            query=self.spark_sql(query),
             **refs.step_fields(),
             **extra,
         )
@@ -371,7 +369,7 @@ class _Planner:
             )
         flags = {"if_not_exists": bool(tree.args.get("exists")), "or_replace": bool(tree.args.get("replace"))}
         if tree.expression is not None:
-            target = self._table_name(statement, tree.this)
+            target = self.table_name(statement, tree.this)
             return self._query(statement, tree.expression, steps.Ctas(**flags), target=target)
         schema = tree.this
         if not isinstance(schema, exp.Schema):
@@ -385,7 +383,7 @@ class _Planner:
             statement.index,
             statement.text,
             steps.CreateTable(columns=tuple(columns), **flags),
-            target=self._table_name(statement, schema.this),
+            target=self.table_name(statement, schema.this),
         )
 
     def _temp(self, statement: Statement, tree: exp.Create, kind: type[steps.TempTable] | type[steps.TempView]) -> Step:
@@ -417,7 +415,7 @@ class _Planner:
             statement,
             source,
             steps.Insert(columns=columns, by_name=by_name, overwrite=bool(tree.args.get("overwrite"))),
-            target=self._table_name(statement, target),
+            target=self.table_name(statement, target),
         )
 
     def _delete(self, statement: Statement, tree: exp.Delete) -> Step:
@@ -426,7 +424,7 @@ class _Planner:
         refs = _Refs(self, statement)
         view, target = refs.target(tree.this)
         where = tree.args.get("where")
-        predicate = self._spark(refs.rewrite(where.this)) if where else None
+        predicate = self.spark_sql(refs.rewrite(where.this)) if where else None
         query = f"SELECT rowid, __ducklake_file_id, __ducklake_file_pos FROM {view}"
         if predicate:
             query += f" WHERE {predicate}"
@@ -440,7 +438,7 @@ class _Planner:
         assignments: dict[str, str] = {}
         for assignment in tree.expressions:
             column = assignment.this
-            assignments[column.name] = self._spark(refs.rewrite(assignment.expression))
+            assignments[column.name] = self.spark_sql(refs.rewrite(assignment.expression))
         select = exp.select(*[exp.column(c) for c in ("rowid", "__ducklake_file_id", "__ducklake_file_pos")])
         select = select.from_(exp.to_table(view).as_(tree.this.alias_or_name))
         source = tree.args.get("from_") or tree.args.get("from")
@@ -455,7 +453,7 @@ class _Planner:
             statement.index,
             statement.text,
             steps.Update(assignments=assignments, alias=tree.this.alias_or_name),
-            query=self._spark(select),
+            query=self.spark_sql(select),
             target=target,
             **refs.step_fields(),
         )
@@ -465,7 +463,7 @@ class _Planner:
         view, target = refs.target(tree.this)
         target_alias = tree.this.alias_or_name
         using = refs.rewrite(tree.args["using"])
-        on = self._spark(refs.rewrite(tree.args["on"]))
+        on = self.spark_sql(refs.rewrite(tree.args["on"]))
         clauses = []
         whens = tree.args.get("whens")
         for when in whens.expressions if whens is not None else []:
@@ -475,10 +473,10 @@ class _Planner:
                 raise _fail(statement, "WHEN NOT MATCHED BY SOURCE is not supported.")
             condition = when.args.get("condition")
             action = when.args.get("then")
-            when_sql = self._spark(refs.rewrite(condition)) if condition else None
+            when_sql = self.spark_sql(refs.rewrite(condition)) if condition else None
             clause: MergeClause
             if isinstance(action, exp.Update):
-                assignments = {a.this.name: self._spark(refs.rewrite(a.expression)) for a in action.expressions}
+                assignments = {a.this.name: self.spark_sql(refs.rewrite(a.expression)) for a in action.expressions}
                 clause = MergeClause(matched, "update", when_sql, assignments=assignments, star=not action.expressions)
             elif isinstance(action, exp.Insert):
                 cols = action.this
@@ -490,11 +488,11 @@ class _Planner:
                 values = action.expression
                 inserted: tuple[str, ...] | None
                 if isinstance(values, exp.Tuple):
-                    inserted = tuple(self._spark(refs.rewrite(v)) for v in values.expressions)
+                    inserted = tuple(self.spark_sql(refs.rewrite(v)) for v in values.expressions)
                 elif values is None or isinstance(values, exp.Star):
                     inserted = None  # INSERT * / bare INSERT: the source's columns by name
                 else:
-                    inserted = (self._spark(refs.rewrite(values)),)
+                    inserted = (self.spark_sql(refs.rewrite(values)),)
                 clause = MergeClause(matched, "insert", when_sql, columns=columns, values=inserted)
             elif isinstance(action, exp.Var) and action.name.upper() == "DELETE":
                 clause = MergeClause(matched, "delete", when_sql)
@@ -516,7 +514,7 @@ class _Planner:
                 target_view=view,
             ),
             target=target,
-            query=self._spark(using),
+            query=self.spark_sql(using),
             **refs.step_fields(),
         )
 
@@ -550,13 +548,13 @@ class _Planner:
             statement.index,
             statement.text,
             steps.DropTable(if_exists=if_exists),
-            target=self._table_name(statement, table),
+            target=self.table_name(statement, table),
         )
 
     def _alter(self, statement: Statement, tree: exp.Alter) -> Step:
         if str(tree.args.get("kind") or "").upper() != "TABLE" or len(tree.args.get("actions") or []) != 1:
             raise _fail(statement, "ALTER TABLE takes exactly one action here.")
-        target = self._table_name(statement, tree.this)
+        target = self.table_name(statement, tree.this)
         (action,) = tree.args["actions"]
         details: StepDetails
         if isinstance(action, exp.ColumnDef):
@@ -603,7 +601,7 @@ class _Planner:
             source = exp.select("*").from_(source)
         return self._query(statement, source, steps.Copy(format=fmt, options=options), target=path)
 
-    def _call(self, statement: Statement, tree: exp.Expression) -> Step:
+    def _call(self, statement: Statement, tree: exp.Expr) -> Step:
         call = tree.expressions[0] if isinstance(tree, exp.Select) else tree
         name = call.name.lower() if isinstance(call, exp.Anonymous) else ""
         if name not in MAINTENANCE_CALLS:
@@ -612,7 +610,7 @@ class _Planner:
         named: dict[str, str] = {}
         for arg in call.expressions:
             if isinstance(arg, (exp.Kwarg, exp.PropertyEQ, exp.EQ)):
-                named[arg.this.name.lower()] = self._spark(arg.expression)
+                named[arg.this.name.lower()] = self.spark_sql(arg.expression)
             else:
                 positional.append(_literal(arg))
         catalog, rest = (positional[0], positional[1:]) if positional else (None, [])
@@ -651,7 +649,8 @@ class _Planner:
                 )
         return ColumnDef(column.name, kind.sql("duckdb"), nullable, default)
 
-    def _table_name(self, statement: Statement, table: exp.Expression) -> str:
+    def table_name(self, statement: Statement, table: exp.Expr) -> str:
+        """The lake table ``table`` names, resolved in the script's current scope (raises for anything else)."""
         if not isinstance(table, exp.Table):
             raise _fail(statement, f"expected a table name, got {table.sql(self.dialect)}.")
         name = self.names.table(table.catalog or None, table.db or None, table.name)
@@ -661,7 +660,7 @@ class _Planner:
             )
         return name.qualified
 
-    def _schema_name(self, statement: Statement, node: exp.Expression) -> str:
+    def _schema_name(self, statement: Statement, node: exp.Expr) -> str:
         if isinstance(node, exp.Table):
             parts = [p.name for p in node.parts]
             if len(parts) == 2 and self.names.is_alias(parts[0]):
@@ -674,17 +673,18 @@ class _Planner:
         self._view_counter += 1
         return f"{prefix}{self._view_counter}_{self.token}"
 
-    def _spark(self, tree: exp.Expression) -> str:
+    def spark_sql(self, tree: exp.Expr) -> str:
+        """``tree`` as Spark SQL text, with DuckDB's semantics kept when the script is DuckDB SQL."""
         if self.dialect == "duckdb":
             tree = duckdb_semantics(tree.copy())  # DuckDB's casts and arithmetic (see .semantics)
         return _duckdb_functions_for_spark(tree).sql(dialect="spark")
 
 
-def _duckdb_functions_for_spark(tree: exp.Expression) -> exp.Expression:
+def _duckdb_functions_for_spark(tree: exp.Expr) -> exp.Expr:
     """DuckDB functions sqlglot leaves as they are but Spark names differently: ``error(msg)`` (a failing
     check, e.g. ``CASE WHEN bad THEN error('...') END``) is Spark's ``raise_error(msg)``."""
 
-    def rename(node: exp.Expression) -> exp.Expression:
+    def rename(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Anonymous) and node.name.lower() == "error":
             return exp.Anonymous(this="raise_error", expressions=node.expressions)
         return node
@@ -718,42 +718,42 @@ class _Refs:
             "parameters": tuple(self.params),
         }
 
-    def target(self, table: exp.Expression) -> tuple[str, str]:
+    def target(self, table: exp.Expr) -> tuple[str, str]:
         """The DML target: registered with row ids, every column."""
-        name = self.planner._table_name(self.statement, table)
+        name = self.planner.table_name(self.statement, table)
         schema, _, table_name = name.partition(".")
         view = f"__lake_{_ident(schema)}__{_ident(table_name)}__rowids_{self.planner.token}"
         self.tables[view] = TableRef(view=view, schema=schema, table=table_name, row_ids=True)
         return view, name
 
-    def rewrite(self, tree: exp.Expression) -> exp.Expression:
+    def rewrite(self, tree: exp.Expr) -> exp.Expr:
         tree = tree.copy()
         self._ctes |= {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-        for node in list(tree.find_all(exp.Placeholder)):
-            key = node.name
+        for placeholder in list(tree.find_all(exp.Placeholder)):
+            key = placeholder.name
             if not key:
                 raise _fail(self.statement, "'?' placeholders are not supported; use $1 or $name.")
             name = _param_name(key)
             self.params[name] = None
-            node.replace(exp.Placeholder(this=name))
-        for node in tree.find_all(exp.Star):
-            if not isinstance(node.parent, exp.Count):
+            placeholder.replace(exp.Placeholder(this=name))
+        for star in tree.find_all(exp.Star):
+            if not isinstance(star.parent, exp.Count):
                 self._star = True
-        for node in tree.find_all(exp.Column):
-            if isinstance(node.this, exp.Star):
+        for column in tree.find_all(exp.Column):
+            if isinstance(column.this, exp.Star):
                 self._star = True
             else:
-                self._columns.add(node.name.lower())
-        for node in list(tree.find_all(exp.Table)):
-            replacement = self._table(node)
+                self._columns.add(column.name.lower())
+        for table in list(tree.find_all(exp.Table)):
+            replacement = self._table(table)
             if replacement is not None:
-                if node is tree:
+                if table is tree:
                     tree = replacement
                 else:
-                    node.replace(replacement)
+                    table.replace(replacement)
         return tree
 
-    def _table(self, node: exp.Table) -> exp.Expression | None:
+    def _table(self, node: exp.Table) -> exp.Expr | None:
         inner = node.this
         alias = node.args.get("alias")
         if isinstance(inner, (exp.ReadParquet, exp.ReadCSV)) or (
@@ -785,7 +785,7 @@ class _Refs:
         if catalog is None and db is None and inner.name.lower() in self.planner.temp_objects:
             alias = node.args.get("alias")
             return exp.to_table(self.planner.temp_objects[inner.name.lower()]).as_(alias.name if alias else inner.name)
-        name = self.planner._table_name(self.statement, node)
+        name = self.planner.table_name(self.statement, node)
         schema, _, table = name.partition(".")
         version: int | str | None = None
         timestamp_sql = None
@@ -819,10 +819,10 @@ class _Refs:
         )
         return exp.to_table(view).as_(alias.name if alias else table)
 
-    def rewrite_scalar(self, value: exp.Expression) -> str:
-        return self.planner._spark(self.rewrite(value))
+    def rewrite_scalar(self, value: exp.Expr) -> str:
+        return self.planner.spark_sql(self.rewrite(value))
 
-    def _file_function(self, node: exp.Table, func: exp.Expression) -> exp.Expression:
+    def _file_function(self, node: exp.Table, func: exp.Expr) -> exp.Expr:
         args = ([func.this] if func.this is not None and not isinstance(func, exp.Anonymous) else []) + list(
             func.expressions
         )
@@ -838,14 +838,14 @@ class _Refs:
         is_parquet = isinstance(func, exp.ReadParquet) or func.name.lower() == "read_parquet"
         return self._file_view(node, tuple(paths), "parquet" if is_parquet else "csv", options)
 
-    def _file_view(self, node: exp.Table, paths: tuple[str, ...], fmt: str, options: dict[str, Any]) -> exp.Expression:
+    def _file_view(self, node: exp.Table, paths: tuple[str, ...], fmt: str, options: dict[str, Any]) -> exp.Expr:
         view = self.planner.next_view("__lake_file_")
         self.files.append(FileRef(view=view, paths=paths, format=fmt, options=options))
         self._star = True  # file columns are unknown until read
         alias = node.args.get("alias")
         return exp.to_table(view).as_(alias.name if alias else view)
 
-    def _series(self, node: exp.Table, func: exp.Expression) -> exp.Expression:
+    def _series(self, node: exp.Table, func: exp.Expr) -> exp.Expr:
         """DuckDB's ``range(a[, b[, step]])`` (end exclusive, column ``range``) and ``generate_series`` (end
         inclusive, column ``generate_series``) as Spark's ``range`` (column ``id``)."""
         inclusive = func.sql("duckdb").lower().startswith("generate_series(")
@@ -854,7 +854,7 @@ class _Refs:
             if isinstance(func, exp.GenerateSeries)
             else list(func.expressions)
         )
-        parts = [self.planner._spark(self.rewrite(a)) for a in args]
+        parts = [self.planner.spark_sql(self.rewrite(a)) for a in args]
         if len(parts) == 1:
             parts = ["0", parts[0]]
         if inclusive:
@@ -865,12 +865,12 @@ class _Refs:
         table_alias = alias.copy() if alias else exp.TableAlias(this=exp.to_identifier(column))
         return exp.Subquery(this=sub.this, alias=table_alias)
 
-    def _json_each(self, node: exp.Table, func: exp.Anonymous) -> exp.Expression:
+    def _json_each(self, node: exp.Table, func: exp.Anonymous) -> exp.Expr:
         """``json_each(json_array)`` -> one row per element: ``key`` (position) and ``value`` (JSON text)."""
         if len(func.expressions) != 1:
             raise _fail(self.statement, "json_each takes exactly one argument here.")
         (arg,) = func.expressions
-        source = self.planner._spark(self.rewrite(arg))
+        source = self.planner.spark_sql(self.rewrite(arg))
         alias = node.args.get("alias")
         sub = sqlglot.parse_one(
             f"(SELECT CAST(pos AS BIGINT) AS key, value FROM "
@@ -919,13 +919,13 @@ def _predicates_for(node: exp.Table, alias: str) -> tuple[tuple[str, str, Any], 
     return tuple(found)
 
 
-def _comparison(term: exp.Expression, alias: str, single: bool) -> list[tuple[str, str, Any]]:
-    def mine(side: exp.Expression) -> str | None:
+def _comparison(term: exp.Expr, alias: str, single: bool) -> list[tuple[str, str, Any]]:
+    def mine(side: exp.Expr) -> str | None:
         if isinstance(side, exp.Column) and (side.table.lower() == alias.lower() or (single and not side.table)):
             return side.name
         return None
 
-    def constant(side: exp.Expression) -> tuple[bool, Any]:
+    def constant(side: exp.Expr) -> tuple[bool, Any]:
         if isinstance(side, exp.Placeholder):
             return True, {"param": _param_name(side.name)}
         if isinstance(side, (exp.Literal, exp.Neg, exp.Boolean)):
@@ -981,7 +981,7 @@ def _spark_file_format(statement: Statement, file: FilePath) -> tuple[str, dict[
     return fmt, {}
 
 
-def _literal(node: exp.Expression | None) -> Any:
+def _literal(node: exp.Expr | None) -> Any:
     """A literal's Python value (string, number, boolean, NULL, list); else its DuckDB SQL text."""
     if node is None or isinstance(node, exp.Null):
         return None

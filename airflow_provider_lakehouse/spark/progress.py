@@ -79,7 +79,7 @@ def _classic_stages(spark: Any) -> list[StageProgress]:
 
 @contextmanager
 def progress_lines(
-    spark: Any, *, first_after_s: float = 10.0, every_s: float = 30.0, logger: logging.Logger = log
+    spark: Any, *, first_after_s: float = 10.0, every_s: float = 30.0, logger: logging.Logger | Any = log
 ) -> Iterator[None]:
     """Log progress lines while the block runs; never raises into it (progress is a courtesy)."""
     throttle = _Throttle(first_after_s, every_s)

@@ -41,7 +41,7 @@ _DOUBLE = exp.DataType.build("double")
 _marker_ids = itertools.count(1)
 
 
-def duckdb_semantics(tree: exp.Expression) -> exp.Expression:
+def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
     """Rewrite DuckDB-dialect arithmetic and casts in ``tree`` for Spark (markers where types decide).
 
     >>> sql = lambda s: duckdb_semantics(sqlglot.parse_one(s, read="duckdb")).sql("spark")

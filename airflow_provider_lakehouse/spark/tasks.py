@@ -142,7 +142,7 @@ def read_task(task: ScanTask) -> Iterator[pa.RecordBatch]:
             task.snapshot_id,
             virtual=task.virtual,
             all_columns=task.table.columns,
-            name_map=task.name_maps.get(f.mapping_id),
+            name_map=task.name_maps.get(f.mapping_id) if f.mapping_id is not None else None,
         )
         yield from to_spark_batch(table, schema)
     if task.inlined_ipc:

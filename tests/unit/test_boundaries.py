@@ -43,6 +43,7 @@ DUCKLAKE = [
     "airflow_provider_lakehouse.spark.merge",
     "airflow_provider_lakehouse.spark.tasks",
     "airflow_provider_lakehouse.spark.parquet_copy",
+    "airflow_provider_lakehouse.spark.maintenance",
 ]
 
 
