@@ -103,3 +103,25 @@ class CommitStateUnknownError(LakehouseError):
 
 class UnsupportedStatementError(TerminalError):
     """A statement this provider cannot run; nothing was touched."""
+
+
+#: how to get the full pyspark (Spark's jars and launcher), which the base install leaves out
+SPARK_EXTRA_INSTALL = "pip install 'airflow-provider-lakehouse[spark]'"
+
+
+class SparkNotInstalledError(TerminalError):
+    """Local Spark or spark-submit was asked for, but only the Spark Connect client (``pyspark-client``) is
+    installed: no Spark distribution (jars, ``spark-submit``) to start.
+
+    :param what: what could not start, e.g. ``local Spark``.
+    :param detail: what was looked for and not found.
+    """
+
+    def __init__(self, what: str, detail: str) -> None:
+        self.what = what
+        super().__init__(
+            f"{what} needs a Spark distribution, and none was found ({detail}). The provider's base install has "
+            f"only the Spark Connect client (pyspark-client). Install the full pyspark with: {SPARK_EXTRA_INSTALL} "
+            "(then Java 17+), set SPARK_HOME to a Spark 4 distribution, or give the lake a 'spark_connect' "
+            "connection (spark_conn_id) to run on a Spark Connect server instead."
+        )

@@ -1,6 +1,8 @@
 """Create the project's virtual environment and install the project into it (standard library only).
 
-Idempotent: a stamp file records the hash of ``pyproject.toml``; when it matches, nothing is installed.
+Installs the exact tested set: ``pip install -c constraints/constraints-3.11.txt -e .[dev]`` (``pyproject.toml``
+declares compatible ranges; the constraints file pins what the suite runs on). Idempotent: a stamp file records
+the hash of ``pyproject.toml`` and the constraints file; when it matches, nothing is installed.
 """
 
 from __future__ import annotations
@@ -14,10 +16,21 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VENV_DIR = Path(os.environ.get("LAKEHOUSE_VENV", REPO_ROOT / ".venv"))
-# The apache-spark provider depends on pyspark-client, which installs into the same ``pyspark/``
-# directory and overwrites pyspark's Python files with an older release. Reinstalling pyspark's own
-# files afterwards restores a matching Python/JVM pair; keep this in step with pyproject.toml.
-PYSPARK_PIN = "pyspark==4.3.0"
+#: the exact tested set (``pip freeze`` of this venv, the project left out)
+CONSTRAINTS = REPO_ROOT / "constraints" / "constraints-3.11.txt"
+
+
+def pyspark_pin(constraints: Path = CONSTRAINTS) -> str:
+    """The ``pyspark==X`` line of the constraints file.
+
+    The apache-spark provider depends on pyspark-client, which installs into the same ``pyspark/`` directory
+    as pyspark (the ``spark`` extra) and, when its release differs, overwrites pyspark's Python files with
+    its own. Reinstalling pyspark's files afterwards restores a matching Python/JVM pair.
+    """
+    for line in constraints.read_text().splitlines():
+        if line.strip().lower().startswith("pyspark=="):
+            return line.strip()
+    raise RuntimeError(f"{constraints} pins no pyspark")
 
 
 def venv_python() -> Path:
@@ -32,12 +45,13 @@ def in_venv() -> bool:
 
 def _stamp() -> str:
     digest = hashlib.sha256((REPO_ROOT / "pyproject.toml").read_bytes())
-    digest.update(PYSPARK_PIN.encode())
+    digest.update(CONSTRAINTS.read_bytes())
     return digest.hexdigest()
 
 
 def ensure_venv(*, quiet: bool = False) -> Path:
-    """Create ``.venv`` and install ``.[dev]`` into it unless it is already current; return its Python."""
+    """Create ``.venv`` and install ``.[dev]`` with the constraints file unless it is already current; return its
+    Python."""
     stamp_file = VENV_DIR / ".lakehouse-installed"
     if venv_python().exists() and stamp_file.exists() and stamp_file.read_text() == _stamp():
         return venv_python()
@@ -48,12 +62,12 @@ def ensure_venv(*, quiet: bool = False) -> Path:
     pip = [str(venv_python()), "-m", "pip", "--disable-pip-version-check"]
     say("installing the project and its test dependencies (first time: a few minutes)")
     subprocess.run([*pip, "install", "-q", "--upgrade", "pip"], check=True)
-    subprocess.run([*pip, "install", "-q", "-e", f"{REPO_ROOT}[dev]"], check=True)
+    subprocess.run([*pip, "install", "-q", "-c", str(CONSTRAINTS), "-e", f"{REPO_ROOT}[dev]"], check=True)
     # The editable build leaves its egg-info in the checkout; Python run from there (``python -m airflow``)
     # then finds the provider twice, and Airflow logs "Plugin 'lakehouse' already registered" in every task
     # and lists it as a plugin import error. The installed metadata lives in the venv.
     shutil.rmtree(REPO_ROOT / "airflow_provider_lakehouse.egg-info", ignore_errors=True)
-    subprocess.run([*pip, "install", "-q", "--force-reinstall", "--no-deps", PYSPARK_PIN], check=True)
+    subprocess.run([*pip, "install", "-q", "--force-reinstall", "--no-deps", pyspark_pin()], check=True)
     subprocess.run([*pip, "check"], check=True, stdout=subprocess.DEVNULL)
     stamp_file.write_text(_stamp())
     return venv_python()

