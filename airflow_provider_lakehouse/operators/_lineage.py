@@ -40,6 +40,7 @@ class SqlLineageMixin:
     _run_lineage: Lineage | None = None
     _run_outcome: Any = None
     _run_facts: Mapping[Dataset, DatasetFacts] | None = None
+    _run_lineage_with_schemas: Lineage | None = None  # the run's lineage re-read with the catalog's columns
 
     # -- provided by the operator ------------------------------------------------------------
     def _sql_target(self) -> SqlTarget:
@@ -93,13 +94,16 @@ class SqlLineageMixin:
 
         Why now: the OpenLineage listener builds the COMPLETE event in a forked child that it kills after
         ``[openlineage] execution_timeout`` (10 s by default), dropping the event. A catalog read there (a new
-        catalog connection, extension loads) would count against that limit; the task itself has none.
+        catalog connection, extension loads) would count against that limit, and so would parsing the script
+        again with the schemas read; the task itself has no such limit, so both happen here.
         """
         self._run_outcome = outcome
         if self._run_lineage is None or not _openlineage_enabled():
             return
+        target = self._sql_target()
         try:
-            self._run_facts = self._facts(self._sql_target(), self._run_lineage, outcome)
+            self._run_facts = self._facts(target, self._run_lineage, outcome)
+            self._run_lineage_with_schemas = _with_schemas(self.sql, target, self._run_facts)
         except Exception:
             log.warning("lineage: could not read schemas and statistics", exc_info=True)
 
@@ -139,20 +143,28 @@ class SqlLineageMixin:
             target = self._sql_target()
             lineage = self._run_lineage or target.extract(self.sql)
             facts: Mapping[Dataset, DatasetFacts] = {}
-            if with_facts and self._run_facts is not None:
+            if with_facts and self._run_facts is not None:  # read in the task by _record_outcome
                 facts = self._run_facts
+                lineage = self._run_lineage_with_schemas or lineage
             elif with_facts:
                 try:
                     facts = self._facts(target, lineage, self._run_outcome)
+                    lineage = _with_schemas(self.sql, target, facts) or lineage
                 except Exception:
                     log.warning("lineage: could not read schemas and statistics", exc_info=True)
-            schemas = {d.key: [name for name, _ in f.fields] for d, f in facts.items() if f.fields}
-            if schemas:  # the catalog's columns expand SELECT * and place INSERTs without a column list
-                lineage = extract_lineage(self.sql, target.dialect, target.default_schema, schemas)
             return operator_lineage(self.sql, target, lineage, self._naming(target), facts)
         except Exception:
             log.warning("lineage: no OpenLineage datasets for task %s", self.task_id, exc_info=True)
             return OperatorLineage()
+
+
+def _with_schemas(sql: Any, target: SqlTarget, facts: Mapping[Dataset, DatasetFacts]) -> Lineage | None:
+    """The script's lineage again, knowing the catalog's columns (they expand ``SELECT *`` and place INSERTs
+    without a column list); ``None`` when the facts name no columns."""
+    schemas = {d.key: [name for name, _ in f.fields] for d, f in facts.items() if f.fields}
+    if not schemas:
+        return None
+    return extract_lineage(sql, target.dialect, target.default_schema, schemas)
 
 
 def _openlineage_enabled() -> bool:
