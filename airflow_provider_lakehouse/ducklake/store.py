@@ -93,36 +93,12 @@ class CatalogConnection(ABC):
 
 
 #: messages of a server that is going away (PostgreSQL's admin shutdown, a crash, a dropped socket)
-_LOST = (
-    "closed",
-    "terminating connection",
-    "server closed the connection",
-    "consuming input failed",
-    "connection reset",
-    "connection refused",
-    "shutting down",
-)
-
-
 def _close_all(connections: list[Any]) -> None:
     while connections:
         try:
             connections.pop().close()
         except Exception:  # already broken: nothing to release
             pass
-
-
-def is_connection_lost(exc: BaseException, conn: CatalogConnection) -> bool:
-    """True when ``exc`` means the catalog connection broke (not that a statement failed on a live one)."""
-    raw = getattr(conn, "raw", None)
-    if bool(getattr(raw, "closed", False)):
-        return True
-    sqlstate = str(getattr(getattr(exc, "diag", None), "sqlstate", None) or "")
-    if sqlstate.startswith(("57P", "08")):  # admin/crash shutdown, cannot connect now, connection exceptions
-        return True
-    return type(exc).__name__ in ("OperationalError", "InterfaceError", "AdminShutdown", "CrashShutdown") and any(
-        word in str(exc).lower() for word in _LOST
-    )
 
 
 def _transient_connect_error(exc: BaseException) -> bool:
@@ -151,6 +127,13 @@ class MetadataStore(ABC):
     @abstractmethod
     def is_retryable(self, exc: BaseException) -> bool:
         """True for errors a commit retry can get past (unique violations, serialization failures, locks)."""
+
+    def is_connection_lost(self, exc: BaseException, conn: CatalogConnection) -> bool:
+        """True when ``exc`` means ``conn`` broke (not that a statement failed on a live connection).
+
+        A file-based catalog has no connection to lose: False unless a store says otherwise.
+        """
+        return False
 
     @abstractmethod
     def duckdb_attach(self) -> str:
@@ -193,7 +176,7 @@ class _PostgresConnection(CatalogConnection):
         try:
             return self._query(text, params)
         except Exception as exc:
-            if self.in_transaction or not is_connection_lost(exc, self):
+            if self.in_transaction or not self.store.is_connection_lost(exc, self):
                 raise
         self.raw = self.store.connect_raw()  # within the store's reconnect budget
         return self._query(text, params)
@@ -362,6 +345,15 @@ class PostgresStore(MetadataStore):
         return sqlstate in {"23505", "40001", "40P01"} or any(
             word in str(exc).lower() for word in ("primary key", "unique", "conflict", "concurrent")
         )
+
+    def is_connection_lost(self, exc: BaseException, conn: CatalogConnection) -> bool:
+        import psycopg  # lazily, as in is_retryable
+
+        if getattr(getattr(conn, "raw", None), "closed", False):
+            return True  # psycopg marks a connection whose server went away (or whose socket broke) as closed
+        # psycopg maps each SQLSTATE to its own error class: class 08 (connection exceptions: ConnectionFailure,
+        # ConnectionDoesNotExist, ...) and 57P0x (AdminShutdown, CrashShutdown, CannotConnectNow, ...)
+        return isinstance(exc, psycopg.Error) and (exc.sqlstate or "").startswith(("08", "57P"))
 
     def duckdb_attach(self) -> str:
         s = self.spec

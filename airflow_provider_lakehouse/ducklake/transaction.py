@@ -62,7 +62,7 @@ from airflow_provider_lakehouse.ducklake.reader import (
 )
 from airflow_provider_lakehouse.ducklake.staging import BaseFileDeletes, StagedFile, TableChanges, TableState
 from airflow_provider_lakehouse.ducklake.storage import join_path
-from airflow_provider_lakehouse.ducklake.store import CatalogConnection, is_connection_lost
+from airflow_provider_lakehouse.ducklake.store import CatalogConnection
 from airflow_provider_lakehouse.ducklake.types import Column, TableSchema, columns_from_arrow, renumber
 from airflow_provider_lakehouse.ducklake.writer import write_data_files, write_delete_file
 from airflow_provider_lakehouse.exceptions import (
@@ -726,7 +726,7 @@ class Transaction:
                 except CommitConflictError:
                     raise
                 except Exception as exc:
-                    if is_connection_lost(exc, self._conn):
+                    if self.lake.store.is_connection_lost(exc, self._conn):
                         reachable, landed = self._find_landed()
                         if landed is not None:
                             self.snapshot = landed

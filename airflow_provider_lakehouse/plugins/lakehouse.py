@@ -11,7 +11,7 @@ from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
 
-from airflow_provider_lakehouse.plugins.api.app import BUNDLE, URL_PREFIX
+from airflow_provider_lakehouse.plugins.api.app import BUNDLE, URL_PREFIX, create_app
 
 #: names the React bundle registers its component under (``src/main.tsx`` sets the same globals)
 NAV_VIEW, DAG_VIEW, TASK_VIEW = "Lakehouse", "Lakehouse data flow", "Lakehouse lineage"
@@ -50,8 +50,6 @@ def react_apps() -> list[dict[str, Any]]:
 
 
 def fastapi_apps() -> list[dict[str, Any]]:
-    from airflow_provider_lakehouse.plugins.api.app import create_app
-
     return [{"app": create_app(), "url_prefix": URL_PREFIX, "name": "Lakehouse API"}]
 
 

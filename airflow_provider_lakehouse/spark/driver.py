@@ -21,7 +21,7 @@ import pyarrow as pa
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.model import TableInfo
-from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
+from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID, output_schema
 from airflow_provider_lakehouse.ducklake.task_commits import (
     OUTCOME_FIELD,
     CommittedTry,
@@ -29,11 +29,17 @@ from airflow_provider_lakehouse.ducklake.task_commits import (
     find_committed_try,
 )
 from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transaction
-from airflow_provider_lakehouse.ducklake.types import Column
+from airflow_provider_lakehouse.ducklake.types import Column, columns_from_arrow
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark import steps
-from airflow_provider_lakehouse.spark.parquet_copy import plain_parquet_copy
+from airflow_provider_lakehouse.spark.parquet_copy import (
+    CopyTask,
+    copy_pieces,
+    plain_parquet_copy,
+    same_as_spark,
+    work_items,
+)
 from airflow_provider_lakehouse.spark.plan import CatalogRef, FileRef, Plan, Step, TableRef, spark_value
 from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
 from airflow_provider_lakehouse.spark.steps import WRITE_KINDS
@@ -398,8 +404,6 @@ class PlanRunner:
     def _step_create_table(
         self, step: Step, details: steps.CreateTable, args: dict[str, Any], result: _StepResult, tx: Transaction
     ) -> None:
-        from airflow_provider_lakehouse.ducklake.types import columns_from_arrow
-
         fields = [pa.field(c.name, _declared_type(c.type), nullable=c.nullable) for c in details.columns]
         columns = list(columns_from_arrow(pa.schema(fields)))
         for i, column in enumerate(details.columns):
@@ -608,7 +612,6 @@ class PlanRunner:
         """Executors copy the Parquet ``files`` into ``target`` with pyarrow (see :mod:`.parquet_copy`); None when
         the files' types differ from what Spark's reader would produce (the caller then runs the query)."""
         from airflow_provider_lakehouse.spark.files import expand
-        from airflow_provider_lakehouse.spark.parquet_copy import CopyTask, copy_pieces, same_as_spark, work_items
 
         schema, items = work_items(expand(files.paths, self.spec.s3), self.spec.s3)
         if not same_as_spark(schema, spark_schema):
@@ -756,8 +759,6 @@ class PlanRunner:
     def _table_frame(self, ref: TableRef, args: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         """A DataFrame of ``ref`` at its snapshot (or as the running transaction sees it: read-your-writes), and
         what the scan read (reported per statement)."""
-        from airflow_provider_lakehouse.ducklake.reader import output_schema
-
         snapshot_id = self._snapshot_for(ref, args)
         tx = self._tx if snapshot_id is None else None
         table = tx.table_info(ref.name) if tx is not None else self.lake.table(ref.name, version=snapshot_id)
@@ -868,7 +869,7 @@ def _declared_type(text: str) -> pa.DataType:
 def _bind(value: Any, args: Mapping[str, Any]) -> Any:
     if isinstance(value, dict) and "param" in value:
         return args.get(value["param"])
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):  # IN lists; a plan read back from JSON has lists where it had tuples
         return tuple(_bind(v, args) for v in value)
     return value
 

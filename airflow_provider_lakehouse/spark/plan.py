@@ -31,6 +31,7 @@ from airflow_provider_lakehouse.exceptions import ParameterError, StatementError
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
+from airflow_provider_lakehouse.sql.duckdb_syntax import spell_out_column_rename
 from airflow_provider_lakehouse.sql.names import (
     FilePath,
     NameScope,
@@ -159,7 +160,7 @@ class Plan:
                 Step(
                     **{
                         **raw,
-                        "tables": tuple(TableRef(**{**t, "columns": _tuple(t["columns"])}) for t in raw["tables"]),
+                        "tables": tuple(_table_ref_from_json(t) for t in raw["tables"]),
                         "files": tuple(FileRef(**{**f, "paths": tuple(f["paths"])}) for f in raw["files"]),
                         "catalog": tuple(CatalogRef(**{**c, "args": tuple(c["args"])}) for c in raw["catalog"]),
                         "parameters": tuple(raw["parameters"]),
@@ -174,6 +175,14 @@ class Plan:
             dialect=data["dialect"],
             autocommit=bool(data.get("autocommit", False)),
         )
+
+
+def _table_ref_from_json(data: Mapping[str, Any]) -> TableRef:
+    """A :class:`TableRef` back from JSON: its tuples (columns, predicates and IN lists in them) were lists."""
+    predicates = tuple(
+        (column, op, tuple(value) if isinstance(value, list) else value) for column, op, value in data["predicates"]
+    )
+    return TableRef(**{**data, "columns": _tuple(data["columns"]), "predicates": predicates})
 
 
 def _tuple(value: Any) -> tuple[str, ...] | None:
@@ -273,6 +282,8 @@ class _Planner:
     # -- entry -------------------------------------------------------------------------------
     def plan(self, statement: Statement) -> Step:
         is_call, text = _strip_call(statement.text)
+        if self.dialect == "duckdb":
+            text = spell_out_column_rename(text)
         try:
             tree = sqlglot.parse_one(text, read=self.dialect)
         except ParseError as exc:
@@ -476,8 +487,16 @@ class _Planner:
             when_sql = self.spark_sql(refs.rewrite(condition)) if condition else None
             clause: MergeClause
             if isinstance(action, exp.Update):
-                assignments = {a.this.name: self.spark_sql(refs.rewrite(a.expression)) for a in action.expressions}
-                clause = MergeClause(matched, "update", when_sql, assignments=assignments, star=not action.expressions)
+                stars = [a for a in action.expressions if isinstance(a, exp.Star)]
+                if stars and len(stars) != len(action.expressions):
+                    raise _fail(statement, "MERGE ... UPDATE SET * cannot be combined with other assignments.")
+                # bare UPDATE and UPDATE SET *: every column from the source, by name (as DuckDB)
+                assignments = {
+                    a.this.name: self.spark_sql(refs.rewrite(a.expression)) for a in action.expressions if not stars
+                }
+                clause = MergeClause(matched, "update", when_sql, assignments=assignments, star=not assignments)
+                if clause.star:
+                    refs.read_all_columns()
             elif isinstance(action, exp.Insert):
                 cols = action.this
                 columns = (
@@ -491,6 +510,7 @@ class _Planner:
                     inserted = tuple(self.spark_sql(refs.rewrite(v)) for v in values.expressions)
                 elif values is None or isinstance(values, exp.Star):
                     inserted = None  # INSERT * / bare INSERT: the source's columns by name
+                    refs.read_all_columns()
                 else:
                     inserted = (self.spark_sql(refs.rewrite(values)),)
                 clause = MergeClause(matched, "insert", when_sql, columns=columns, values=inserted)
@@ -705,6 +725,11 @@ class _Refs:
         self._ctes: set[str] = set()
         self._star = False
         self._columns: set[str] = set()
+
+    def read_all_columns(self) -> None:
+        """The statement reads every column of its tables though it names none (MERGE's ``UPDATE SET *`` and
+        ``INSERT *`` take the source's columns by name)."""
+        self._star = True
 
     def step_fields(self) -> dict[str, Any]:
         tables = []

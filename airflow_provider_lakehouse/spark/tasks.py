@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo, WrittenFile
-from airflow_provider_lakehouse.ducklake.reader import default_array, read_data_file
+from airflow_provider_lakehouse.ducklake.reader import default_array, output_schema, read_data_file
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
 from airflow_provider_lakehouse.ducklake.writer import DEFAULT_TARGET_FILE_BYTES, write_data_file
@@ -110,8 +110,6 @@ class ScanTask:
     inlined_ipc: bytes = b""
 
     def output_schema(self) -> pa.Schema:
-        from airflow_provider_lakehouse.ducklake.reader import output_schema
-
         return spark_arrow_schema(output_schema(self.columns, self.virtual))
 
     def split(self, max_bytes: int = 128 * 1024 * 1024) -> list[ScanTask]:

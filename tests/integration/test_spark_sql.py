@@ -641,3 +641,34 @@ def test_change_feed_of_a_script_that_changes_a_row_twice_equals_duckdbs(spark: 
         )
     )
     assert Counter(r["change_type"] for r in in_sql) == duck
+
+
+# DuckDB spellings sqlglot alone reads otherwise: a column rename without COLUMN (sqlglot: a table rename) and
+# MERGE's UPDATE SET * (sqlglot: a star it cannot assign).
+DUCKDB_SPELLINGS = """
+CREATE TABLE stock (id INTEGER, name VARCHAR, qty INTEGER);
+INSERT INTO stock VALUES (1, 'a', 1), (2, 'b', 2);
+CREATE TABLE delivery (id INTEGER, name VARCHAR, qty INTEGER);
+INSERT INTO delivery VALUES (2, 'b2', 20), (3, 'c', 30);
+MERGE INTO stock USING delivery ON stock.id = delivery.id
+  WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *;
+ALTER TABLE stock RENAME qty TO quantity;
+"""
+
+
+def test_duckdb_spellings_that_sqlglot_reads_otherwise_run_as_in_duckdb(spark: Any, setup: LakeSetup) -> None:
+    run(spark, setup, "ATTACH 'ducklake' AS dl; USE dl;" + DUCKDB_SPELLINGS)
+    referee_con = referee.connect()
+    referee_con.execute(DUCKDB_SPELLINGS)  # the same script on DuckDB's own tables
+    con = referee.connect()
+    setup.attach(con)
+    assert duck_rows(con, "SELECT * FROM lake.stock ORDER BY id") == duck_rows(
+        referee_con, "SELECT * FROM stock ORDER BY id"
+    )
+    assert [r[0] for r in con.sql("DESCRIBE lake.stock").fetchall()] == ["id", "name", "quantity"]
+    assert {
+        r[0] for r in con.sql("SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()
+    } == {
+        "stock",
+        "delivery",
+    }

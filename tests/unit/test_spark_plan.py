@@ -18,6 +18,7 @@ from airflow_provider_lakehouse.spark.steps import (
     Insert,
     Merge,
     MergeClause,
+    RenameColumn,
     RenameTable,
 )
 
@@ -199,3 +200,31 @@ def test_autocommit_travels_with_the_plan_to_a_spark_submit_job() -> None:
     plan = plan_script("DELETE FROM t WHERE a = 1", autocommit=True)
     assert Plan.from_json_dict(plan.to_json_dict(), {}).autocommit is True
     assert Plan.from_json_dict(plan_script("SELECT 1").to_json_dict(), {}).autocommit is False
+
+
+def test_a_plan_read_back_from_json_equals_the_plan_in_predicates_with_parameter_lists() -> None:
+    """The spark-submit job reads the plan from a JSON file: its IN lists come back as the tuples the driver binds
+    and prunes with, as in the plan the task made."""
+    plan = plan_script("SELECT * FROM t WHERE k IN (1, 2) AND v >= $low", parameters={"low": 3})
+    again = Plan.from_json_dict(json.loads(json.dumps(plan.to_json_dict())), plan.parameters)
+    assert again == plan
+    assert again.steps[0].tables[0].predicates == (("k", "in", (1, 2)), ("v", ">=", {"param": "low"}))
+
+
+def test_rename_without_the_column_keyword_renames_the_column_as_in_duckdb() -> None:
+    """DuckDB reads ``ALTER TABLE t RENAME v TO u`` as a column rename; sqlglot alone reads a table rename."""
+    (step,) = plan_script("ALTER TABLE t RENAME v TO u").steps
+    assert step.details == RenameColumn("v", "u") and step.target == "main.t"
+    (table_rename,) = plan_script("ALTER TABLE t RENAME TO u").steps
+    assert table_rename.details == RenameTable("u")
+
+
+def test_merge_update_set_star_takes_every_column_from_the_source() -> None:
+    (step,) = plan_script(
+        "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    ).steps
+    update, insert = step.details.clauses
+    assert (update.action, update.star, dict(update.assignments)) == ("update", True, {})
+    assert (insert.action, insert.values) == ("insert", None)
+    with pytest.raises(UnsupportedStatementError, match=r"UPDATE SET \* cannot be combined"):
+        plan_script("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET *, v = 1")

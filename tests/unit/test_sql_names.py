@@ -196,3 +196,13 @@ def test_planner_and_lineage_resolve_the_same_table(script: str, table: str) -> 
     assert step.target == table
     (written,) = [d.dataset for d in extract_lineage(script).datasets if d.access != "read"]
     assert written.name == table
+
+
+def test_a_column_rename_without_the_keyword_is_no_table_rename_for_lineage() -> None:
+    """``ALTER TABLE t RENAME v TO u`` renames a column in DuckDB: the table stays, no table ``v`` appears."""
+    from airflow_provider_lakehouse.lineage import extract_lineage
+
+    column_rename = extract_lineage("ALTER TABLE t RENAME v TO u")
+    assert [(str(d.dataset), d.lifecycle) for d in column_rename.datasets] == [("main.t", "ALTER")]
+    table_rename = extract_lineage("ALTER TABLE t RENAME TO u")
+    assert [(str(d.dataset), d.lifecycle) for d in table_rename.datasets] == [("main.t", "DROP"), ("main.u", "RENAME")]
