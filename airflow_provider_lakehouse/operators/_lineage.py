@@ -100,12 +100,21 @@ class SqlLineageMixin:
         self._run_outcome = outcome
         if self._run_lineage is None or not _openlineage_enabled():
             return
-        target = self._sql_target()
+        self._run_facts, self._run_lineage_with_schemas = self._read_facts(
+            self._sql_target(), self._run_lineage, outcome
+        )
+
+    def _read_facts(
+        self, target: SqlTarget, lineage: Lineage, outcome: Any
+    ) -> tuple[Mapping[Dataset, DatasetFacts] | None, Lineage | None]:
+        """The outputs' schemas and statistics, and the lineage re-read knowing the catalog's columns; ``None`` for
+        what could not be read (logged, never raised: lineage must not fail the task)."""
         try:
-            self._run_facts = self._facts(target, self._run_lineage, outcome)
-            self._run_lineage_with_schemas = _with_schemas(self.sql, target, self._run_facts)
+            facts = self._facts(target, lineage, outcome)
         except Exception:
             log.warning("lineage: could not read schemas and statistics", exc_info=True)
+            return None, None
+        return facts, _with_schemas(self.sql, target, facts)
 
     def _publish_outputs(
         self, context: Mapping[str, Any], extras: Mapping[Dataset, dict[str, Any]], snapshot_read: int | None = None
@@ -142,16 +151,14 @@ class SqlLineageMixin:
         try:
             target = self._sql_target()
             lineage = self._run_lineage or target.extract(self.sql)
-            facts: Mapping[Dataset, DatasetFacts] = {}
+            facts: Mapping[Dataset, DatasetFacts] | None = None
+            with_schemas: Lineage | None = None
             if with_facts and self._run_facts is not None:  # read in the task by _record_outcome
-                facts = self._run_facts
-                lineage = self._run_lineage_with_schemas or lineage
+                facts, with_schemas = self._run_facts, self._run_lineage_with_schemas
             elif with_facts:
-                try:
-                    facts = self._facts(target, lineage, self._run_outcome)
-                    lineage = _with_schemas(self.sql, target, facts) or lineage
-                except Exception:
-                    log.warning("lineage: could not read schemas and statistics", exc_info=True)
+                facts, with_schemas = self._read_facts(target, lineage, self._run_outcome)
+            lineage = with_schemas or lineage
+            facts = facts or {}
             return operator_lineage(self.sql, target, lineage, self._naming(target), facts)
         except Exception:
             log.warning("lineage: no OpenLineage datasets for task %s", self.task_id, exc_info=True)

@@ -869,7 +869,7 @@ def _declared_type(text: str) -> pa.DataType:
 def _bind(value: Any, args: Mapping[str, Any]) -> Any:
     if isinstance(value, dict) and "param" in value:
         return args.get(value["param"])
-    if isinstance(value, (tuple, list)):  # IN lists; a plan read back from JSON has lists where it had tuples
+    if isinstance(value, tuple):  # IN lists (Plan.from_json_dict restores them as tuples)
         return tuple(_bind(v, args) for v in value)
     return value
 
