@@ -123,6 +123,14 @@ class Storage:
             footer = struct.unpack("<I", handle.read(4))[0]
         return size, footer, writer.writer.metadata  # the C++ writer keeps the footer it wrote
 
+    def write_bytes(self, uri: str, data: bytes) -> None:
+        """Write a small object whole (one PUT on S3)."""
+        path = self.fs_path(uri)
+        if not self.is_s3:
+            self.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        with self.fs.open_output_stream(path) as sink:
+            sink.write(data)
+
     def delete(self, uri: str) -> bool:
         try:
             self.fs.delete_file(self.fs_path(uri))

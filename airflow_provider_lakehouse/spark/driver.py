@@ -47,8 +47,8 @@ from airflow_provider_lakehouse.spark.tasks import (
     META_COLUMN,
     ROW_ID_INPUT,
     ScanTask,
+    WriteLease,
     WriteTask,
-    remove_tagged_files,
     spark_arrow_schema,
     table_to_ipc,
     to_spark_table,
@@ -639,19 +639,17 @@ class PlanRunner:
     def _run_write(self, tx: Transaction, target: str, task: WriteTask, job: Callable[[], pa.Table]) -> int:
         """Run the Spark ``job`` whose executors write ``task``'s files; register them in the transaction, or
         remove them if the job fails."""
+        lease = WriteLease(task)
+        lease.take()
         try:
             meta = job()
         except BaseException:
-            # Spark fails the job as soon as one task fails; tasks still running may finish their file
-            # afterwards, so keep removing until a pass finds nothing (anything later is an orphan that
-            # ducklake_delete_orphaned_files removes).
-            quiet_passes = 0
-            for _ in range(20):
-                quiet_passes = quiet_passes + 1 if remove_tagged_files(task) == 0 else 0
-                if quiet_passes >= 3:
-                    break
-                time.sleep(0.5)
+            # Spark fails the job as soon as one task fails while others may still be finishing a file: those
+            # find the lease gone and delete their file; abandon() removes the ones already complete.
+            lease.abandon()
             raise
+        # Every task reported, so every file is in ``meta``; a speculative duplicate still running removes its own.
+        lease.release()
         files = written_files(meta.column(META_COLUMN).to_pylist())
         tx.add_files(target, files)
         return sum(f.record_count for f in files)

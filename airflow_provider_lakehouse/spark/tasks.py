@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo, WrittenFile
 from airflow_provider_lakehouse.ducklake.reader import default_array, output_schema, read_data_file
-from airflow_provider_lakehouse.ducklake.storage import Storage
+from airflow_provider_lakehouse.ducklake.storage import Storage, join_path
 from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
 from airflow_provider_lakehouse.ducklake.writer import DEFAULT_TARGET_FILE_BYTES, write_data_file
 
@@ -155,26 +155,81 @@ def table_to_ipc(table: pa.Table) -> bytes:
 
 
 # -- writing -------------------------------------------------------------------------------------
+class WriteAbandonedError(RuntimeError):
+    """An executor finished a file after the driver had given up on the write (the job failed meanwhile)."""
+
+
 @dataclass(frozen=True)
 class WriteTask:
     """Where and how executors write a table's new data files.
 
+    Each write has a *lease*, a small marker object the driver creates before the Spark job and deletes after it.
+    Spark fails a job as soon as one task fails while other tasks may still be finishing a file, so an executor
+    checks the lease after every file it writes and deletes the file itself when the lease is gone: with the
+    driver's sweep of the tagged files right after it deletes the lease, no file of a failed write survives,
+    however late its task ends (see :class:`WriteLease`).
+
     :param columns: the table's columns; incoming batches name their columns after them (any case).
     :param target_file_bytes: roll over to a new file past this many (in-memory) bytes.
+    :param tag: in every file name and in the lease's, so the driver can find the files of a failed write.
     """
 
     data_path: str
     s3: S3Spec | None
     table_dir: str
     columns: tuple[Column, ...]
+    tag: str
     target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES
-    tag: str = ""  # in every file name, so the driver can remove the files of a failed write
+
+    @property
+    def lease_uri(self) -> str:
+        return join_path(self.table_dir, f"ducklake-write-{self.tag}.lease")
+
+    def is_own_file(self, uri: str) -> bool:
+        return uri.endswith(f"-{self.tag}.parquet")
+
+
+class WriteLease:
+    """The driver's side of a write's lease: :meth:`take` before the Spark job, :meth:`release` after it, and
+    :meth:`abandon` instead when the job failed.
+
+    Why it is safe: an executor checks the lease *after* its file is complete. A file completed before the
+    lease was deleted is found by the sweep that follows the deletion; a file completed after it is deleted by
+    its executor. A driver killed mid-write leaves the lease and the unregistered files, which
+    ``ducklake_delete_orphaned_files`` removes like any orphan.
+    """
+
+    def __init__(self, task: WriteTask) -> None:
+        self.task = task
+        self._storage = Storage(task.data_path, task.s3)
+
+    def take(self) -> None:
+        self._storage.write_bytes(self.task.lease_uri, b"")
+
+    def release(self) -> None:
+        self._storage.delete(self.task.lease_uri)
+
+    def abandon(self) -> int:
+        """Delete the lease, then every file of the write already complete; return how many files were removed."""
+        self.release()
+        removed = 0
+        for entry in self._storage.list_files(self.task.table_dir):
+            if self.task.is_own_file(entry.uri) and self._storage.delete(entry.uri):
+                removed += 1
+        return removed
 
 
 def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Write the batches of one Spark partition as DuckLake data files; yield one row per file written
-    (the pickled :class:`WrittenFile`), which the driver registers in the commit."""
+    (the pickled :class:`WrittenFile`), which the driver registers in the commit.
+
+    A task attempt that fails removes the files it wrote (Spark may retry it, and the retry writes new ones);
+    a file finished after the driver abandoned the write is removed too (see :class:`WriteTask`).
+
+    :raises WriteAbandonedError: when the write's lease is gone.
+    """
     storage = Storage(task.data_path, task.s3)
+    written_paths: list[str] = []
     pending: list[pa.RecordBatch] = []
     pending_bytes = 0
 
@@ -195,18 +250,26 @@ def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
                 row_ids=row_ids,
                 tag=task.tag,
             )
+            written_paths.append(written.path)
+            if not storage.exists(task.lease_uri):
+                raise WriteAbandonedError(f"The write to {task.table_dir} was abandoned by the driver.")
             yield pa.RecordBatch.from_pydict(
                 {META_COLUMN: [pickle.dumps(written)]}, schema=pa.schema([(META_COLUMN, pa.binary())])
             )
 
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        pending.append(batch)
-        pending_bytes += batch.nbytes
-        if pending_bytes >= task.target_file_bytes:
-            yield from flush()
-    yield from flush()
+    try:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            pending.append(batch)
+            pending_bytes += batch.nbytes
+            if pending_bytes >= task.target_file_bytes:
+                yield from flush()
+        yield from flush()
+    except BaseException:
+        for path in written_paths:
+            storage.delete(path)
+        raise
 
 
 def _split_by_row_ids(data: pa.Table) -> Iterator[tuple[pa.Table, Any]]:
@@ -229,16 +292,6 @@ def _split_by_row_ids(data: pa.Table) -> Iterator[tuple[pa.Table, Any]]:
     if row_ids.null_count < len(row_ids):
         yield data.filter(known), row_ids.filter(known).to_numpy()
     yield data.filter(pc.invert(known)), None
-
-
-def remove_tagged_files(task: WriteTask) -> int:
-    """Delete the files a failed write left (some executor tasks may have finished before one failed)."""
-    storage = Storage(task.data_path, task.s3)
-    removed = 0
-    for entry in storage.list_files(task.table_dir):
-        if entry.uri.endswith(f"-{task.tag}.parquet") and storage.delete(entry.uri):
-            removed += 1
-    return removed
 
 
 def written_files(rows: Iterable[bytes]) -> list[WrittenFile]:

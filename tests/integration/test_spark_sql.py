@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -18,10 +19,12 @@ import pytest
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
 from airflow_provider_lakehouse.ducklake.store import PostgresStore
+from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark.driver import PlanRunner, RunOptions
 from airflow_provider_lakehouse.spark.plan import plan_script
+from airflow_provider_lakehouse.spark.tasks import META_COLUMN, WriteLease, WriteTask, write_batches
 from tests import referee
 from tests.conftest import REPO_ROOT
 from tests.referee import LakeSetup, lake_snapshots
@@ -215,6 +218,33 @@ def test_spark_reads_what_duckdb_wrote(spark: Any, setup: LakeSetup) -> None:
         "SELECT category, count(*) AS n, round(sum(amount), 2) AS total "
         "FROM lake.events GROUP BY category ORDER BY category",
     )
+
+
+def _late_partition(task: Any, batches: Any) -> Any:
+    """Partition 0 finishes its file seconds after partition 1 failed the job (Spark no longer waits for it)."""
+    batches = list(batches)
+    if any(1 in b.column(0).to_pylist() for b in batches):
+        raise ValueError("partition 1 fails at once")
+    time.sleep(4)
+    yield from write_batches(task, batches)
+
+
+def test_a_file_finished_after_its_job_failed_is_removed_by_its_executor(spark: Any, setup: LakeSetup) -> None:
+    run(spark, setup, "CREATE TABLE t (id BIGINT)")
+    lake = setup.open()
+    table_dir = lake.data_path.rstrip("/") + "/main/late"
+    task = WriteTask(lake.data_path, setup.s3, table_dir, (Column(1, "id", "int64"),), tag="5a7e0f1e5a7e")
+    frame = spark.range(0, 2, 1, 2)  # partition 0 holds id 0, partition 1 id 1
+    lease = WriteLease(task)
+    lease.take()
+    with pytest.raises(Exception, match="partition 1 fails at once"):
+        frame.mapInArrow(lambda batches: _late_partition(task, batches), f"{META_COLUMN} binary").toArrow()
+    assert lease.abandon() == 0  # partition 0 is still sleeping: nothing to sweep yet
+    deadline = time.monotonic() + 60
+    while spark.sparkContext.statusTracker().getActiveStageIds() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(8)  # partition 0's worker wakes, writes its file, finds the lease gone and deletes the file
+    assert [f.uri for f in lake.storage.list_files(table_dir)] == []
 
 
 def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: LakeSetup) -> None:
