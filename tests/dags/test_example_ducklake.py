@@ -18,13 +18,18 @@ from tests.referee import LakeSetup
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def lake_env(stack_env: dict[str, str], spark_conn_id: str | None) -> tuple[dict[str, str], LakeSetup]:
-    """The stack's environment with lake ``main`` pointed at a fresh catalog schema and S3 prefix."""
+def lake_env(
+    stack_env: dict[str, str], spark_conn_id: str | None, engine: str | None = None
+) -> tuple[dict[str, str], LakeSetup]:
+    """The stack's environment with lake ``main`` pointed at a fresh catalog schema and S3 prefix (and, with
+    ``engine``, that engine as the lake's default)."""
     conn = json.loads(stack_env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
     name = f"dag_{uuid.uuid4().hex[:8]}"
     conn["extra"] = {**conn["extra"], "metadata_schema": name, "data_path": f"s3://lakehouse/{name}/"}
     if spark_conn_id:
         conn["extra"]["spark_conn_id"] = spark_conn_id
+    if engine:
+        conn["extra"]["engine"] = engine
     aws = json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"])
     setup = LakeSetup(
         PostgresStore(referee.postgres_spec(conn), metadata_schema=name),
@@ -34,7 +39,7 @@ def lake_env(stack_env: dict[str, str], spark_conn_id: str | None) -> tuple[dict
     return dict(stack_env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn)), setup
 
 
-@pytest.mark.parametrize("engine", ["local", "spark_connect", "spark_submit"])
+@pytest.mark.parametrize("engine", ["local", "spark_connect", "spark_submit", "duckdb"])
 def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:
     spark_conn_id = None
     if engine == "spark_connect":
@@ -43,7 +48,7 @@ def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[
     elif engine == "spark_submit":
         stack.start_spark_cluster(log=lambda _m: None)
         spark_conn_id = "spark_cluster"
-    env, setup = lake_env(dict(stack_env, **stack.env()), spark_conn_id)
+    env, setup = lake_env(dict(stack_env, **stack.env()), spark_conn_id, "duckdb" if engine == "duckdb" else None)
 
     result = run_airflow(env, "dags", "test", "example_ducklake_sentiment")
     output = result.stdout + result.stderr
@@ -58,6 +63,12 @@ def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[
     xcoms = read_xcoms("example_ducklake_sentiment", env)
     insert = xcoms["insert_messages"]
     assert insert["engine"] == engine and insert["status"] == "ok"
+    requested = "duckdb" if engine == "duckdb" else "spark"
+    assert insert["engine_choice"] == {
+        "engine": "duckdb" if engine == "duckdb" else "spark",
+        "requested": requested,
+        "reason": "requested",
+    }
     kinds = [(c["kind"], c.get("affected_rows")) for c in insert["result"]["commands"]]
     assert kinds == [("attach", None), ("use", None), ("create_table", None), ("temp_table", 3), ("insert", 3)]
     info = insert["catalog_info"]
