@@ -122,11 +122,13 @@ class DuckDBPlanRunner:
                     result.data["status"] = "executed"
                 elif isinstance(details, (steps.Begin, steps.Commit, steps.Rollback)):
                     in_block = self._block(con, plan, alias, details, result, results, in_block)
-                elif isinstance(details, steps.Call) and not plan.autocommit:
+                elif isinstance(details, steps.Call):
                     # maintenance commits on its own (the planner refuses it after a data change)
-                    con.execute("COMMIT")
-                    self._execute(con, step, plan.parameters, result)
-                    con.execute("BEGIN")
+                    if not plan.autocommit:
+                        con.execute("COMMIT")
+                    self._call(con, alias, step, details, plan.parameters, result)
+                    if not plan.autocommit:
+                        con.execute("BEGIN")
                 elif step.writes and plan.autocommit and not in_block:
                     con.execute("BEGIN")
                     self._execute(con, step, plan.parameters, result)
@@ -165,6 +167,27 @@ class DuckDBPlanRunner:
         result.data["status"] = "executed"
         if step.target and (step.writes or isinstance(step.details, steps.Copy)):
             result.data["target"] = step.target
+
+    def _call(
+        self,
+        con: Any,
+        alias: str,
+        step: Step,
+        details: steps.Call,
+        parameters: Mapping[str, Any],
+        result: StepResult,
+    ) -> None:
+        """A maintenance ``CALL`` in a transaction of its own, attributed to the task, its outcome under the
+        Spark engine's keys (``files_merged``, ``snapshots_expired``, ``files_deleted``, ``rows_flushed``)."""
+        con.execute("BEGIN")
+        try:
+            rows = con.execute(step.text, _bind(step.text, parameters)).fetch_arrow_table().to_pylist()
+        except Exception as exc:
+            raise self._error(step, exc) from None
+        self._pending.append(result)
+        self._commit(con, alias, [result])
+        result.data.update(_call_outcome(step.target or "", details, rows), status="executed")
+        result.data.setdefault("snapshot_id", None)  # nothing to do: DuckDB commits no snapshot
 
     def _keep_rows(self, cursor: Any, result: StepResult) -> None:
         table = cursor.fetch_arrow_table()
@@ -262,6 +285,22 @@ class DuckDBPlanRunner:
         for path in sorted(opened - referenced):
             if storage.delete(path):
                 log.info("removed %s, written by the failed script", path)
+
+
+def _call_outcome(function: str, call: steps.Call, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """DuckDB's result rows of a maintenance function, in the Spark engine's shape."""
+    dry_run = str(call.named.get("dry_run", "false")).strip().lower() == "true"
+    if function == "ducklake_expire_snapshots":
+        return {"snapshots_expired": sorted(int(r["snapshot_id"]) for r in rows), "dry_run": dry_run}
+    if function in ("ducklake_cleanup_old_files", "ducklake_delete_orphaned_files"):
+        return {"files_deleted": sorted(str(r["path"]) for r in rows), "dry_run": dry_run}
+    if function == "ducklake_merge_adjacent_files":
+        merged = {f"{r['schema_name']}.{r['table_name']}": int(r["files_processed"]) for r in rows}
+        return {"files_merged": sum(merged.values()), "tables": merged}
+    if function == "ducklake_flush_inlined_data":
+        flushed = {f"{r['schema_name']}.{r['table_name']}": int(r["rows_flushed"]) for r in rows}
+        return {"rows_flushed": sum(flushed.values()), "tables": flushed}
+    return {"rows": to_json_safe(rows)}
 
 
 def _rollback(con: Any) -> None:

@@ -135,14 +135,18 @@ def test_hook_errors_are_clear(stack: Any, stack_env: dict[str, str]) -> None:
         local_session().stop()  # PySpark allows no Spark Connect session in a process with a classic one
 
 
-def test_operations_dag_matches_duckdb(stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:
-    """COPY to S3, CTAS from S3 Parquet, update/delete/merge, time travel and maintenance through Airflow;
-    DuckDB replays the same corrections on the landed file and must find the same table."""
-    env, setup = lake_env(dict(stack_env, **stack.env()), None)
+@pytest.mark.parametrize("engine", ["spark", "duckdb"])
+def test_operations_dag_matches_duckdb(engine: str, stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:
+    """COPY to S3, CTAS from S3 Parquet, update/delete/merge, time travel and maintenance through Airflow, on
+    either engine; DuckDB replays the same corrections on the landed file and must find the same table."""
+    env, setup = lake_env(dict(stack_env, **stack.env()), None, engine)
     result = run_airflow(env, "dags", "test", "example_ducklake_operations")
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]
     xcoms = read_xcoms("example_ducklake_operations", env)
+    assert {x["engine"] for x in xcoms.values() if isinstance(x, dict) and "engine" in x} == {
+        "duckdb" if engine == "duckdb" else "local"
+    }
     assert xcoms["land_files"]["result"]["commands"][-1]["affected_rows"] == 1000
     assert xcoms["load_orders"]["result"]["commands"][-1]["affected_rows"] == 1000
     corrections = [c["affected_rows"] for c in xcoms["correct_orders"]["result"]["commands"][2:]]

@@ -267,3 +267,27 @@ def test_the_hook_runs_duckdb_when_asked_and_keeps_secrets_out_of_errors(
     with pytest.raises(LakehouseError) as refused:
         DucklakeHook(engine="duckdb").run("SELECT 1")
     assert wrong["password"] not in str(refused.value) and conn["password"] not in str(refused.value)
+
+
+def test_maintenance_calls_report_as_on_spark(setup: LakeSetup) -> None:
+    setup.create()
+    run(setup, "CREATE TABLE t (a INTEGER)")
+    for low in (0, 100, 200):
+        run(setup, f"INSERT INTO t SELECT range FROM range({low}, {low + 100})")  # 100 rows: files, not inlined
+    task = TaskIdentity("dag", "maintain", "manual__1")
+    response = run(
+        setup,
+        "CALL ducklake_merge_adjacent_files('lake'); CALL ducklake_expire_snapshots('lake', versions => [1]); "
+        "SELECT count(*) AS n FROM t",
+        task=task,
+    )
+    merge, expire, count = response["result"]["commands"]
+    assert (merge["files_merged"], merge["tables"]) == (3, {"main.t": 3})
+    merged = setup.open().snapshot(merge["snapshot_id"])
+    assert merged.author == "dag.maintain" and json.loads(merged.commit_extra_info)["airflow_task"]["task_id"] == (
+        "maintain"
+    )
+    assert expire["snapshots_expired"] == [1] and expire["dry_run"] is False
+    assert count["rows"] == [{"n": 300}]
+    # expiring removes snapshots and makes none (as on Spark)
+    assert expire["snapshot_id"] is None and response["catalog_info"]["snapshots_created"] == [merge["snapshot_id"]]
