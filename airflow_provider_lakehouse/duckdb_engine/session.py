@@ -56,6 +56,7 @@ def connect() -> Any:
                 ) from exc
         con.execute(f"LOAD {name}")
     con.execute("SET TimeZone = 'UTC'")  # as the Spark engine's session time zone
+    con.execute("SET enable_progress_bar = false")  # a task log is no terminal
     return con
 
 
