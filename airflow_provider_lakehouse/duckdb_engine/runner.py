@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -43,6 +44,8 @@ from airflow_provider_lakehouse.sql.split import split_statements
 log = logging.getLogger(__name__)
 #: the alias a script that attaches nothing runs under (its unqualified names resolve in the lake)
 DEFAULT_ALIAS = "lake"
+#: the first argument of a ducklake catalog function or CALL, which names the attached lake
+_LAKE_ARGUMENT = re.compile(r"(\bducklake_\w+\s*\(\s*)'(?:[^']|'')*'", re.IGNORECASE)
 _RUN_FIELD = "lakehouse_run"  # in commit_extra_info: finds this run's snapshots among concurrent writers'
 
 
@@ -64,6 +67,7 @@ class DuckDBPlanRunner:
         self._commits = 0
         self._committed: list[int] = []
         self._pending: list[StepResult] = []  # results whose snapshot is the next commit's
+        self._attached = False  # the script attaches the lake itself (else it runs under DEFAULT_ALIAS)
 
     # -- entry -------------------------------------------------------------------------------
     def run(self, plan: Plan) -> dict[str, Any]:
@@ -90,6 +94,7 @@ class DuckDBPlanRunner:
         con = connect()
         try:
             alias = _alias_of(plan)
+            self._attached = any(isinstance(step.details, steps.Attach) for step in plan.steps)
             try:
                 attach_lake(con, self.spec, alias)
             except Exception as exc:
@@ -154,7 +159,7 @@ class DuckDBPlanRunner:
     # -- statements --------------------------------------------------------------------------
     def _execute(self, con: Any, step: Step, parameters: Mapping[str, Any], result: StepResult) -> None:
         try:
-            cursor = con.execute(step.text, _bind(step.text, parameters))
+            cursor = con.execute(self._text(step), _bind(step.text, parameters))
             if isinstance(step.details, steps.Select):
                 self._keep_rows(cursor, result)
                 return
@@ -181,13 +186,20 @@ class DuckDBPlanRunner:
         Spark engine's keys (``files_merged``, ``snapshots_expired``, ``files_deleted``, ``rows_flushed``)."""
         con.execute("BEGIN")
         try:
-            rows = con.execute(step.text, _bind(step.text, parameters)).fetch_arrow_table().to_pylist()
+            rows = con.execute(self._text(step), _bind(step.text, parameters)).fetch_arrow_table().to_pylist()
         except Exception as exc:
             raise self._error(step, exc) from None
         self._pending.append(result)
         self._commit(con, alias, [result])
         result.data.update(_call_outcome(step.target or "", details, rows), status="executed")
         result.data.setdefault("snapshot_id", None)  # nothing to do: DuckDB commits no snapshot
+
+    def _text(self, step: Step) -> str:
+        """The statement as DuckDB runs it: a script that attaches nothing runs under :data:`DEFAULT_ALIAS`, so
+        the catalog functions and CALLs that name the lake (as the Spark engine accepts) name that alias."""
+        if self._attached or not (step.catalog or isinstance(step.details, steps.Call)):
+            return step.text
+        return _LAKE_ARGUMENT.sub(lambda m: f"{m.group(1)}{quote_literal(DEFAULT_ALIAS)}", step.text)
 
     def _keep_rows(self, cursor: Any, result: StepResult) -> None:
         table = cursor.fetch_arrow_table()

@@ -291,3 +291,16 @@ def test_maintenance_calls_report_as_on_spark(setup: LakeSetup) -> None:
     assert count["rows"] == [{"n": 300}]
     # expiring removes snapshots and makes none (as on Spark)
     assert expire["snapshot_id"] is None and response["catalog_info"]["snapshots_created"] == [merge["snapshot_id"]]
+
+
+def test_a_script_without_attach_names_the_lake_in_catalog_functions(setup: LakeSetup) -> None:
+    setup.create()
+    response = run(
+        setup,
+        "CREATE TABLE t AS SELECT 1 AS a; SELECT count(*) AS n FROM t; "
+        "SELECT count(*) AS snapshots FROM ducklake_snapshots('main')",
+    )
+    # the script has not committed yet: the lake still has only its first snapshot, as DuckDB sees it too
+    assert [c.get("rows") for c in response["result"]["commands"][1:]] == [[{"n": 1}], [{"snapshots": 1}]]
+    merged = run(setup, "CALL ducklake_merge_adjacent_files('main')")
+    assert merged["result"]["commands"][0]["status"] == "executed"
