@@ -18,11 +18,14 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
@@ -46,7 +49,8 @@ log = logging.getLogger(__name__)
 DEFAULT_ALIAS = "lake"
 #: the first argument of a ducklake catalog function or CALL, which names the attached lake
 _LAKE_ARGUMENT = re.compile(r"(\bducklake_\w+\s*\(\s*)'(?:[^']|'')*'", re.IGNORECASE)
-_RUN_FIELD = "lakehouse_run"  # in commit_extra_info: finds this run's snapshots among concurrent writers'
+_RUN_FIELD = "lakehouse_run"
+_BATCH_ROWS = 65_536  # in commit_extra_info: finds this run's snapshots among concurrent writers'
 
 
 class DuckDBPlanRunner:
@@ -91,7 +95,8 @@ class DuckDBPlanRunner:
                 )
                 return recorded_response(plan, earlier, started)
         before = lake.current_snapshot_id()
-        con = connect()
+        spill = tempfile.mkdtemp(prefix="lakehouse-duckdb-")
+        con = connect(temp_directory=spill)
         try:
             alias = _alias_of(plan)
             self._attached = any(isinstance(step.details, steps.Attach) for step in plan.steps)
@@ -109,6 +114,7 @@ class DuckDBPlanRunner:
             raise
         finally:
             con.close()
+            shutil.rmtree(spill, ignore_errors=True)
         return build_response(plan.lake, results, before, self._committed, started)
 
     def _run_steps(self, con: Any, plan: Plan, alias: str) -> list[StepResult]:
@@ -202,14 +208,18 @@ class DuckDBPlanRunner:
         return _LAKE_ARGUMENT.sub(lambda m: f"{m.group(1)}{quote_literal(DEFAULT_ALIAS)}", step.text)
 
     def _keep_rows(self, cursor: Any, result: StepResult) -> None:
-        table = cursor.fetch_arrow_table()
+        """Keep the first ``max_rows`` rows; count the rest as they stream by (a large result is never held)."""
         limit = self.options.max_rows
-        rows = table.slice(0, limit)
+        reader = cursor.fetch_record_batch(_BATCH_ROWS)
+        kept: list[pa.RecordBatch] = []
+        count = 0
+        for batch in reader:
+            if count < limit:
+                kept.append(batch.slice(0, limit - count))
+            count += batch.num_rows
+        rows = pa.Table.from_batches(kept, schema=reader.schema)
         result.data.update(
-            row_count=table.num_rows,
-            columns=rows.column_names,
-            rows=to_json_safe(rows.to_pylist()),
-            truncated=table.num_rows > limit,
+            row_count=count, columns=rows.column_names, rows=to_json_safe(rows.to_pylist()), truncated=count > limit
         )
 
     def _block(

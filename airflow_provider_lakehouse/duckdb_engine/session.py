@@ -31,9 +31,12 @@ def extension_dir() -> str:
     return str(path)
 
 
-def connect() -> Any:
+def connect(temp_directory: str | None = None) -> Any:
     """An in-memory DuckDB connection with the lake extensions loaded, installing them from their wheels the
     first time (no network: ``autoinstall_known_extensions`` is off).
+
+    :param temp_directory: where DuckDB spills joins, sorts and aggregates larger than its memory limit (an
+        in-memory database spills only when given one).
 
     :raises DuckDBNotInstalledError: without DuckDB or an extension wheel.
     """
@@ -45,7 +48,10 @@ def connect() -> Any:
             "The duckdb engine needs DuckDB and its extensions: pip install 'airflow-provider-lakehouse[duckdb]'."
         ) from exc
     directory = extension_dir()
-    con = duckdb.connect(config={"extension_directory": directory, "autoinstall_known_extensions": False})
+    config: dict[str, Any] = {"extension_directory": directory, "autoinstall_known_extensions": False}
+    if temp_directory:
+        config["temp_directory"] = temp_directory
+    con = duckdb.connect(config=config)
     for name in EXTENSIONS:
         if not list(Path(directory).rglob(f"{name}.duckdb_extension")):
             try:

@@ -304,3 +304,12 @@ def test_a_script_without_attach_names_the_lake_in_catalog_functions(setup: Lake
     assert [c.get("rows") for c in response["result"]["commands"][1:]] == [[{"n": 1}], [{"snapshots": 1}]]
     merged = run(setup, "CALL ducklake_merge_adjacent_files('main')")
     assert merged["result"]["commands"][0]["status"] == "executed"
+
+
+def test_a_large_select_keeps_max_rows_and_counts_them_all(setup: LakeSetup) -> None:
+    setup.create()
+    response = run(setup, "SELECT range AS i FROM range(300000) ORDER BY i", max_rows=5)
+    select = response["result"]["commands"][0]
+    assert (select["row_count"], select["truncated"], select["rows"]) == (300000, True, [{"i": i} for i in range(5)])
+    empty = run(setup, "SELECT 1 AS one WHERE false")["result"]["commands"][0]
+    assert (empty["row_count"], empty["truncated"], empty["rows"], empty["columns"]) == (0, False, [], ["one"])
