@@ -269,6 +269,8 @@ def _lake_setup(lake: dict[str, Any]) -> Any:
 def _engine_conn(lake: dict[str, Any], engine: str, spark_conf: dict[str, str]) -> str:
     conn = json.loads(json.dumps(lake["conn"]))
     engine = engine_of(engine)[0]
+    if engine == "auto" and lake.get("auto_max_scan_bytes") is not None:
+        conn["extra"]["duckdb_max_scan_bytes"] = lake["auto_max_scan_bytes"]
     if engine in ("connect", "auto"):
         conn["extra"]["spark_conn_id"] = "spark_connect_local"
         conn["extra"]["spark_conf"] = dict(spark_conf)  # spark.sql.* settings reach the Connect session
@@ -485,6 +487,11 @@ def main() -> None:
         help="a Spark property for both Spark engines (repeatable; over Connect only spark.sql.*)",
     )
     parser.add_argument(
+        "--auto-max-scan-bytes",
+        type=int,
+        help="the auto engine's threshold (the lake's duckdb_max_scan_bytes; default: a quarter of the memory)",
+    )
+    parser.add_argument(
         "--from-results", metavar="RESULTS_JSON", help="only render report.md and chart.png again from a results.json"
     )
     parser.add_argument("--run-engine", help=argparse.SUPPRESS)
@@ -519,6 +526,7 @@ def main() -> None:
             out = Path(args.out or stack.state_dir / "benchmarks" / f"tpcds-sf{args.sf:g}")
             out.mkdir(parents=True, exist_ok=True)
             lake = _lake(env, args.storage, stack.state_dir / "benchmarks" / "lakes")
+            lake["auto_max_scan_bytes"] = args.auto_max_scan_bytes
             os.environ.update(env)
             setup = _lake_setup(lake)
             connect_pid = None
