@@ -81,7 +81,7 @@ class DuckDBPlanRunner:
         """
         started = time.monotonic()
         _refuse_what_duckdb_cannot_run(plan)
-        lake = DuckLake.from_spec(self.spec)
+        lake = DuckLake.from_spec(self.spec, create=True)  # a script may be the lake's first write, as on Spark
         task = self.options.task
         if task is not None and not plan.autocommit:
             earlier = find_committed_try(lake, task)

@@ -313,3 +313,13 @@ def test_a_large_select_keeps_max_rows_and_counts_them_all(setup: LakeSetup) -> 
     assert (select["row_count"], select["truncated"], select["rows"]) == (300000, True, [{"i": i} for i in range(5)])
     empty = run(setup, "SELECT 1 AS one WHERE false")["result"]["commands"][0]
     assert (empty["row_count"], empty["truncated"], empty["rows"], empty["columns"]) == (0, False, [], ["one"])
+
+
+def test_the_first_script_of_a_new_lake_creates_it(tmp_path: Any) -> None:
+    """As on Spark: a lake whose catalog does not exist yet is created by its first script."""
+    setup = referee.sqlite_lake(tmp_path)  # not created
+    response = run(setup, "CREATE TABLE t AS SELECT 1 AS a")
+    assert response["catalog_info"]["snapshots_created"] == [1]
+    con = referee.connect()
+    setup.attach(con)
+    assert referee.rows(con, "SELECT a FROM lake.t") == [{"a": 1}]
