@@ -174,7 +174,9 @@ def test_operations_dag_matches_duckdb(engine: str, stack: Any, stack_env: dict[
     assert travel["rows_when_loaded"] == 1000
     assert travel["rows_now"] == referee.rows(con, "SELECT count(*) AS n FROM expected")[0]["n"]
     maintain = xcoms["maintain"]["result"]["commands"]
-    assert maintain[2]["files_merged"] >= 2
+    # Spark's executors leave several small files to merge; DuckDB wrote one file per statement, and files
+    # carrying deletes are not merged (DuckDB's rule), so it may find none
+    assert maintain[2]["files_merged"] >= (2 if engine == "spark" else 0)
     # Files carrying deletes are not merged (DuckDB's rule), so compare with DuckDB's own view of the catalog.
     duck_files = referee.rows(con, "SELECT file_count FROM ducklake_table_info('lake') WHERE table_name = 'orders'")
     assert maintain[-1]["rows"] == [
