@@ -105,6 +105,18 @@ DUCKLAKE_CONNECTION: dict[str, Any] = {
             "with pyarrow; true: always; false: never.",
             "schema": {"type": ["boolean", "null"], "default": None},
         },
+        "engine": {
+            "label": "Engine",
+            "description": "Where the lake's SQL runs by default: spark, duckdb (in the worker) or auto (DuckDB "
+            "up to the scan threshold below, else Spark). Tasks may choose their own.",
+            "schema": {"type": ["string", "null"], "enum": ["spark", "duckdb", "auto", None], "default": None},
+        },
+        "duckdb_max_scan_bytes": {
+            "label": "auto: DuckDB up to (bytes)",
+            "description": "With engine auto, scripts scanning at most this many bytes run on DuckDB. Empty: a "
+            "quarter of the worker's memory.",
+            "schema": {"type": ["integer", "null"], "minimum": 0, "default": None},
+        },
         "commit_max_retries": _integer("Commit retries", "How often a conflicting commit is retried.", 10),
         "commit_retry_wait_ms": _integer("Commit retry wait (ms)", "Base wait before a commit retry.", 100),
         "commit_retry_backoff": _number("Commit retry backoff", "Multiplier of the wait per retry.", 1.5, 1.0),

@@ -56,7 +56,8 @@ def example_ducklake_operations() -> None:
         + """
             CALL ducklake_merge_adjacent_files('dl');
             CALL ducklake_expire_snapshots('dl', older_than => now() - INTERVAL '7 days');
-            SELECT table_name, file_count, row_count FROM ducklake_table_info('dl') WHERE schema_name = 'sales';
+            SELECT table_name, file_count, (SELECT count(*) FROM sales.orders) AS row_count
+            FROM ducklake_table_info('dl') WHERE table_name = 'orders';
         """,
     )
     land >> load >> correct >> travel >> maintain

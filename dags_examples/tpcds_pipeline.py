@@ -78,6 +78,12 @@ def _query_texts() -> dict[int, str]:
             description="A Spark connection (spark-submit or Spark Connect) to run on instead of "
             "the lake's own spark_conn_id; empty: the lake's.",
         ),
+        "engine": Param(
+            "spark",
+            type="string",
+            enum=["spark", "duckdb", "auto"],
+            description="The engine of every SQL task: spark, duckdb (in the worker) or auto (by bytes scanned).",
+        ),
     },
 )
 def tpcds_pipeline() -> None:
@@ -90,6 +96,7 @@ def tpcds_pipeline() -> None:
                 ducklake=LAKE,
                 sql=preamble(LAKE, t.schema) + t.sql,
                 spark_conn_id="{{ params.spark_conn_id }}",
+                engine="{{ params.engine }}",
             )
             for t in tasks
             if t.stage == stage
@@ -120,6 +127,7 @@ def tpcds_pipeline() -> None:
                 params.get("datatable") or DATATABLE,
                 AGGREGATES_PUBLISHED,
                 spark_conn_id=params.get("spark_conn_id") or None,
+                engine=params.get("engine") or None,
             )
 
         sql_tasks("aggregate") >> publish_to_datatable()

@@ -60,6 +60,8 @@ class DuckLakeSpec:
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     spark_s3a: bool | None = None  # None: Spark reads S3 itself when it can (see spark.s3a)
+    engine: str = "spark"  # the lake's default engine: spark, duckdb or auto (see duckdb_engine.choice)
+    duckdb_max_scan_bytes: int | None = None  # auto: DuckDB up to this many scanned bytes (None: by memory)
 
     @property
     def secrets(self) -> list[str]:
@@ -68,6 +70,24 @@ class DuckLakeSpec:
         if self.s3:
             values += [self.s3.secret_key, self.s3.session_token]
         return [v for v in values if v]
+
+
+#: the engines a lake script can run on (``auto`` chooses per script)
+ENGINES = ("spark", "duckdb", "auto")
+
+
+def check_engine(engine: str, where: str) -> str:
+    """``engine`` in lower case if it is one of :data:`ENGINES`.
+
+    >>> check_engine(" DuckDB", "task t")
+    'duckdb'
+
+    :raises InvalidConnectionError: naming ``where`` the value came from.
+    """
+    value = str(engine).strip().lower()
+    if value not in ENGINES:
+        raise InvalidConnectionError(f"{where}: engine {engine!r} is not one of {', '.join(ENGINES)}.")
+    return value
 
 
 def ducklake_conn_id(name: str) -> str:
@@ -115,6 +135,8 @@ def ducklake_spec_from_connection(
         spark_conn_id=extra.get("spark_conn_id") or None,
         spark_conf={str(k): str(v) for k, v in spark_conf.items()},
         spark_s3a=_optional_flag(extra.get("spark_s3a")),
+        engine=check_engine(extra.get("engine") or "spark", f"Connection {conn.conn_id!r}"),
+        duckdb_max_scan_bytes=_optional_int(extra.get("duckdb_max_scan_bytes"), conn.conn_id, "duckdb_max_scan_bytes"),
         retry=RetryPolicy(
             max_retries=int(extra.get("commit_max_retries", 10)),
             wait_ms=int(extra.get("commit_retry_wait_ms", 100)),
@@ -122,6 +144,15 @@ def ducklake_spec_from_connection(
             reconnect_timeout_s=float(extra.get("catalog_reconnect_timeout_s", 60)),
         ),
     )
+
+
+def _optional_int(value: Any, conn_id: str | None, key: str) -> int | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidConnectionError(f"Connection {conn_id!r}: {key!r} must be a whole number of bytes.") from None
 
 
 def _optional_flag(value: Any) -> bool | None:

@@ -50,7 +50,7 @@ class SnapshotInfo:
 
 @dataclass(frozen=True)
 class TableStats:
-    """What ``ducklake_table_info()`` reports, plus the live row count."""
+    """What ``ducklake_table_info()`` reports, plus the schema's name and the live row count."""
 
     schema_name: str
     table_name: str
@@ -61,6 +61,8 @@ class TableStats:
     delete_file_size_bytes: int
     row_count: int
     inlined_row_count: int
+    schema_id: int = 0
+    table_uuid: str = ""
 
 
 def group_changes(text: str | None) -> dict[str, list[str]]:
@@ -119,6 +121,8 @@ def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats
                     sum(d.file_size_bytes for d in deletes),
                     live + inlined,
                     inlined,
+                    schema_id=table.schema_id,
+                    table_uuid=table.uuid,
                 )
             )
     return result

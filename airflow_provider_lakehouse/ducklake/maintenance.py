@@ -237,11 +237,9 @@ def cleanup_old_files(
     return report
 
 
-def orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = None) -> list[str]:
-    """``*.parquet`` files under the data path that no catalog row references (e.g. from a writer killed
-    before its commit). Files newer than ``older_than`` (default: two days ago) are left out: they may belong
-    to a commit in flight."""
-    cutoff = _aware(older_than) if older_than else dt.datetime.now(dt.UTC) - DEFAULT_DELETE_OLDER_THAN
+def referenced_files(lake: DuckLake) -> set[str]:
+    """Every file a catalog row references: data and delete files of any snapshot, and files scheduled for
+    deletion (as URIs under the lake's data path)."""
     known: set[str] = set()
     with lake.store.connection() as conn:
         table_dirs = metadata.all_table_dirs(conn, lake.data_path)
@@ -250,6 +248,15 @@ def orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = None) -> 
                 known.add(metadata.resolve_path(table_dirs.get(int(tid), lake.data_path), path, rel))
         for path, rel in conn.query("SELECT path, path_is_relative FROM {M}ducklake_files_scheduled_for_deletion"):
             known.add(metadata.resolve_path(lake.data_path, path, rel))
+    return known
+
+
+def orphaned_files(lake: DuckLake, *, older_than: dt.datetime | None = None) -> list[str]:
+    """``*.parquet`` files under the data path that no catalog row references (e.g. from a writer killed
+    before its commit). Files newer than ``older_than`` (default: two days ago) are left out: they may belong
+    to a commit in flight."""
+    cutoff = _aware(older_than) if older_than else dt.datetime.now(dt.UTC) - DEFAULT_DELETE_OLDER_THAN
+    known = referenced_files(lake)
     orphans = []
     for entry in lake.storage.list_files(lake.data_path):
         if not entry.uri.endswith(".parquet") or entry.uri in known:

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from airflow_provider_lakehouse.ducklake.deletion_vectors import deleted_positions_of, is_deletion_vector
 from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo
 from airflow_provider_lakehouse.ducklake.storage import Storage
@@ -172,8 +173,13 @@ def read_data_file(
 
 def read_delete_file(storage: Storage, path: str) -> tuple[np.ndarray, np.ndarray | None]:
     """A delete file's positions and, when it records them (``_ducklake_internal_snapshot_id``, written by
-    DuckDB when one file holds deletes of several snapshots), the snapshot of each."""
+    DuckDB when one file holds deletes of several snapshots), the snapshot of each. A deletion vector (catalog
+    format ``puffin``, see :mod:`.deletion_vectors`) has positions only."""
     with storage.open_input(path) as handle:
+        head = handle.read(8)
+        if is_deletion_vector(head):
+            return deleted_positions_of(head + handle.read(), path), None
+        handle.seek(0)
         rows = pq.ParquetFile(handle).read()
     positions = rows.column(1).to_numpy().astype(np.int64)
     if rows.num_columns >= 3 and rows.schema.names[2] == "_ducklake_internal_snapshot_id":

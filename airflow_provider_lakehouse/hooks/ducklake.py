@@ -1,4 +1,4 @@
-"""DucklakeHook: resolves lake ``NAME`` (connection ``ducklake_<NAME>``) and runs SQL against it on Spark.
+"""DucklakeHook: resolves lake ``NAME`` (connection ``ducklake_<NAME>``) and runs SQL against it on Spark or DuckDB.
 
 The operators import this module whenever a DAG file is parsed, so what only a run needs is imported inside the
 methods that run: the Spark driver (the DuckLake engine), the PySpark sessions and the apache-spark provider's hooks.
@@ -21,6 +21,7 @@ from airflow.sdk import BaseHook
 from airflow_provider_lakehouse.airflow_connections import get_connection, mask
 from airflow_provider_lakehouse.connections.lake import (
     DuckLakeSpec,
+    check_engine,
     ducklake_conn_id,
     ducklake_spec_from_connection,
     s3_spec_from_aws_connection,
@@ -33,23 +34,29 @@ from airflow_provider_lakehouse.hooks._task import task_identity
 from airflow_provider_lakehouse.sql.names import attached_lake
 
 if TYPE_CHECKING:
+    from airflow_provider_lakehouse.duckdb_engine.choice import EngineChoice
     from airflow_provider_lakehouse.spark.driver import RunOptions
     from airflow_provider_lakehouse.spark.plan import Plan
     from airflow_provider_lakehouse.sql.params import Parameters
 
-ENGINES = ("local", "spark_connect", "spark_submit")
+#: how Spark runs a script (from the lake's ``spark_conn_id``); the engine setting itself is spark, duckdb or auto
+SPARK_MODES = ("local", "spark_connect", "spark_submit")
 
 
 class DucklakeHook(BaseHook):
-    """Run SQL against lake ``ducklake`` on Spark.
+    """Run SQL against lake ``ducklake`` on Spark or DuckDB.
 
-    The lake's connection names the Spark connection in its extra ``spark_conn_id``: a ``spark`` connection
-    submits the provider's driver application with spark-submit (through the apache-spark provider's
+    On Spark, the lake's connection names the Spark connection in its extra ``spark_conn_id``: a ``spark``
+    connection submits the provider's driver application with spark-submit (through the apache-spark provider's
     ``SparkSubmitHook``), a ``spark_connect`` connection runs the statements over Spark Connect; without one,
-    Spark runs in this process (``local[*]``, one JVM reused by every task of the process).
+    Spark runs in this process (``local[*]``, one JVM reused by every task of the process). On DuckDB the script
+    runs in this process with DuckDB's ``ducklake`` extension.
 
     :param ducklake: the lake's name (default ``main``).
     :param spark_conn_id: a Spark connection to use instead of the lake's ``spark_conn_id`` (None: the lake's).
+    :param engine: ``spark``, ``duckdb`` or ``auto`` (DuckDB when the script scans at most the lake's
+        ``duckdb_max_scan_bytes``, default a quarter of this machine's memory); None: the lake's extra ``engine``,
+        else ``spark``.
     """
 
     conn_name_attr = "ducklake_conn_id"
@@ -57,11 +64,14 @@ class DucklakeHook(BaseHook):
     conn_type = "ducklake"
     hook_name = "Ducklake (DuckLake lakehouse)"
 
-    def __init__(self, ducklake: str = "main", spark_conn_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, ducklake: str = "main", spark_conn_id: str | None = None, engine: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.name = parse_datatable_name(ducklake).name  # same naming rules as data tables
         self.ducklake_conn_id = ducklake_conn_id(self.name)
         self.spark_conn_id = spark_conn_id or None
+        self.requested_engine = check_engine(engine, f"Lake {self.name!r}") if engine else None
 
     def __repr__(self) -> str:
         return f"DucklakeHook(ducklake={self.name!r})"
@@ -87,8 +97,21 @@ class DucklakeHook(BaseHook):
         return spec
 
     # -- running SQL -------------------------------------------------------------------------
-    @cached_property
+    @property
     def engine(self) -> str:
+        """How Spark runs this lake's scripts (the :attr:`spark_mode`; kept under its first name)."""
+        return self.spark_mode
+
+    def choose_engine(self, plan: Plan) -> EngineChoice:
+        """The engine that runs ``plan``: this hook's ``engine``, else the lake's, else ``spark``; ``auto``
+        decides from the bytes the plan scans (see :mod:`airflow_provider_lakehouse.duckdb_engine.choice`)."""
+        from airflow_provider_lakehouse.duckdb_engine.choice import choose_engine
+
+        requested = self.requested_engine or self.spec.engine
+        return choose_engine(requested, plan, self.spec, self.spec.duckdb_max_scan_bytes)
+
+    @cached_property
+    def spark_mode(self) -> str:
         """``local``, ``spark_connect`` or ``spark_submit``, from the lake's ``spark_conn_id``."""
         if not self.spec.spark_conn_id:
             return "local"
@@ -159,7 +182,9 @@ class DucklakeHook(BaseHook):
         return response
 
     def run_plan(self, plan: Plan, options: RunOptions | None = None) -> dict[str, Any]:
-        """Run a plan of :meth:`plan` on Spark (no hook lineage: callers that report their own use this).
+        """Run a plan of :meth:`plan` on the engine :meth:`choose_engine` picks (no hook lineage: callers that
+        report their own use this). The response's ``engine`` names what ran it (``duckdb`` or the Spark mode),
+        ``engine_choice`` what was asked for and why.
 
         :param options: rows kept per SELECT, the task instance the commit records (default: the running
             task's, if any), the S3 reader; the lake's ``spark_s3a`` applies unless ``options`` set it.
@@ -171,12 +196,21 @@ class DucklakeHook(BaseHook):
         if options.s3a is None and self.spec.spark_s3a is not None:
             options = dataclasses.replace(options, s3a=self.spec.spark_s3a)
         redactor = Redactor(self.spec.secrets)
-        engine = self.engine
-        if engine == "spark_submit":
+        choice = self.choose_engine(plan)
+        self.log.info("lake %s: engine %s (%s: %s)", self.name, choice.engine, choice.requested, choice.reason)
+        if choice.engine == "duckdb":
+            from airflow_provider_lakehouse.duckdb_engine.runner import DuckDBPlanRunner
+
+            response = DuckDBPlanRunner(self.spec, options, redact=redactor.redact).run(plan)
+            engine = "duckdb"
+        elif self.spark_mode == "spark_submit":
             response = self._submit(plan, options)
+            engine = self.spark_mode
         else:
             response = self._run_here(plan, options, redactor)
+            engine = self.spark_mode
         response["engine"] = engine
+        response["engine_choice"] = choice.as_dict()
         return response
 
     def _run_here(self, plan: Plan, options: RunOptions, redactor: Redactor) -> dict[str, Any]:
@@ -185,7 +219,7 @@ class DucklakeHook(BaseHook):
         from airflow_provider_lakehouse.spark.progress import progress_lines
         from airflow_provider_lakehouse.spark.session import connect_session, local_session
 
-        if self.engine != "spark_connect":
+        if self.spark_mode != "spark_connect":
             spark = local_session(self.spec.spark_conf)
         else:
             from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook

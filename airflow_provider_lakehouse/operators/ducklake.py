@@ -44,6 +44,9 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         empty: the lake's).
     :param autocommit: commit each data-changing statement (or ``BEGIN ... COMMIT`` group) as its own snapshot,
         as before 0.3. Not retry-safe: a retry re-runs the whole script, statements that committed included.
+    :param engine: ``spark``, ``duckdb`` (in this worker process, DuckDB's ``ducklake`` extension) or ``auto``
+        (DuckDB when the script scans at most the lake's ``duckdb_max_scan_bytes``, else Spark); templated;
+        empty: the lake's extra ``engine``, else ``spark``. The log and the response say which engine ran and why.
 
     Lineage: tables and files the SQL reads and writes become the task's inlets and outlets
     (``ducklake://NAME/schema.table``, ``s3://bucket/key``) when the SQL is known at parse time, else they
@@ -52,7 +55,7 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     files/bytes/rows written and the lake's catalog.
     """
 
-    template_fields: Sequence[str] = ("sql", "ducklake", "parameters", "spark_conn_id")
+    template_fields: Sequence[str] = ("sql", "ducklake", "parameters", "spark_conn_id", "engine")
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers: ClassVar[dict[str, str]] = {"sql": "sql", "parameters": "json"}
     ui_color = "#fff3b0"
@@ -68,10 +71,12 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         max_rows: int = 1000,
         spark_conn_id: str | None = None,
         autocommit: bool = False,
+        engine: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.spark_conn_id = spark_conn_id
+        self.engine = engine
         self.autocommit = autocommit
         self.sql = sql
         self.ducklake = ducklake
@@ -85,7 +90,9 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
         """The lake's hook, made once per run (after templating) and kept for ``on_kill`` and the lineage facts:
         lake ``ducklake``, else the one the SQL attaches, else ``main``."""
         if self._hook is None:
-            self._hook = DucklakeHook(ducklake=self._sql_target().name, spark_conn_id=self.spark_conn_id)
+            self._hook = DucklakeHook(
+                ducklake=self._sql_target().name, spark_conn_id=self.spark_conn_id, engine=self.engine or None
+            )
         return self._hook
 
     def execute(self, context: Context) -> Any:

@@ -12,7 +12,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 from urllib.parse import urlparse
 
@@ -24,7 +24,6 @@ from airflow_provider_lakehouse.ducklake.model import TableInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID, output_schema
 from airflow_provider_lakehouse.ducklake.task_commits import (
     OUTCOME_FIELD,
-    CommittedTry,
     TaskIdentity,
     find_committed_try,
 )
@@ -41,8 +40,13 @@ from airflow_provider_lakehouse.spark.parquet_copy import (
     work_items,
 )
 from airflow_provider_lakehouse.spark.plan import CatalogRef, FileRef, Plan, Step, TableRef, spark_value
+from airflow_provider_lakehouse.spark.responses import (
+    StepResult,
+    build_response,
+    outcome_of,
+    recorded_response,
+)
 from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
-from airflow_provider_lakehouse.spark.steps import WRITE_KINDS
 from airflow_provider_lakehouse.spark.tasks import (
     META_COLUMN,
     ROW_ID_INPUT,
@@ -59,7 +63,6 @@ from airflow_provider_lakehouse.spark.tasks import (
 log = logging.getLogger(__name__)
 DEFAULT_MAX_ROWS = 1000
 #: statement kinds whose target is a lake table (schemas and COPY targets are not)
-TABLE_WRITES = frozenset({"create_table", "ctas", "drop_table", "alter", "insert", "delete", "update", "merge"})
 SESSION_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.fieldId.read.enabled": "true",
@@ -100,13 +103,6 @@ class RunOptions:
         return self.message or (self.task.message if self.task else None)
 
 
-@dataclass
-class _StepResult:
-    index: int
-    kind: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-
 class PlanRunner:
     """Executes one plan against one lake on one SparkSession.
 
@@ -135,7 +131,7 @@ class PlanRunner:
         self._autocommit = False
         self._tx: Transaction | None = None  # the script's transaction, or an autocommit BEGIN block's
         self._savepoint: tuple[Savepoint, int] | None = None  # and how many results were pending at BEGIN
-        self._pending: list[_StepResult] = []  # write results waiting for their transaction's snapshot id
+        self._pending: list[StepResult] = []  # write results waiting for their transaction's snapshot id
         self._committed: list[int] = []  # snapshots this run committed, in order
         self._temp_views: set[str] = set()
         self._view_schemas: dict[str, dict[str, str]] = {}
@@ -169,12 +165,12 @@ class PlanRunner:
                     earlier.try_number,
                     earlier.snapshot.snapshot_id,
                 )
-                return _recorded_response(plan, earlier, started)
+                return recorded_response(plan, earlier, started)
         before = self.lake.current_snapshot_id()
-        results: list[_StepResult] = []
+        results: list[StepResult] = []
         try:
             for step in plan.steps:
-                result = _StepResult(step.index, step.kind)
+                result = StepResult(step.index, step.kind)
                 step_started = time.monotonic()
                 try:
                     self._run_step(step, plan.parameters, result)
@@ -198,12 +194,12 @@ class PlanRunner:
             self._drop_temp_views()
         return self._response(plan, results, before, started)
 
-    def _commit_script(self, results: list[_StepResult]) -> None:
+    def _commit_script(self, results: list[StepResult]) -> None:
         """The script's single commit, recording the task instance and the outcome a retry would return."""
         tx, self._tx = self._tx, None
         assert tx is not None
         if self.options.task is not None:
-            tx.annotate(**self.options.task.commit_fields(), **{OUTCOME_FIELD: _outcome(results)})
+            tx.annotate(**self.options.task.commit_fields(), **{OUTCOME_FIELD: outcome_of(results)})
         snapshot = tx.commit()
         if snapshot is not None:
             self._landed(snapshot.snapshot_id)
@@ -214,36 +210,8 @@ class PlanRunner:
             pending.data["snapshot_id"] = snapshot_id
         self._pending = []
 
-    def _response(self, plan: Plan, results: list[_StepResult], before: int, started: float) -> dict[str, Any]:
-        touched: dict[str, dict[str, Any]] = {}
-        for result in results:
-            target = result.data.get("target")
-            if not target or result.kind not in TABLE_WRITES or result.data.get("status") == "rolled_back":
-                continue
-            entry = touched.setdefault(target, {"table": target, "rows_written": 0})
-            entry["rows_written"] += int(result.data.get("affected_rows") or 0)
-            if result.data.get("snapshot_id") is not None:
-                entry["snapshot_id"] = result.data["snapshot_id"]
-        return {
-            "status": "ok",
-            "result": {"command_count": len(results), "commands": [self._command(r) for r in results]},
-            "catalog_info": {
-                "lake": plan.lake,
-                "snapshot_before": before,
-                "snapshot_after": self._committed[-1] if self._committed else before,
-                "snapshots_created": list(self._committed),
-                "tables_touched": sorted(touched.values(), key=lambda t: t["table"]),
-            },
-            "elapsed_s": round(time.monotonic() - started, 3),
-        }
-
-    @staticmethod
-    def _command(result: _StepResult) -> dict[str, Any]:
-        return {
-            "command_index": result.index,
-            "kind": result.kind,
-            **{k: v for k, v in result.data.items() if k != "target"},
-        }
+    def _response(self, plan: Plan, results: list[StepResult], before: int, started: float) -> dict[str, Any]:
+        return build_response(plan.lake, results, before, self._committed, started)
 
     def _error(self, step: Step | None, exc: BaseException, *, commit: bool = False) -> StatementError:
         if isinstance(exc, StatementError):
@@ -270,7 +238,7 @@ class PlanRunner:
         return self._tx
 
     # -- steps -------------------------------------------------------------------------------
-    def _run_step(self, step: Step, parameters: Mapping[str, Any], result: _StepResult) -> None:
+    def _run_step(self, step: Step, parameters: Mapping[str, Any], result: StepResult) -> None:
         args = {name: spark_value(parameters[name]) for name in step.parameters if name in parameters}
         details = step.details
         if isinstance(details, (steps.Attach, steps.Use)):
@@ -311,7 +279,7 @@ class PlanRunner:
             self._landed(snapshot.snapshot_id)
         self._pending = []
 
-    def _block(self, block: steps.Begin | steps.Commit | steps.Rollback, result: _StepResult) -> None:
+    def _block(self, block: steps.Begin | steps.Commit | steps.Rollback, result: StepResult) -> None:
         """``BEGIN`` / ``COMMIT`` / ``ROLLBACK``: savepoints in the script's transaction, or (autocommit) a
         transaction of their own."""
         if not self._autocommit:
@@ -354,7 +322,7 @@ class PlanRunner:
             self._tx.abort()
             self._tx = None
 
-    def _step_select(self, step: Step, details: steps.Select, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_select(self, step: Step, details: steps.Select, args: dict[str, Any], result: StepResult) -> None:
         frame = self._sql(step.query, args=args or None)
         limit = self.options.max_rows
         rows = frame.limit(limit + 1).toArrow()
@@ -365,23 +333,23 @@ class PlanRunner:
             row_count=count, columns=rows.column_names, rows=to_json_safe(rows.to_pylist()), truncated=truncated
         )
 
-    def _step_temp_table(self, step: Step, details: steps.TempTable, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_temp_table(self, step: Step, details: steps.TempTable, args: dict[str, Any], result: StepResult) -> None:
         frame = self._sql(step.query, args=args or None)
         # A temp table is a snapshot of its query: materialize it so later statements see fixed rows.
         table = frame.toArrow()
         self._temp_view(step.target or "", self._frame(table))
         result.data.update(affected_rows=table.num_rows, status="executed")
 
-    def _step_temp_view(self, step: Step, details: steps.TempView, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_temp_view(self, step: Step, details: steps.TempView, args: dict[str, Any], result: StepResult) -> None:
         self._temp_view(step.target or "", self._sql(step.query, args=args or None))
         result.data["status"] = "executed"
 
-    def _step_drop_temp(self, step: Step, details: steps.DropTemp, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_drop_temp(self, step: Step, details: steps.DropTemp, args: dict[str, Any], result: StepResult) -> None:
         self.spark.catalog.dropTempView(step.target)
         self._temp_views.discard(step.target or "")
         result.data["status"] = "executed"
 
-    def _step_copy(self, step: Step, details: steps.Copy, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_copy(self, step: Step, details: steps.Copy, args: dict[str, Any], result: StepResult) -> None:
         from airflow_provider_lakehouse.spark.files import write_single_file
 
         frame = self._sql(step.query, args=args or None)
@@ -390,19 +358,19 @@ class PlanRunner:
 
     # -- catalog changes -----------------------------------------------------------------------
     def _step_create_schema(
-        self, step: Step, details: steps.CreateSchema, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.CreateSchema, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         tx.create_schema(step.target or "", if_not_exists=details.if_not_exists)
         result.data.update(status="executed", target=step.target)
 
     def _step_drop_schema(
-        self, step: Step, details: steps.DropSchema, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.DropSchema, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         tx.drop_schema(step.target or "", if_exists=details.if_exists)
         result.data.update(status="executed", target=step.target)
 
     def _step_create_table(
-        self, step: Step, details: steps.CreateTable, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.CreateTable, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         fields = [pa.field(c.name, _declared_type(c.type), nullable=c.nullable) for c in details.columns]
         columns = list(columns_from_arrow(pa.schema(fields)))
@@ -419,13 +387,13 @@ class PlanRunner:
         result.data.update(status="executed" if created else "exists", target=step.target)
 
     def _step_drop_table(
-        self, step: Step, details: steps.DropTable, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.DropTable, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         dropped = tx.drop_table(step.target or "", if_exists=details.if_exists)
         result.data.update(status="executed" if dropped else "absent", target=step.target)
 
     def _step_add_column(
-        self, step: Step, details: steps.AddColumn, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.AddColumn, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         column = details.column
         tx.add_column(
@@ -438,26 +406,26 @@ class PlanRunner:
         result.data.update(status="executed", target=step.target or "")
 
     def _step_drop_column(
-        self, step: Step, details: steps.DropColumn, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.DropColumn, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         tx.drop_column(step.target or "", details.column, if_exists=details.if_exists)
         result.data.update(status="executed", target=step.target or "")
 
     def _step_rename_column(
-        self, step: Step, details: steps.RenameColumn, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.RenameColumn, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         tx.rename_column(step.target or "", details.column, details.new_name)
         result.data.update(status="executed", target=step.target or "")
 
     def _step_rename_table(
-        self, step: Step, details: steps.RenameTable, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.RenameTable, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         tx.rename_table(step.target or "", details.new_name)
         result.data.update(status="executed", target=step.target or "")
 
     # -- data changes -------------------------------------------------------------------------
     def _step_ctas(
-        self, step: Step, details: steps.Ctas, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.Ctas, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         frame = self._sql(step.query, args=args or None)
         schema = _arrow_schema_of(frame)
@@ -479,7 +447,7 @@ class PlanRunner:
         result.data.update(status="executed", affected_rows=rows, target=step.target)
 
     def _step_insert(
-        self, step: Step, details: steps.Insert, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.Insert, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         target = step.target or ""
         frame = self._sql(step.query, args=args or None)
@@ -501,14 +469,14 @@ class PlanRunner:
         result.data.update(affected_rows=rows, target=target, status="executed")
 
     def _step_delete(
-        self, step: Step, details: steps.Delete, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.Delete, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         doomed = self._sql(step.query, args=args or None).toArrow()
         count = self._delete(tx, step.target or "", doomed)
         result.data.update(affected_rows=count, target=step.target, status="executed")
 
     def _step_update(
-        self, step: Step, details: steps.Update, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.Update, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         target = step.target or ""
         columns = tx.table_columns(target)
@@ -531,7 +499,7 @@ class PlanRunner:
         result.data.update(affected_rows=count, target=target, status="executed")
 
     def _step_merge(
-        self, step: Step, details: steps.Merge, args: dict[str, Any], result: _StepResult, tx: Transaction
+        self, step: Step, details: steps.Merge, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         from airflow_provider_lakehouse.spark.merge import merge_queries
 
@@ -555,7 +523,7 @@ class PlanRunner:
             affected += self._write(tx, target, inserted)
         result.data.update(affected_rows=affected, target=target, status="executed")
 
-    def _step_call(self, step: Step, details: steps.Call, args: dict[str, Any], result: _StepResult) -> None:
+    def _step_call(self, step: Step, details: steps.Call, args: dict[str, Any], result: StepResult) -> None:
         from airflow_provider_lakehouse.spark.maintenance import run_call
 
         evaluate = lambda sql: self._evaluate(sql, args)  # noqa: E731
@@ -722,7 +690,7 @@ class PlanRunner:
         self._cached.clear()
 
     # -- reads -------------------------------------------------------------------------------
-    def _register_reads(self, step: Step, args: dict[str, Any], result: _StepResult) -> None:
+    def _register_reads(self, step: Step, args: dict[str, Any], result: StepResult) -> None:
         scans = []
         for ref in step.tables:
             frame, scan = self._table_frame(ref, args)
@@ -888,42 +856,3 @@ def _true_expression() -> Any:
 
 def _default_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def _outcome(results: list[_StepResult]) -> dict[str, Any]:
-    """What a commit records of its script: each statement's kind and counts (no result rows)."""
-    kept = ("affected_rows", "row_count", "status", "target")
-    return {
-        "commands": [
-            {"command_index": r.index, "kind": r.kind, **{k: r.data[k] for k in kept if k in r.data}} for r in results
-        ]
-    }
-
-
-def _recorded_response(plan: Plan, earlier: CommittedTry, started: float) -> dict[str, Any]:
-    """The response of a retry whose earlier try already committed: that commit's recorded outcome."""
-    snapshot_id = earlier.snapshot.snapshot_id
-    commands = []
-    touched: dict[str, dict[str, Any]] = {}
-    for command in earlier.outcome.get("commands", []):
-        command = dict(command)
-        target = command.pop("target", None)
-        if command.get("kind") in WRITE_KINDS and command.get("status") != "rolled_back":
-            command["snapshot_id"] = snapshot_id
-            if target and command["kind"] in TABLE_WRITES:
-                entry = touched.setdefault(target, {"table": target, "rows_written": 0, "snapshot_id": snapshot_id})
-                entry["rows_written"] += int(command.get("affected_rows") or 0)
-        commands.append(command)
-    return {
-        "status": "ok",
-        "deduplicated": {"snapshot_id": snapshot_id, "committed_by_try": earlier.try_number},
-        "result": {"command_count": len(commands), "commands": commands},
-        "catalog_info": {
-            "lake": plan.lake,
-            "snapshot_before": snapshot_id - 1,
-            "snapshot_after": snapshot_id,
-            "snapshots_created": [],
-            "tables_touched": sorted(touched.values(), key=lambda t: t["table"]),
-        },
-        "elapsed_s": round(time.monotonic() - started, 3),
-    }

@@ -44,29 +44,30 @@ def catalog_function(lake: DuckLake, ref: CatalogRef) -> pa.Table:
         )
         return pa.Table.from_pylist(rows, schema=schema)
     if ref.function == "ducklake_table_info":
+        # DuckDB 1.5's columns, in its order: no schema name, no row count (a query naming them fails there)
         rows = [
             {
-                "schema_name": t.schema_name,
                 "table_name": t.table_name,
+                "schema_id": t.schema_id,
                 "table_id": t.table_id,
+                "table_uuid": t.table_uuid,
                 "file_count": t.file_count,
                 "file_size_bytes": t.file_size_bytes,
                 "delete_file_count": t.delete_file_count,
                 "delete_file_size_bytes": t.delete_file_size_bytes,
-                "row_count": t.row_count,
             }
             for t in lake.table_info()
         ]
         schema = pa.schema(
             [
-                ("schema_name", pa.string()),
                 ("table_name", pa.string()),
+                ("schema_id", pa.int64()),
                 ("table_id", pa.int64()),
+                ("table_uuid", pa.string()),
                 ("file_count", pa.int64()),
                 ("file_size_bytes", pa.int64()),
                 ("delete_file_count", pa.int64()),
                 ("delete_file_size_bytes", pa.int64()),
-                ("row_count", pa.int64()),
             ]
         )
         return pa.Table.from_pylist(rows, schema=schema)

@@ -35,7 +35,13 @@ def _is_iso_date(value: Any) -> bool:
 
 
 def publish(
-    lake: str, datatable: str, tables: Iterable[str], *, max_rows: int = 1_000_000, spark_conn_id: str | None = None
+    lake: str,
+    datatable: str,
+    tables: Iterable[str],
+    *,
+    max_rows: int = 1_000_000,
+    spark_conn_id: str | None = None,
+    engine: str | None = None,
 ) -> dict[str, int]:
     """Copy ``agg.<table>`` of ``lake`` into schema ``agg`` of ``datatable``; returns rows per table.
 
@@ -44,12 +50,16 @@ def publish(
     :param tables: aggregate table names.
     :param max_rows: refuse tables larger than this (a Data Table is for small, operational results).
     :param spark_conn_id: the Spark connection reading the lake (None: the lake's own).
+    :param engine: the engine reading the lake (``spark``, ``duckdb``, ``auto``; None: the lake's default).
     """
     from airflow_provider_lakehouse.hooks.datatable import DataTableHook
     from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
     from airflow_provider_lakehouse.spark.driver import RunOptions
 
-    lake_hook, table_hook = DucklakeHook(ducklake=lake, spark_conn_id=spark_conn_id), DataTableHook(datatable=datatable)
+    lake_hook, table_hook = (
+        DucklakeHook(ducklake=lake, spark_conn_id=spark_conn_id, engine=engine),
+        DataTableHook(datatable=datatable),
+    )
     published = {}
     for table in tables:
         response = lake_hook.run(

@@ -1,6 +1,6 @@
 """TPC-DS pipeline benchmark: the pipeline's SQL on each engine over one lake, answers checked, costs measured.
 
-    python -m tests.benchmarks.bench_tpcds [--sf 0.1] [--engines connect,submit,duckdb] [--storage s3|fs]
+    python -m tests.benchmarks.bench_tpcds [--sf 0.1] [--engines connect,submit,duckdb,hookduck,auto] [--storage s3|fs]
     python -m tests.benchmarks.bench_tpcds --sf 1 --engines connect:1,connect:2,connect:4
 
 ``ENGINE:N`` runs up to N tasks of a stage at once (threads, each a ``DucklakeHook`` run, as Airflow runs a task
@@ -50,6 +50,8 @@ ENGINES = {  # the operator's engine (DucklakeHook, what DucklakeOperator.execut
     "connect": "Spark Connect (DucklakeHook)",
     "submit": "spark-submit per task (DucklakeHook)",
     "duckdb": "DuckDB 1.5 + ducklake, same SQL",
+    "hookduck": "the duckdb engine (DucklakeHook engine='duckdb')",
+    "auto": "engine='auto' (DucklakeHook; Spark Connect above the threshold)",
 }
 GOAL_SECONDS = 120.0  # SF 1 end to end on 2 vCPUs through Spark Connect
 
@@ -78,12 +80,13 @@ class EngineRun:
     stages: dict[str, StageCost] = field(default_factory=dict)
     error: str | None = None
     answers: dict[str, str | None] = field(default_factory=dict)  # query -> None (equal) or the difference
+    ran_on: dict[str, int] = field(default_factory=dict)  # the hook's engines: tasks per engine that ran them
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EngineRun:
         """The inverse of ``asdict`` (extra keys such as the totals in ``results.json`` are ignored)."""
         stages = {name: StageCost(**cost) for name, cost in data["stages"].items()}
-        return cls(data["engine"], stages, data.get("error"), data.get("answers") or {})
+        return cls(data["engine"], stages, data.get("error"), data.get("answers") or {}, data.get("ran_on") or {})
 
     @property
     def wall_s(self) -> float:
@@ -151,10 +154,11 @@ def _tree(pid: int) -> list[int]:
 # ---------------------------------------------------------------------------------------------- engine side
 
 
-def _spark_runner(lake: str) -> Any:
+def _hook_runner(lake: str, engine: str | None = None) -> Any:
+    """What ``DucklakeOperator.execute`` runs: the hook, on the lake's Spark or on ``engine``."""
     from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
 
-    hook = DucklakeHook(ducklake=lake)
+    hook = DucklakeHook(ducklake=lake, engine=engine)
     return lambda task: hook.run(preamble(lake, task.schema) + task.sql)
 
 
@@ -192,7 +196,10 @@ def run_engine(engine: str, tasks: list[PipelineTask], setup: Any, connect_pid: 
     from concurrent.futures import ThreadPoolExecutor
 
     base, concurrency = engine_of(engine)
-    run = _duckdb_runner(setup) if base == "duckdb" else _spark_runner("main")
+    if base == "duckdb":
+        run = _duckdb_runner(setup)
+    else:
+        run = _hook_runner("main", {"hookduck": "duckdb", "auto": "auto"}.get(base))
     me = os.getpid()
 
     def pids() -> list[int]:
@@ -207,7 +214,9 @@ def run_engine(engine: str, tasks: list[PipelineTask], setup: Any, connect_pid: 
             task_start = time.perf_counter()
             try:
                 if not result.error:
-                    run(task)
+                    response = run(task)
+                    if isinstance(response, dict) and "engine" in response:
+                        result.ran_on[response["engine"]] = result.ran_on.get(response["engine"], 0) + 1
             except Exception as exc:  # the report says which task failed and why
                 result.error = result.error or f"{stage}.{task.name}: {type(exc).__name__}: {str(exc)[:600]}"
             cost.tasks[task.name] = round(time.perf_counter() - task_start, 3)
@@ -260,7 +269,9 @@ def _lake_setup(lake: dict[str, Any]) -> Any:
 def _engine_conn(lake: dict[str, Any], engine: str, spark_conf: dict[str, str]) -> str:
     conn = json.loads(json.dumps(lake["conn"]))
     engine = engine_of(engine)[0]
-    if engine == "connect":
+    if engine == "auto" and lake.get("auto_max_scan_bytes") is not None:
+        conn["extra"]["duckdb_max_scan_bytes"] = lake["auto_max_scan_bytes"]
+    if engine in ("connect", "auto"):
         conn["extra"]["spark_conn_id"] = "spark_connect_local"
         conn["extra"]["spark_conf"] = dict(spark_conf)  # spark.sql.* settings reach the Connect session
     elif engine == "submit":
@@ -405,6 +416,9 @@ def markdown(runs: list[EngineRun], scale_factor: float, input_gb: float, storag
             f"Goal SF 1 within {GOAL_SECONDS:.0f} s through Spark Connect: {verdict} ({connect.wall_s:.1f} s)."
         )
     for run in runs:
+        if run.ran_on and engine_of(run.engine)[0] == "auto":
+            split = ", ".join(f"{count} on {engine}" for engine, count in sorted(run.ran_on.items()))
+            lines.append(f"- {run.engine} ran its tasks: {split}.")
         if run.error:
             lines.append(f"- {run.engine} failed: {run.error}")
         for query, verdict in run.answers.items():
@@ -461,7 +475,7 @@ def chart(runs: list[EngineRun], path: Path, title: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sf", type=float, default=0.1, help="scale factor (SF 1: about 300 MB of Parquet)")
-    parser.add_argument("--engines", default="connect,submit,duckdb")
+    parser.add_argument("--engines", default="connect,submit,duckdb,hookduck,auto")
     parser.add_argument("--storage", choices=("s3", "fs"), default="s3", help="where the lake keeps its data files")
     parser.add_argument("--landing", help="generated data (default: under the stack's state dir, per SF)")
     parser.add_argument("--out", help="report directory (default: .lakehouse/benchmarks/tpcds-sf<SF>)")
@@ -471,6 +485,11 @@ def main() -> None:
         default=[],
         metavar="KEY=VALUE",
         help="a Spark property for both Spark engines (repeatable; over Connect only spark.sql.*)",
+    )
+    parser.add_argument(
+        "--auto-max-scan-bytes",
+        type=int,
+        help="the auto engine's threshold (the lake's duckdb_max_scan_bytes; default: a quarter of the memory)",
     )
     parser.add_argument(
         "--from-results", metavar="RESULTS_JSON", help="only render report.md and chart.png again from a results.json"
@@ -507,10 +526,11 @@ def main() -> None:
             out = Path(args.out or stack.state_dir / "benchmarks" / f"tpcds-sf{args.sf:g}")
             out.mkdir(parents=True, exist_ok=True)
             lake = _lake(env, args.storage, stack.state_dir / "benchmarks" / "lakes")
+            lake["auto_max_scan_bytes"] = args.auto_max_scan_bytes
             os.environ.update(env)
             setup = _lake_setup(lake)
             connect_pid = None
-            if any(engine_of(e)[0] == "connect" for e in engines):
+            if any(engine_of(e)[0] in ("connect", "auto") for e in engines):
                 connect_started = not stack.spark_connect_server().running()
                 stack.start_spark_connect(log=lambda _m: None)
                 env = dict(os.environ, **stack.env())
@@ -524,7 +544,7 @@ def main() -> None:
                         tasks,
                         lake,
                         env,
-                        connect_pid if engine_of(engine)[0] == "connect" else None,
+                        connect_pid if engine_of(engine)[0] in ("connect", "auto") else None,
                         Path(workdir),
                         spark_conf,
                     )

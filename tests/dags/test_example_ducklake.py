@@ -18,13 +18,18 @@ from tests.referee import LakeSetup
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def lake_env(stack_env: dict[str, str], spark_conn_id: str | None) -> tuple[dict[str, str], LakeSetup]:
-    """The stack's environment with lake ``main`` pointed at a fresh catalog schema and S3 prefix."""
+def lake_env(
+    stack_env: dict[str, str], spark_conn_id: str | None, engine: str | None = None
+) -> tuple[dict[str, str], LakeSetup]:
+    """The stack's environment with lake ``main`` pointed at a fresh catalog schema and S3 prefix (and, with
+    ``engine``, that engine as the lake's default)."""
     conn = json.loads(stack_env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
     name = f"dag_{uuid.uuid4().hex[:8]}"
     conn["extra"] = {**conn["extra"], "metadata_schema": name, "data_path": f"s3://lakehouse/{name}/"}
     if spark_conn_id:
         conn["extra"]["spark_conn_id"] = spark_conn_id
+    if engine:
+        conn["extra"]["engine"] = engine
     aws = json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"])
     setup = LakeSetup(
         PostgresStore(referee.postgres_spec(conn), metadata_schema=name),
@@ -34,7 +39,7 @@ def lake_env(stack_env: dict[str, str], spark_conn_id: str | None) -> tuple[dict
     return dict(stack_env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn)), setup
 
 
-@pytest.mark.parametrize("engine", ["local", "spark_connect", "spark_submit"])
+@pytest.mark.parametrize("engine", ["local", "spark_connect", "spark_submit", "duckdb"])
 def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:
     spark_conn_id = None
     if engine == "spark_connect":
@@ -43,7 +48,7 @@ def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[
     elif engine == "spark_submit":
         stack.start_spark_cluster(log=lambda _m: None)
         spark_conn_id = "spark_cluster"
-    env, setup = lake_env(dict(stack_env, **stack.env()), spark_conn_id)
+    env, setup = lake_env(dict(stack_env, **stack.env()), spark_conn_id, "duckdb" if engine == "duckdb" else None)
 
     result = run_airflow(env, "dags", "test", "example_ducklake_sentiment")
     output = result.stdout + result.stderr
@@ -58,6 +63,12 @@ def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[
     xcoms = read_xcoms("example_ducklake_sentiment", env)
     insert = xcoms["insert_messages"]
     assert insert["engine"] == engine and insert["status"] == "ok"
+    requested = "duckdb" if engine == "duckdb" else "spark"
+    assert insert["engine_choice"] == {
+        "engine": "duckdb" if engine == "duckdb" else "spark",
+        "requested": requested,
+        "reason": "requested",
+    }
     kinds = [(c["kind"], c.get("affected_rows")) for c in insert["result"]["commands"]]
     assert kinds == [("attach", None), ("use", None), ("create_table", None), ("temp_table", 3), ("insert", 3)]
     info = insert["catalog_info"]
@@ -124,14 +135,18 @@ def test_hook_errors_are_clear(stack: Any, stack_env: dict[str, str]) -> None:
         local_session().stop()  # PySpark allows no Spark Connect session in a process with a classic one
 
 
-def test_operations_dag_matches_duckdb(stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:
-    """COPY to S3, CTAS from S3 Parquet, update/delete/merge, time travel and maintenance through Airflow;
-    DuckDB replays the same corrections on the landed file and must find the same table."""
-    env, setup = lake_env(dict(stack_env, **stack.env()), None)
+@pytest.mark.parametrize("engine", ["spark", "duckdb"])
+def test_operations_dag_matches_duckdb(engine: str, stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:
+    """COPY to S3, CTAS from S3 Parquet, update/delete/merge, time travel and maintenance through Airflow, on
+    either engine; DuckDB replays the same corrections on the landed file and must find the same table."""
+    env, setup = lake_env(dict(stack_env, **stack.env()), None, engine)
     result = run_airflow(env, "dags", "test", "example_ducklake_operations")
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]
     xcoms = read_xcoms("example_ducklake_operations", env)
+    assert {x["engine"] for x in xcoms.values() if isinstance(x, dict) and "engine" in x} == {
+        "duckdb" if engine == "duckdb" else "local"
+    }
     assert xcoms["land_files"]["result"]["commands"][-1]["affected_rows"] == 1000
     assert xcoms["load_orders"]["result"]["commands"][-1]["affected_rows"] == 1000
     corrections = [c["affected_rows"] for c in xcoms["correct_orders"]["result"]["commands"][2:]]
@@ -159,7 +174,9 @@ def test_operations_dag_matches_duckdb(stack: Any, stack_env: dict[str, str], ai
     assert travel["rows_when_loaded"] == 1000
     assert travel["rows_now"] == referee.rows(con, "SELECT count(*) AS n FROM expected")[0]["n"]
     maintain = xcoms["maintain"]["result"]["commands"]
-    assert maintain[2]["files_merged"] >= 2
+    # Spark's executors leave several small files to merge; DuckDB wrote one file per statement, and files
+    # carrying deletes are not merged (DuckDB's rule), so it may find none
+    assert maintain[2]["files_merged"] >= (2 if engine == "spark" else 0)
     # Files carrying deletes are not merged (DuckDB's rule), so compare with DuckDB's own view of the catalog.
     duck_files = referee.rows(con, "SELECT file_count FROM ducklake_table_info('lake') WHERE table_name = 'orders'")
     assert maintain[-1]["rows"] == [

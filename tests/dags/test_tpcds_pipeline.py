@@ -58,26 +58,35 @@ def test_the_graph_has_52_tasks_in_5_stages_with_assets_between_them(monkeypatch
     assert {a.uri for t in stages["query"] for a in t.outlets} == {
         f"ducklake://main/results.q{n:02d}" for n in BENCHMARK_QUERIES
     }
-    assert set(dag.params) == {"landing", "scale_factor", "lake", "datatable", "spark_conn_id"}
+    assert set(dag.params) == {"landing", "scale_factor", "lake", "datatable", "spark_conn_id", "engine"}
+    assert dag.params["engine"] == "spark"  # the pipeline stays on Spark unless a run says otherwise
     assert dag.params.get_param("lake").resolve("main") == "main"
     with pytest.raises(ParamValidationError):  # the assets name lake main's tables: no other lake per run
         dag.params.get_param("lake").resolve("other")
 
 
 def run_pipeline_and_check_answers(
-    stack: Any, stack_env: dict[str, str], landing: str, scale_factor: str, spark_conn_id: str = ""
+    stack: Any,
+    stack_env: dict[str, str],
+    landing: str,
+    scale_factor: str,
+    spark_conn_id: str = "",
+    engine: str = "spark",
 ) -> None:
-    """``airflow dags test`` of the pipeline on ``landing`` (on the lake's own engine, or the run parameter
-    ``spark_conn_id``); then every ``results.qNN`` must equal DuckDB's answer on the landing files and the
-    generator's reference answer, and the Data Table must hold the published aggregates."""
+    """``airflow dags test`` of the pipeline on ``landing`` (on the lake's own Spark, or the run parameter
+    ``spark_conn_id``, or the run parameter ``engine``); then every ``results.qNN`` must equal DuckDB's answer on
+    the landing files and the generator's reference answer, and the Data Table must hold the published
+    aggregates."""
     env, setup = lake_env(stack_env, None)
     env.update(TPCDS_LANDING=landing, LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir())
-    conf = {"scale_factor": float(scale_factor), "spark_conn_id": spark_conn_id}
+    conf = {"scale_factor": float(scale_factor), "spark_conn_id": spark_conn_id, "engine": engine}
     result = run_airflow(env, "dags", "test", "tpcds_pipeline", "-c", json.dumps(conf), timeout=1500)
     assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
     xcoms = read_xcoms("tpcds_pipeline", env)
     engines = {xcom["engine"] for xcom in xcoms.values() if isinstance(xcom, dict) and "engine" in xcom}
-    assert engines == {"spark_connect" if spark_conn_id else "local"}
+    expected = "duckdb" if engine == "duckdb" else "spark_connect" if spark_conn_id else "local"
+    assert engines == {expected}
+    assert len([x for x in xcoms.values() if isinstance(x, dict) and "engine" in x]) == 52 - 1  # all SQL tasks
     check_tpcds_results(env, setup, landing, scale_factor)
 
 
@@ -117,6 +126,18 @@ def test_pipeline_answers_match_duckdb(stack: Any, stack_env: dict[str, str], ai
     landing = f"s3://landing/tests/{uuid.uuid4().hex[:8]}"
     generate(0.01, landing, extension_dir=referee.extension_dir(), s3=s3)
     run_pipeline_and_check_answers(stack, stack_env, landing, "0.01")
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_pipeline_answers_match_duckdb_on_the_duckdb_engine(
+    stack: Any, stack_env: dict[str, str], airflow_db: None
+) -> None:
+    """SF 0.01 with the run parameter ``engine=duckdb``: every SQL task runs in the worker on DuckDB."""
+    s3 = referee.s3_spec(json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"]))
+    landing = f"s3://landing/tests/{uuid.uuid4().hex[:8]}"
+    generate(0.01, landing, extension_dir=referee.extension_dir(), s3=s3)
+    run_pipeline_and_check_answers(stack, stack_env, landing, "0.01", engine="duckdb")
 
 
 @pytest.mark.integration

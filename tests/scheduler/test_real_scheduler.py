@@ -151,6 +151,57 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
     print(f"deduplicated retries: map indexes {deduplicated} and killed_after_commit; orphans: {len(orphans)}")
 
 
+def test_duckdb_engine_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str], tmp_path: Path) -> None:
+    """The retries DAG with the lake's engine set to ``duckdb``: 16 concurrent task processes commit to one table
+    through DuckDB's own DuckLake committer, tasks fail after their commit or are killed, Airflow retries them;
+    every row lands exactly once and no file is left unreferenced."""
+    env, setup = lake_env(dict(stack_env, **stack.env()), None, "duckdb")
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    env.update(
+        LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir(),
+        LAKE_SCHEDULER_MARKERS=str(markers),
+        LAKE_SCHEDULER_SPIN="400000000",  # DuckDB counts the Spark-sized spin in a moment
+    )
+    secrets = [
+        json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
+        json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
+    ]
+    with airflow_cluster(stack, env, [RETRIES_DAG], parallelism=4) as airflow:
+        airflow.wait_parsed(["lake_scheduler_retries"])
+        run_id = airflow.trigger("lake_scheduler_retries")
+        killed: dict[str, float] = {}
+        state = airflow.wait_run(
+            "lake_scheduler_retries", run_id, on_poll=lambda: _kill_when_announced(markers, killed)
+        )
+        tis = airflow.task_instances("lake_scheduler_retries", run_id)
+        assert state == "success", (tis, airflow.component_log("scheduler")[-3000:])
+        assert {"after_commit", "mid_script"} <= set(killed), f"the kills did not happen: {killed}"
+        by_task = {(t["task_id"], t["map_index"]): t for t in tis}
+        for m in range(16):
+            response = airflow.xcom("lake_scheduler_retries", run_id, "insert", m)
+            assert response["engine"] == "duckdb", response
+            if m % 5 == 0:
+                assert by_task[("insert", m)]["try_number"] == 2
+                assert response["deduplicated"]["committed_by_try"] == 1, response
+        after_commit = airflow.xcom("lake_scheduler_retries", run_id, "killed_after_commit")
+        assert after_commit["deduplicated"]["committed_by_try"] == 1, after_commit
+        assert by_task[("killed_mid_script", -1)]["try_number"] == 2
+        assert "deduplicated" not in airflow.xcom("lake_scheduler_retries", run_id, "killed_mid_script")
+        for path in airflow.task_logs():
+            text = path.read_text(errors="replace")
+            assert all(secret not in text for secret in secrets), f"a credential is in {path}"
+        home = str(airflow.home)
+
+    con = referee.connect()
+    setup.attach(con)
+    counts = dict(con.execute("SELECT source, count(*) FROM lake.sched_rows GROUP BY source").fetchall())
+    assert counts == {**dict.fromkeys(range(16), 10), 100: 10, 200: 10}, counts
+    assert con.execute("SELECT count(*) = count(DISTINCT (source, i)) FROM lake.sched_rows").fetchone() == (True,)
+    assert setup.open().delete_orphaned_files(older_than=_future()).files_deleted == []
+    assert _processes_with(home) == [], "a task process of this Airflow is still running"
+
+
 def _connect_server_daemons(stack: Any) -> dict[int, str]:
     """Python worker daemons under the Spark Connect server (one per session; sessions are shared), by pid, each
     described by its start time and session artifact id, to say which session a second one belongs to."""

@@ -30,6 +30,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "datatables": frozenset({"connections", "exceptions", "jsonsafe", "sql"}),
     # planner and driver
     "spark": frozenset({"connections", "ducklake", "exceptions", "jsonsafe", "sql"}),
+    "duckdb_engine": frozenset({"connections", "ducklake", "exceptions", "jsonsafe", "spark", "sql"}),
     # the Airflow shell
     "airflow_connections": frozenset({"connections", "exceptions"}),
     "assets": frozenset({"airflow_connections", "exceptions", "lineage"}),
@@ -39,6 +40,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "assets",
             "connections",
             "datatables",
+            "duckdb_engine",
             "ducklake",
             "exceptions",
             "jsonsafe",

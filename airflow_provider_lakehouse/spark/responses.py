@@ -1,0 +1,101 @@
+"""The response of a lake script, whichever engine ran it: per-statement results, the snapshots it made, and
+what a commit records of it so that a retry can answer with the same outcome."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_lakehouse.spark.steps import WRITE_KINDS
+
+if TYPE_CHECKING:
+    from airflow_provider_lakehouse.ducklake.task_commits import CommittedTry
+    from airflow_provider_lakehouse.spark.plan import Plan
+
+#: statement kinds that change a table (``tables_touched`` in a response)
+TABLE_WRITES = frozenset({"create_table", "ctas", "drop_table", "alter", "insert", "delete", "update", "merge"})
+
+
+@dataclass
+class StepResult:
+    """One statement's result: its index, kind and what the response shows of it (counts, rows, status ...)."""
+
+    index: int
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def as_command(self) -> dict[str, Any]:
+        """The statement's entry in ``result.commands`` (its target is shown in ``tables_touched``)."""
+        return {"command_index": self.index, "kind": self.kind, **{k: v for k, v in self.data.items() if k != "target"}}
+
+
+def build_response(
+    lake: str, results: Sequence[StepResult], before: int, committed: Sequence[int], started: float
+) -> dict[str, Any]:
+    """A run's response: ``status``, ``result`` (the commands), ``catalog_info`` (snapshots, tables touched).
+
+    :param before: the snapshot the script read first.
+    :param committed: the snapshots it made, in order.
+    """
+    touched: dict[str, dict[str, Any]] = {}
+    for result in results:
+        target = result.data.get("target")
+        if not target or result.kind not in TABLE_WRITES or result.data.get("status") == "rolled_back":
+            continue
+        entry = touched.setdefault(target, {"table": target, "rows_written": 0})
+        entry["rows_written"] += int(result.data.get("affected_rows") or 0)
+        if result.data.get("snapshot_id") is not None:
+            entry["snapshot_id"] = result.data["snapshot_id"]
+    return {
+        "status": "ok",
+        "result": {"command_count": len(results), "commands": [r.as_command() for r in results]},
+        "catalog_info": {
+            "lake": lake,
+            "snapshot_before": before,
+            "snapshot_after": committed[-1] if committed else before,
+            "snapshots_created": list(committed),
+            "tables_touched": sorted(touched.values(), key=lambda t: t["table"]),
+        },
+        "elapsed_s": round(time.monotonic() - started, 3),
+    }
+
+
+def outcome_of(results: Iterable[StepResult]) -> dict[str, Any]:
+    """What a commit records of its script: each statement's kind and counts (no result rows)."""
+    kept = ("affected_rows", "row_count", "status", "target")
+    return {
+        "commands": [
+            {"command_index": r.index, "kind": r.kind, **{k: r.data[k] for k in kept if k in r.data}} for r in results
+        ]
+    }
+
+
+def recorded_response(plan: Plan, earlier: CommittedTry, started: float) -> dict[str, Any]:
+    """The response of a retry whose earlier try already committed: that commit's recorded outcome."""
+    snapshot_id = earlier.snapshot.snapshot_id
+    commands = []
+    touched: dict[str, dict[str, Any]] = {}
+    for command in earlier.outcome.get("commands", []):
+        command = dict(command)
+        target = command.pop("target", None)
+        if command.get("kind") in WRITE_KINDS and command.get("status") != "rolled_back":
+            command["snapshot_id"] = snapshot_id
+            if target and command["kind"] in TABLE_WRITES:
+                entry = touched.setdefault(target, {"table": target, "rows_written": 0, "snapshot_id": snapshot_id})
+                entry["rows_written"] += int(command.get("affected_rows") or 0)
+        commands.append(command)
+    return {
+        "status": "ok",
+        "deduplicated": {"snapshot_id": snapshot_id, "committed_by_try": earlier.try_number},
+        "result": {"command_count": len(commands), "commands": commands},
+        "catalog_info": {
+            "lake": plan.lake,
+            "snapshot_before": snapshot_id - 1,
+            "snapshot_after": snapshot_id,
+            "snapshots_created": [],
+            "tables_touched": sorted(touched.values(), key=lambda t: t["table"]),
+        },
+        "elapsed_s": round(time.monotonic() - started, 3),
+    }
