@@ -34,13 +34,13 @@ from airflow_provider_lakehouse.duckdb_engine.session import attach_lake, connec
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.maintenance import referenced_files
 from airflow_provider_lakehouse.ducklake.storage import Storage
-from airflow_provider_lakehouse.ducklake.task_commits import OUTCOME_FIELD, find_committed_try
+from airflow_provider_lakehouse.ducklake.task_commits import OUTCOME_FIELD
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.driver import RunOptions
 from airflow_provider_lakehouse.spark.plan import Plan, Step, spark_value
-from airflow_provider_lakehouse.spark.responses import StepResult, build_response, outcome_of, recorded_response
+from airflow_provider_lakehouse.spark.responses import StepResult, build_response, outcome_of, response_of_earlier_try
 from airflow_provider_lakehouse.sql.params import placeholders_in
 from airflow_provider_lakehouse.sql.split import split_statements
 
@@ -82,18 +82,9 @@ class DuckDBPlanRunner:
         started = time.monotonic()
         _refuse_what_duckdb_cannot_run(plan)
         lake = DuckLake.from_spec(self.spec, create=True)  # a script may be the lake's first write, as on Spark
-        task = self.options.task
-        if task is not None and not plan.autocommit:
-            earlier = find_committed_try(lake, task)
-            if earlier is not None:
-                log.info(
-                    "task %s try %d: try %d already committed snapshot %d; not committing again",
-                    task.key,
-                    task.try_number,
-                    earlier.try_number,
-                    earlier.snapshot.snapshot_id,
-                )
-                return recorded_response(plan, earlier, started)
+        recorded = response_of_earlier_try(lake, self.options.task, plan, started)
+        if recorded is not None:
+            return recorded
         before = lake.current_snapshot_id()
         spill = tempfile.mkdtemp(prefix="lakehouse-duckdb-")
         con = connect(temp_directory=spill)

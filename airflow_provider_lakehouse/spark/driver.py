@@ -25,7 +25,6 @@ from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID,
 from airflow_provider_lakehouse.ducklake.task_commits import (
     OUTCOME_FIELD,
     TaskIdentity,
-    find_committed_try,
 )
 from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transaction
 from airflow_provider_lakehouse.ducklake.types import Column, columns_from_arrow
@@ -44,7 +43,7 @@ from airflow_provider_lakehouse.spark.responses import (
     StepResult,
     build_response,
     outcome_of,
-    recorded_response,
+    response_of_earlier_try,
 )
 from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
 from airflow_provider_lakehouse.spark.tasks import (
@@ -154,18 +153,9 @@ class PlanRunner:
         """
         started = time.monotonic()
         self._autocommit = plan.autocommit
-        task = self.options.task
-        if task is not None and not plan.autocommit:
-            earlier = find_committed_try(self.lake, task)
-            if earlier is not None:
-                log.info(
-                    "task %s try %d: try %d already committed snapshot %d; not committing again",
-                    task.key,
-                    task.try_number,
-                    earlier.try_number,
-                    earlier.snapshot.snapshot_id,
-                )
-                return recorded_response(plan, earlier, started)
+        recorded = response_of_earlier_try(self.lake, self.options.task, plan, started)
+        if recorded is not None:
+            return recorded
         before = self.lake.current_snapshot_id()
         results: list[StepResult] = []
         try:

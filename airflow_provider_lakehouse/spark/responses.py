@@ -3,16 +3,21 @@ what a commit records of it so that a retry can answer with the same outcome."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_lakehouse.ducklake.task_commits import find_committed_try
 from airflow_provider_lakehouse.spark.steps import WRITE_KINDS
 
 if TYPE_CHECKING:
-    from airflow_provider_lakehouse.ducklake.task_commits import CommittedTry
+    from airflow_provider_lakehouse.ducklake.catalog import DuckLake
+    from airflow_provider_lakehouse.ducklake.task_commits import CommittedTry, TaskIdentity
     from airflow_provider_lakehouse.spark.plan import Plan
+
+log = logging.getLogger(__name__)
 
 #: statement kinds that change a table (``tables_touched`` in a response)
 TABLE_WRITES = frozenset({"create_table", "ctas", "drop_table", "alter", "insert", "delete", "update", "merge"})
@@ -70,6 +75,26 @@ def outcome_of(results: Iterable[StepResult]) -> dict[str, Any]:
             {"command_index": r.index, "kind": r.kind, **{k: r.data[k] for k in kept if k in r.data}} for r in results
         ]
     }
+
+
+def response_of_earlier_try(
+    lake: DuckLake, task: TaskIdentity | None, plan: Plan, started: float
+) -> dict[str, Any] | None:
+    """The recorded response when an earlier try of ``task`` already committed this script, else None (no task,
+    or an ``autocommit`` script, which a retry runs again)."""
+    if task is None or plan.autocommit:
+        return None
+    earlier = find_committed_try(lake, task)
+    if earlier is None:
+        return None
+    log.info(
+        "task %s try %d: try %d already committed snapshot %d; not committing again",
+        task.key,
+        task.try_number,
+        earlier.try_number,
+        earlier.snapshot.snapshot_id,
+    )
+    return recorded_response(plan, earlier, started)
 
 
 def recorded_response(plan: Plan, earlier: CommittedTry, started: float) -> dict[str, Any]:

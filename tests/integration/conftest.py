@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,3 +17,14 @@ def setup(request: pytest.FixtureRequest, tmp_path: Path) -> LakeSetup:
     if request.param == "sqlite":
         return referee.sqlite_lake(tmp_path)
     return referee.postgres_lake(request.getfixturevalue("stack"))
+
+
+@pytest.fixture(scope="module")
+def spark(stack: Any) -> Iterator[Any]:
+    """Local Spark for one test module, with the S3A jars (S3 lakes read by Spark itself)."""
+    from airflow_provider_lakehouse.spark.session import local_session
+
+    jars = ",".join(str(j) for j in stack.ensure_s3a_jars(log=lambda _m: None))
+    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4", "spark.jars": jars})
+    yield session
+    session.stop()  # PySpark allows no Spark Connect session in a process with a classic one

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,16 +17,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 # Each delete exercises one kind of Roaring container: sparse positions (array), every third row of 200,000
 # (bitmaps: more than 4096 per 65,536 positions) and one long range (a run container once DuckDB optimises it).
 DELETES = ("id IN (5, 77, 131071, 131072)", "id % 3 = 0", "id BETWEEN 150000 AND 170000")
-
-
-@pytest.fixture(scope="module")
-def spark(stack: Any) -> Iterator[Any]:
-    from airflow_provider_lakehouse.spark.session import local_session
-
-    jars = ",".join(str(j) for j in stack.ensure_s3a_jars(log=lambda _m: None))
-    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4", "spark.jars": jars})
-    yield session
-    session.stop()
 
 
 def _lake_with_deletion_vectors(setup: LakeSetup) -> tuple[Any, list[int]]:

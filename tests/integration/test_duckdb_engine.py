@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,21 +25,10 @@ from airflow_provider_lakehouse.exceptions import (
 from airflow_provider_lakehouse.spark.driver import PlanRunner, RunOptions
 from airflow_provider_lakehouse.spark.plan import plan_script
 from tests import referee
+from tests.integration.test_spark_sql import spec_of
 from tests.referee import LakeSetup, lake_snapshots
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-def spec_of(setup: LakeSetup) -> DuckLakeSpec:
-    if isinstance(setup.store, PostgresStore):
-        return DuckLakeSpec(
-            name="main",
-            catalog=setup.store.spec,
-            data_path=setup.data_path,
-            metadata_schema=setup.store.metadata_schema,
-            s3=setup.s3,
-        )
-    return DuckLakeSpec(name="main", catalog=setup.store.path, data_path=setup.data_path)  # type: ignore[attr-defined]
 
 
 def run(setup: LakeSetup, sql: str, parameters: Any = None, *, autocommit: bool = False, **options: Any) -> Any:
@@ -62,16 +50,6 @@ def files_on_storage(setup: LakeSetup) -> set[str]:
 
 def strays(setup: LakeSetup) -> set[str]:
     return {uri for uri in files_on_storage(setup) if uri.endswith(".parquet")} - referenced_files(setup.open())
-
-
-@pytest.fixture(scope="module")
-def spark(stack: Any) -> Iterator[Any]:
-    from airflow_provider_lakehouse.spark.session import local_session
-
-    jars = ",".join(str(j) for j in stack.ensure_s3a_jars(log=lambda _m: None))
-    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4", "spark.jars": jars})
-    yield session
-    session.stop()
 
 
 PARITY_SCRIPT = """

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,16 +29,6 @@ from tests.conftest import REPO_ROOT
 from tests.referee import LakeSetup, lake_snapshots
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def spark(stack: Any) -> Iterator[Any]:
-    from airflow_provider_lakehouse.spark.session import local_session
-
-    jars = ",".join(str(j) for j in stack.ensure_s3a_jars(log=lambda _m: None))  # S3A: S3 lakes read by Spark
-    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4", "spark.jars": jars})
-    yield session
-    session.stop()  # PySpark allows no Spark Connect session in a process with a classic one
 
 
 def spec_of(setup: LakeSetup) -> DuckLakeSpec:
