@@ -183,7 +183,7 @@ class DuckDBPlanRunner:
         Spark engine's keys (``files_merged``, ``snapshots_expired``, ``files_deleted``, ``rows_flushed``)."""
         con.execute("BEGIN")
         try:
-            rows = con.execute(self._text(step), _bind(step.text, parameters)).fetch_arrow_table().to_pylist()
+            rows = con.execute(self._text(step), _bind(step.text, parameters)).to_arrow_table().to_pylist()
         except Exception as exc:
             raise self._error(step, exc) from None
         self._pending.append(result)
@@ -201,7 +201,7 @@ class DuckDBPlanRunner:
     def _keep_rows(self, cursor: Any, result: StepResult) -> None:
         """Keep the first ``max_rows`` rows; count the rest as they stream by (a large result is never held)."""
         limit = self.options.max_rows
-        reader = cursor.fetch_record_batch(_BATCH_ROWS)
+        reader = cursor.to_arrow_reader(_BATCH_ROWS)
         kept: list[pa.RecordBatch] = []
         count = 0
         for batch in reader:

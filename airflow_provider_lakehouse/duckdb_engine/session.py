@@ -124,6 +124,9 @@ def attach_lake(con: Any, spec: DuckLakeSpec, alias: str) -> None:
         target = f"ducklake:postgres:dbname={spec.catalog.dbname}"  # host, user and password: from the secret
         if spec.metadata_schema:
             options.append(f"METADATA_SCHEMA {quote_literal(spec.metadata_schema)}")
+        # Load only the metadata schema's tables: by default DuckDB's postgres extension reads every schema of
+        # the catalog database when attaching (1.9 s instead of 0.17 s with the test suite's lakes in one database)
+        options.append(f"META_SCHEMA {quote_literal(spec.metadata_schema or 'public')}")
     else:
         target = f"ducklake:sqlite:{spec.catalog}"
     con.execute(f"ATTACH {quote_literal(target)} AS {quote_identifier(alias)} ({', '.join(options)})")

@@ -101,7 +101,7 @@ def generate(scale_factor: float, landing: str, *, extension_dir: str, s3: S3Spe
     rows: dict[str, int] = {}
     size = 0
     for table in SOURCE_TABLES:
-        data = con.execute(f"SELECT * FROM {table}").fetch_arrow_table()
+        data = con.execute(f"SELECT * FROM {table}").to_arrow_table()
         file_size, _footer, _meta = storage.write_parquet(
             data, join_path(storage.data_path, f"{table}.parquet"), compression="zstd", row_group_size=ROW_GROUP_ROWS
         )
