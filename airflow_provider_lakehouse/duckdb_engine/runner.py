@@ -9,7 +9,7 @@ written. The rules are the Spark engine's:
 - the commit records the task instance and the outcome (``commit_extra_info``), and a retry of a try that
   committed returns that outcome instead of committing again;
 - a failed script leaves no file: DuckDB removes the files of a rolled-back transaction but not those a failing
-  statement had begun, so the runner logs DuckDB's file opens and removes every file it wrote that no
+  statement had begun, so the runner logs DuckDB's file writes and removes every file it wrote that no
   snapshot references.
 """
 
@@ -281,11 +281,12 @@ class DuckDBPlanRunner:
         return StatementError(step.index if step else 0, step.text if step else "", self.redact(message[:4000]))
 
     def _remove_unreferenced_files(self, con: Any, lake: DuckLake) -> None:
-        """Delete every data file this run opened that no snapshot references (the run failed)."""
+        """Delete every data file this run wrote that no snapshot references (the run failed). Files it only
+        read are never candidates: a Parquet file a user keeps under the data path is not the catalog's."""
         try:
             rows = con.execute(
                 "SELECT DISTINCT json_extract_string(message, '$.path') FROM duckdb_logs "
-                "WHERE type = 'FileSystem' AND json_extract_string(message, '$.op') = 'OPEN'"
+                "WHERE type = 'FileSystem' AND json_extract_string(message, '$.op') = 'WRITE'"
             ).fetchall()
         except Exception:  # the connection never got as far as logging: nothing written
             return

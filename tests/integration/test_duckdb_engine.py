@@ -8,6 +8,7 @@ import json
 import os
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
@@ -301,3 +302,15 @@ def test_the_first_script_of_a_new_lake_creates_it(tmp_path: Any) -> None:
     con = referee.connect()
     setup.attach(con)
     assert referee.rows(con, "SELECT a FROM lake.t") == [{"a": 1}]
+
+
+def test_a_failed_script_keeps_the_files_it_only_read(setup: LakeSetup) -> None:
+    """The cleanup after a failure removes what the script wrote, never a file it read under the data path."""
+    setup.create()
+    lake = setup.open()
+    landed = lake.data_path.rstrip("/") + "/landing/orders.parquet"
+    lake.storage.write_parquet(pa.table({"id": list(range(5000))}), landed)  # a user's file, not the catalog's
+    with pytest.raises(StatementError):
+        run(setup, f"CREATE TABLE t AS SELECT * FROM read_parquet('{landed}'); SELECT CAST('x' AS INTEGER)")
+    assert landed in files_on_storage(setup)
+    assert strays(setup) == {landed}  # the user's own file, not the catalog's: left alone
