@@ -72,6 +72,7 @@ class DuckDBPlanRunner:
         self._committed: list[int] = []
         self._pending: list[StepResult] = []  # results whose snapshot is the next commit's
         self._attached = False  # the script attaches the lake itself (else it runs under DEFAULT_ALIAS)
+        self._con: Any = None  # the running script's connection, for interrupt()
 
     # -- entry -------------------------------------------------------------------------------
     def run(self, plan: Plan) -> dict[str, Any]:
@@ -87,7 +88,7 @@ class DuckDBPlanRunner:
             return recorded
         before = lake.current_snapshot_id()
         spill = tempfile.mkdtemp(prefix="lakehouse-duckdb-")
-        con = connect(temp_directory=spill)
+        con = self._con = connect(temp_directory=spill)
         try:
             alias = _alias_of(plan)
             self._attached = any(isinstance(step.details, steps.Attach) for step in plan.steps)
@@ -104,9 +105,17 @@ class DuckDBPlanRunner:
             self._remove_unreferenced_files(con, lake)
             raise
         finally:
+            self._con = None
             con.close()
             shutil.rmtree(spill, ignore_errors=True)
         return build_response(plan.lake, results, before, self._committed, started)
+
+    def interrupt(self) -> None:
+        """Stop the running statement (the task was killed): the script fails as any failing script does, so
+        nothing commits and the files it wrote are removed."""
+        con = self._con
+        if con is not None:
+            con.interrupt()
 
     def _run_steps(self, con: Any, plan: Plan, alias: str) -> list[StepResult]:
         results: list[StepResult] = []
@@ -144,7 +153,13 @@ class DuckDBPlanRunner:
                 results.append(result)
             if not plan.autocommit:
                 last = plan.steps[-1] if plan.steps else None
-                self._commit(con, alias, results, script=True)
+                try:
+                    self._commit(con, alias, results, script=True)
+                except Exception as exc:
+                    message = f"the script's commit failed, nothing was committed: {str(exc).strip()}"
+                    raise StatementError(
+                        last.index if last else 0, last.text if last else "", self.redact(message[:4000])
+                    ) from None
         except StatementError:
             _rollback(con)
             raise
