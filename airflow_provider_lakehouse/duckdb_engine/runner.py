@@ -9,7 +9,7 @@ written. The rules are the Spark engine's:
 - the commit records the task instance and the outcome (``commit_extra_info``), and a retry of a try that
   committed returns that outcome instead of committing again;
 - a failed script leaves no file: DuckDB removes the files of a rolled-back transaction but not those a failing
-  statement had begun, so the runner logs DuckDB's file opens and removes every file it wrote that no
+  statement had begun, so the runner logs DuckDB's file writes and removes every file it wrote that no
   snapshot references.
 """
 
@@ -72,6 +72,7 @@ class DuckDBPlanRunner:
         self._committed: list[int] = []
         self._pending: list[StepResult] = []  # results whose snapshot is the next commit's
         self._attached = False  # the script attaches the lake itself (else it runs under DEFAULT_ALIAS)
+        self._con: Any = None  # the running script's connection, for interrupt()
 
     # -- entry -------------------------------------------------------------------------------
     def run(self, plan: Plan) -> dict[str, Any]:
@@ -87,7 +88,7 @@ class DuckDBPlanRunner:
             return recorded
         before = lake.current_snapshot_id()
         spill = tempfile.mkdtemp(prefix="lakehouse-duckdb-")
-        con = connect(temp_directory=spill)
+        con = self._con = connect(temp_directory=spill)
         try:
             alias = _alias_of(plan)
             self._attached = any(isinstance(step.details, steps.Attach) for step in plan.steps)
@@ -104,9 +105,17 @@ class DuckDBPlanRunner:
             self._remove_unreferenced_files(con, lake)
             raise
         finally:
+            self._con = None
             con.close()
             shutil.rmtree(spill, ignore_errors=True)
         return build_response(plan.lake, results, before, self._committed, started)
+
+    def interrupt(self) -> None:
+        """Stop the running statement (the task was killed): the script fails as any failing script does, so
+        nothing commits and the files it wrote are removed."""
+        con = self._con
+        if con is not None:
+            con.interrupt()
 
     def _run_steps(self, con: Any, plan: Plan, alias: str) -> list[StepResult]:
         results: list[StepResult] = []
@@ -144,7 +153,13 @@ class DuckDBPlanRunner:
                 results.append(result)
             if not plan.autocommit:
                 last = plan.steps[-1] if plan.steps else None
-                self._commit(con, alias, results, script=True)
+                try:
+                    self._commit(con, alias, results, script=True)
+                except Exception as exc:
+                    message = f"the script's commit failed, nothing was committed: {str(exc).strip()}"
+                    raise StatementError(
+                        last.index if last else 0, last.text if last else "", self.redact(message[:4000])
+                    ) from None
         except StatementError:
             _rollback(con)
             raise
@@ -281,11 +296,12 @@ class DuckDBPlanRunner:
         return StatementError(step.index if step else 0, step.text if step else "", self.redact(message[:4000]))
 
     def _remove_unreferenced_files(self, con: Any, lake: DuckLake) -> None:
-        """Delete every data file this run opened that no snapshot references (the run failed)."""
+        """Delete every data file this run wrote that no snapshot references (the run failed). Files it only
+        read are never candidates: a Parquet file a user keeps under the data path is not the catalog's."""
         try:
             rows = con.execute(
                 "SELECT DISTINCT json_extract_string(message, '$.path') FROM duckdb_logs "
-                "WHERE type = 'FileSystem' AND json_extract_string(message, '$.op') = 'OPEN'"
+                "WHERE type = 'FileSystem' AND json_extract_string(message, '$.op') = 'WRITE'"
             ).fetchall()
         except Exception:  # the connection never got as far as logging: nothing written
             return

@@ -35,6 +35,7 @@ from airflow_provider_lakehouse.sql.names import attached_lake
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.duckdb_engine.choice import EngineChoice
+    from airflow_provider_lakehouse.duckdb_engine.runner import DuckDBPlanRunner
     from airflow_provider_lakehouse.spark.driver import RunOptions
     from airflow_provider_lakehouse.spark.plan import Plan
     from airflow_provider_lakehouse.sql.params import Parameters
@@ -72,6 +73,7 @@ class DucklakeHook(BaseHook):
         self.ducklake_conn_id = ducklake_conn_id(self.name)
         self.spark_conn_id = spark_conn_id or None
         self.requested_engine = check_engine(engine, f"Lake {self.name!r}") if engine else None
+        self._duckdb_runner: DuckDBPlanRunner | None = None  # while a script runs on DuckDB, for kill()
 
     def __repr__(self) -> str:
         return f"DucklakeHook(ducklake={self.name!r})"
@@ -201,7 +203,11 @@ class DucklakeHook(BaseHook):
         if choice.engine == "duckdb":
             from airflow_provider_lakehouse.duckdb_engine.runner import DuckDBPlanRunner
 
-            response = DuckDBPlanRunner(self.spec, options, redact=redactor.redact).run(plan)
+            self._duckdb_runner = DuckDBPlanRunner(self.spec, options, redact=redactor.redact)
+            try:
+                response = self._duckdb_runner.run(plan)
+            finally:
+                self._duckdb_runner = None
             engine = "duckdb"
         elif self.spark_mode == "spark_submit":
             response = self._submit(plan, options)
@@ -286,7 +292,9 @@ class DucklakeHook(BaseHook):
         return response
 
     def kill(self) -> None:
-        """Stop a running spark-submit (task killed or timed out)."""
+        """Stop a running script (task killed or timed out): a spark-submit job, or the DuckDB statement."""
+        if self._duckdb_runner is not None:
+            self._duckdb_runner.interrupt()
         hook = getattr(self, "_submit_hook", None)
         if hook is not None:
             hook.on_kill()

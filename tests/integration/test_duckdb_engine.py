@@ -8,6 +8,7 @@ import json
 import os
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
@@ -301,3 +302,56 @@ def test_the_first_script_of_a_new_lake_creates_it(tmp_path: Any) -> None:
     con = referee.connect()
     setup.attach(con)
     assert referee.rows(con, "SELECT a FROM lake.t") == [{"a": 1}]
+
+
+def test_a_failed_script_keeps_the_files_it_only_read(setup: LakeSetup) -> None:
+    """The cleanup after a failure removes what the script wrote, never a file it read under the data path."""
+    setup.create()
+    lake = setup.open()
+    landed = lake.data_path.rstrip("/") + "/landing/orders.parquet"
+    lake.storage.write_parquet(pa.table({"id": list(range(5000))}), landed)  # a user's file, not the catalog's
+    with pytest.raises(StatementError):
+        run(setup, f"CREATE TABLE t AS SELECT * FROM read_parquet('{landed}'); SELECT CAST('x' AS INTEGER)")
+    assert landed in files_on_storage(setup)
+    assert strays(setup) == {landed}  # the user's own file, not the catalog's: left alone
+
+
+def test_killing_a_duckdb_task_interrupts_it_and_lands_nothing(stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What Airflow does on task kill or timeout (``on_kill`` -> ``hook.kill()``): the statement stops, nothing
+    commits, and the files the script had written are removed."""
+    import threading
+    import time
+
+    from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+
+    setup = referee.postgres_lake(stack)
+    setup.create()
+    conn = json.loads(os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"])
+    assert isinstance(setup.store, PostgresStore)
+    conn["extra"] = {**conn["extra"], "metadata_schema": setup.store.metadata_schema, "data_path": setup.data_path}
+    monkeypatch.setenv("AIRFLOW_CONN_DUCKLAKE_MAIN", json.dumps(conn))
+    hook = DucklakeHook(engine="duckdb")
+    hook.run("CREATE TABLE kept (id INTEGER)")
+    before, files = setup.open().current_snapshot_id(), files_on_storage(setup)
+    outcome: list[BaseException | None] = []
+
+    def slow() -> None:
+        try:
+            hook.run(
+                "INSERT INTO kept SELECT range FROM range(200000); "
+                "SELECT count(*) FROM range(100000000) a, range(100000) b WHERE (a.range * b.range) % 7 = 3"
+            )
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=slow)
+    worker.start()
+    time.sleep(6)
+    killed_at = time.monotonic()
+    hook.kill()
+    worker.join(60)
+    assert not worker.is_alive() and time.monotonic() - killed_at < 30
+    assert isinstance(outcome[0], StatementError) and "INTERRUPT" in str(outcome[0]).upper()
+    assert setup.open().current_snapshot_id() == before
+    assert files_on_storage(setup) == files  # the INSERT's file is gone with the transaction
