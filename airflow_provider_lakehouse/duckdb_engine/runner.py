@@ -132,7 +132,7 @@ class DuckDBPlanRunner:
                 if isinstance(details, steps.Attach):
                     result.data["status"] = "executed"
                 elif isinstance(details, (steps.Begin, steps.Commit, steps.Rollback)):
-                    in_block = self._block(con, plan, alias, details, result, results, in_block)
+                    in_block = self._block(con, plan, alias, details, result, in_block)
                 elif isinstance(details, steps.Call):
                     # maintenance commits on its own (the planner refuses it after a data change)
                     if not plan.autocommit:
@@ -235,7 +235,6 @@ class DuckDBPlanRunner:
         alias: str,
         block: steps.Begin | steps.Commit | steps.Rollback,
         result: StepResult,
-        results: list[StepResult],
         in_block: bool,
     ) -> bool:
         """``BEGIN`` / ``COMMIT`` / ``ROLLBACK``: a transaction of their own under autocommit; inside a script's

@@ -61,7 +61,6 @@ from airflow_provider_lakehouse.spark.tasks import (
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_ROWS = 1000
-#: statement kinds whose target is a lake table (schemas and COPY targets are not)
 SESSION_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.fieldId.read.enabled": "true",

@@ -44,15 +44,10 @@ def build_response(
     :param before: the snapshot the script read first.
     :param committed: the snapshots it made, in order.
     """
-    touched: dict[str, dict[str, Any]] = {}
-    for result in results:
-        target = result.data.get("target")
-        if not target or result.kind not in TABLE_WRITES or result.data.get("status") == "rolled_back":
-            continue
-        entry = touched.setdefault(target, {"table": target, "rows_written": 0})
-        entry["rows_written"] += int(result.data.get("affected_rows") or 0)
-        if result.data.get("snapshot_id") is not None:
-            entry["snapshot_id"] = result.data["snapshot_id"]
+    touched = _tables_touched(
+        (r.kind, r.data.get("target"), r.data.get("status"), r.data.get("affected_rows"), r.data.get("snapshot_id"))
+        for r in results
+    )
     return {
         "status": "ok",
         "result": {"command_count": len(results), "commands": [r.as_command() for r in results]},
@@ -61,10 +56,24 @@ def build_response(
             "snapshot_before": before,
             "snapshot_after": committed[-1] if committed else before,
             "snapshots_created": list(committed),
-            "tables_touched": sorted(touched.values(), key=lambda t: t["table"]),
+            "tables_touched": touched,
         },
         "elapsed_s": round(time.monotonic() - started, 3),
     }
+
+
+def _tables_touched(writes: Iterable[tuple[Any, Any, Any, Any, int | None]]) -> list[dict[str, Any]]:
+    """``tables_touched`` from (kind, target, status, affected rows, snapshot id) per statement: rows written per
+    table and the snapshot that holds them; rolled-back statements and non-table targets do not count."""
+    touched: dict[str, dict[str, Any]] = {}
+    for kind, target, status, affected, snapshot_id in writes:
+        if not target or kind not in TABLE_WRITES or status == "rolled_back":
+            continue
+        entry = touched.setdefault(target, {"table": target, "rows_written": 0})
+        entry["rows_written"] += int(affected or 0)
+        if snapshot_id is not None:
+            entry["snapshot_id"] = snapshot_id
+    return sorted(touched.values(), key=lambda t: t["table"])
 
 
 def outcome_of(results: Iterable[StepResult]) -> dict[str, Any]:
@@ -100,16 +109,13 @@ def response_of_earlier_try(
 def recorded_response(plan: Plan, earlier: CommittedTry, started: float) -> dict[str, Any]:
     """The response of a retry whose earlier try already committed: that commit's recorded outcome."""
     snapshot_id = earlier.snapshot.snapshot_id
-    commands = []
-    touched: dict[str, dict[str, Any]] = {}
+    commands, writes = [], []
     for command in earlier.outcome.get("commands", []):
         command = dict(command)
         target = command.pop("target", None)
         if command.get("kind") in WRITE_KINDS and command.get("status") != "rolled_back":
             command["snapshot_id"] = snapshot_id
-            if target and command["kind"] in TABLE_WRITES:
-                entry = touched.setdefault(target, {"table": target, "rows_written": 0, "snapshot_id": snapshot_id})
-                entry["rows_written"] += int(command.get("affected_rows") or 0)
+        writes.append((command.get("kind"), target, command.get("status"), command.get("affected_rows"), snapshot_id))
         commands.append(command)
     return {
         "status": "ok",
@@ -120,7 +126,7 @@ def recorded_response(plan: Plan, earlier: CommittedTry, started: float) -> dict
             "snapshot_before": snapshot_id - 1,
             "snapshot_after": snapshot_id,
             "snapshots_created": [],
-            "tables_touched": sorted(touched.values(), key=lambda t: t["table"]),
+            "tables_touched": _tables_touched(writes),
         },
         "elapsed_s": round(time.monotonic() - started, 3),
     }

@@ -216,17 +216,23 @@ def test_auto_chooses_by_the_bytes_scanned_after_pruning(setup: LakeSetup) -> No
     assert choose_engine("auto", one_file, spec, threshold_bytes=max(sizes)).engine == "duckdb"
 
 
-def test_the_hook_runs_duckdb_when_asked_and_keeps_secrets_out_of_errors(
-    stack: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
-
+def _lake_main_at_a_new_lake(stack: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[LakeSetup, dict[str, Any]]:
+    """Point connection ``ducklake_main`` at a fresh Postgres + S3 lake; returns the lake and the connection."""
     setup = referee.postgres_lake(stack)
     setup.create()
     conn = json.loads(os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"])
     assert isinstance(setup.store, PostgresStore)
     conn["extra"] = {**conn["extra"], "metadata_schema": setup.store.metadata_schema, "data_path": setup.data_path}
     monkeypatch.setenv("AIRFLOW_CONN_DUCKLAKE_MAIN", json.dumps(conn))
+    return setup, conn
+
+
+def test_the_hook_runs_duckdb_when_asked_and_keeps_secrets_out_of_errors(
+    stack: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+
+    _setup, conn = _lake_main_at_a_new_lake(stack, monkeypatch)
 
     response = DucklakeHook(engine="duckdb").run("CREATE TABLE t AS SELECT 42 AS answer; SELECT answer FROM t")
     assert response["engine"] == "duckdb"
@@ -324,12 +330,7 @@ def test_killing_a_duckdb_task_interrupts_it_and_lands_nothing(stack: Any, monke
 
     from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
 
-    setup = referee.postgres_lake(stack)
-    setup.create()
-    conn = json.loads(os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"])
-    assert isinstance(setup.store, PostgresStore)
-    conn["extra"] = {**conn["extra"], "metadata_schema": setup.store.metadata_schema, "data_path": setup.data_path}
-    monkeypatch.setenv("AIRFLOW_CONN_DUCKLAKE_MAIN", json.dumps(conn))
+    setup, _conn = _lake_main_at_a_new_lake(stack, monkeypatch)
     hook = DucklakeHook(engine="duckdb")
     hook.run("CREATE TABLE kept (id INTEGER)")
     before, files = setup.open().current_snapshot_id(), files_on_storage(setup)
