@@ -42,6 +42,13 @@ def _conninfo_value(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def postgres_conninfo(pg: PostgresSpec) -> str:
+    """``pg`` as a libpq connection string (what DuckDB's ``postgres`` and ``ducklake`` extensions attach)."""
+    return (
+        f"dbname={pg.dbname} host={pg.host} port={pg.port} user={pg.user} password={_conninfo_value(pg.password or '')}"
+    )
+
+
 def sql_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -73,10 +80,7 @@ class LakeSetup:
             )
         if isinstance(self.store, PostgresStore):
             pg = self.store.spec
-            target = (
-                f"ducklake:postgres:dbname={pg.dbname} host={pg.host} port={pg.port} user={pg.user} "
-                f"password={_conninfo_value(pg.password or '')}"
-            )
+            target = f"ducklake:postgres:{postgres_conninfo(pg)}"
             if self.store.metadata_schema:
                 opts.append(f"METADATA_SCHEMA {sql_literal(self.store.metadata_schema)}")
         else:

@@ -95,7 +95,9 @@ class PostgresServer:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.log_file.touch()
         osuser.chown(self.user, self.log_file)
-        options = f"-p {self.port} -h {LOOPBACK} -k {self.socket_dir} -c max_connections=200"
+        options = (
+            f"-p {self.port} -h {LOOPBACK} -k {self.socket_dir} -c max_connections=200 -c max_prepared_transactions=64"
+        )
         result = self._run(
             str(self.bin_dir / "pg_ctl"),
             "-D",

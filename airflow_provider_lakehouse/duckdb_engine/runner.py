@@ -22,7 +22,8 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
@@ -30,6 +31,12 @@ import sqlglot
 from sqlglot import exp
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
+from airflow_provider_lakehouse.connections.specs import PostgresSpec
+from airflow_provider_lakehouse.datatables.transaction import (
+    DataTableTransactions,
+    resolve_earlier_tries,
+    task_gid_prefix,
+)
 from airflow_provider_lakehouse.duckdb_engine.session import attach_lake, connect, quote_identifier, quote_literal
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.maintenance import referenced_files
@@ -59,14 +66,24 @@ class DuckDBPlanRunner:
     :param spec: the lake (its credentials become DuckDB secrets of this in-memory connection only).
     :param options: rows kept per SELECT, the task instance the commit records, author and message.
     :param redact: applied to every error message (removes the lake's secrets).
+    :param datatables: the Postgres connections of the Data Tables the script attaches, by name. Their tables
+        are read and changed in the script's transaction on each (as on Spark), never through DuckDB's own
+        ``postgres`` attach: DuckDB cannot write two attached databases in one transaction.
     """
 
     def __init__(
-        self, spec: DuckLakeSpec, options: RunOptions | None = None, redact: Callable[[str], str] = lambda s: s
+        self,
+        spec: DuckLakeSpec,
+        options: RunOptions | None = None,
+        redact: Callable[[str], str] = lambda s: s,
+        datatables: Mapping[str, PostgresSpec] | None = None,
     ) -> None:
         self.spec = spec
         self.options = options or RunOptions()
         self.redact = redact
+        self.datatable_specs = dict(datatables or {})
+        task_key = self.options.task.key if self.options.task else None
+        self._datatables = DataTableTransactions(self.datatable_specs, task_gid_prefix(task_key), redact)
         self._run_id = uuid.uuid4().hex
         self._commits = 0
         self._committed: list[int] = []
@@ -84,6 +101,9 @@ class DuckDBPlanRunner:
         _refuse_what_duckdb_cannot_run(plan)
         lake = DuckLake.from_spec(self.spec, create=True)  # a script may be the lake's first write, as on Spark
         recorded = response_of_earlier_try(lake, self.options.task, plan, started)
+        task_key = self.options.task.key if self.options.task else None
+        for line in resolve_earlier_tries(self.datatable_specs, task_key, lake_committed=recorded is not None):
+            log.warning("%s", line)
         if recorded is not None:
             return recorded
         before = lake.current_snapshot_id()
@@ -91,7 +111,7 @@ class DuckDBPlanRunner:
         con = self._con = connect(temp_directory=spill)
         try:
             alias = _alias_of(plan)
-            self._attached = any(isinstance(step.details, steps.Attach) for step in plan.steps)
+            self._attached = any(_attaches_lake(step) for step in plan.steps)
             try:
                 attach_lake(con, self.spec, alias)
             except Exception as exc:
@@ -105,6 +125,7 @@ class DuckDBPlanRunner:
             self._remove_unreferenced_files(con, lake)
             raise
         finally:
+            self._datatables.rollback()  # whatever did not commit
             self._con = None
             con.close()
             shutil.rmtree(spill, ignore_errors=True)
@@ -129,10 +150,14 @@ class DuckDBPlanRunner:
                 result = StepResult(step.index, step.kind)
                 step_started = time.monotonic()
                 details = step.details
-                if isinstance(details, steps.Attach):
-                    result.data["status"] = "executed"
+                if isinstance(details, steps.Attach) or _uses_datatable(step):
+                    result.data["status"] = "executed"  # the provider's: DuckDB never sees a Data Table alias
                 elif isinstance(details, (steps.Begin, steps.Commit, steps.Rollback)):
                     in_block = self._block(con, plan, alias, details, result, in_block)
+                elif isinstance(details, steps.DataTableChange):
+                    self._execute_datatable(con, step, details, plan.parameters, result)
+                    if plan.autocommit and not in_block:
+                        self._datatables.commit()
                 elif isinstance(details, steps.Call):
                     # maintenance commits on its own (the planner refuses it after a data change)
                     if not plan.autocommit:
@@ -149,6 +174,8 @@ class DuckDBPlanRunner:
                     self._execute(con, step, plan.parameters, result)
                     if step.writes:
                         self._pending.append(result)
+                    elif plan.autocommit and not in_block:
+                        self._datatables.commit()  # an autocommit read of a Data Table ends its transaction
                 result.data["elapsed_s"] = round(time.monotonic() - step_started, 3)
                 results.append(result)
             if not plan.autocommit:
@@ -162,20 +189,66 @@ class DuckDBPlanRunner:
                     ) from None
         except StatementError:
             _rollback(con)
+            self._datatables.rollback()
             raise
         except Exception as exc:
             _rollback(con)
+            self._datatables.rollback()
             raise self._error(last, exc) from None
         return results
 
     # -- statements --------------------------------------------------------------------------
+    def _execute_datatable(
+        self, con: Any, step: Step, details: steps.DataTableChange, parameters: Mapping[str, Any], result: StepResult
+    ) -> None:
+        """A change to a Data Table: Postgres runs a statement that reads only that Data Table; for ``INSERT``
+        and ``CREATE TABLE AS`` DuckDB computes the rows (in the lake transaction: it sees the script's changes)."""
+        try:
+            if isinstance(details, steps.DataTableSql):
+                values = {name: parameters[name] for name in details.parameters}
+                affected = self._datatables.execute(details.datatable, details.sql, values)
+            else:
+                text = self._text(step)
+                with self._datatable_views(con, step):
+                    rows = con.execute(text, _bind(text, parameters)).to_arrow_table()
+                if isinstance(details, steps.DataTableInsert):
+                    affected = self._datatables.insert(
+                        details.datatable, details.schema, details.table, rows, details.columns, details.by_name
+                    )
+                else:
+                    assert isinstance(details, steps.DataTableCtas)
+                    affected = self._datatables.create_as(
+                        details.datatable,
+                        details.schema,
+                        details.table,
+                        rows,
+                        or_replace=details.or_replace,
+                        if_not_exists=details.if_not_exists,
+                    )
+        except Exception as exc:
+            raise self._error(step, exc) from None
+        result.data.update(affected_rows=affected, status="executed", target=step.target)
+
+    @contextmanager
+    def _datatable_views(self, con: Any, step: Step) -> Iterator[None]:
+        """The Data Table tables ``step`` reads, registered under their views for the statement's duration."""
+        for ref in step.datatables:
+            con.register(ref.view, self._datatables.read(ref.datatable, ref.schema, ref.table))
+        try:
+            yield
+        finally:
+            for ref in step.datatables:
+                con.unregister(ref.view)
+
     def _execute(self, con: Any, step: Step, parameters: Mapping[str, Any], result: StepResult) -> None:
         try:
-            cursor = con.execute(self._text(step), _bind(step.text, parameters))
-            if isinstance(step.details, steps.Select):
-                self._keep_rows(cursor, result)
-                return
-            counted = cursor.fetchall() if cursor.description else []
+            text = self._text(step)
+            with self._datatable_views(con, step):  # until its rows are read: a SELECT streams them
+                cursor = con.execute(text, _bind(text, parameters))
+                if isinstance(step.details, steps.Select):
+                    self._keep_rows(cursor, result)
+                    return
+                counted = cursor.fetchall() if cursor.description else []
         except Exception as exc:
             raise self._error(step, exc) from None
         count = int(counted[0][0]) if counted and counted[0] and isinstance(counted[0][0], int) else None
@@ -209,9 +282,10 @@ class DuckDBPlanRunner:
     def _text(self, step: Step) -> str:
         """The statement as DuckDB runs it: a script that attaches nothing runs under :data:`DEFAULT_ALIAS`, so
         the catalog functions and CALLs that name the lake (as the Spark engine accepts) name that alias."""
+        text = step.duckdb_text or step.text
         if self._attached or not (step.catalog or isinstance(step.details, steps.Call)):
-            return step.text
-        return _LAKE_ARGUMENT.sub(lambda m: f"{m.group(1)}{quote_literal(DEFAULT_ALIAS)}", step.text)
+            return text
+        return _LAKE_ARGUMENT.sub(lambda m: f"{m.group(1)}{quote_literal(DEFAULT_ALIAS)}", text)
 
     def _keep_rows(self, cursor: Any, result: StepResult) -> None:
         """Keep the first ``max_rows`` rows; count the rest as they stream by (a large result is never held)."""
@@ -274,7 +348,7 @@ class DuckDBPlanRunner:
             f"CALL {quote_identifier(alias)}.set_commit_message(?, ?, extra_info => ?)",
             [author, message, json.dumps(extra, default=str)],
         )
-        con.execute("COMMIT")
+        self._datatables.commit(lambda: con.execute("COMMIT"))  # the Data Tables' changes commit around it
         found = con.execute(
             f"SELECT snapshot_id FROM ducklake_snapshots({quote_literal(alias)}) "
             "WHERE commit_extra_info IS NOT NULL AND json_extract_string(commit_extra_info, ?) = ?",
@@ -338,10 +412,20 @@ def _rollback(con: Any) -> None:
         pass
 
 
+def _attaches_lake(step: Step) -> bool:
+    """``ATTACH 'ducklake...'`` (a Data Table's ATTACH is the provider's, DuckDB never sees it)."""
+    return isinstance(step.details, steps.Attach) and not (step.target or "").startswith("datatable://")
+
+
+def _uses_datatable(step: Step) -> bool:
+    """``USE dt``: the planner resolved the names it selects; DuckDB stays in the lake."""
+    return isinstance(step.details, steps.Use) and (step.target or "").startswith("datatable://")
+
+
 def _alias_of(plan: Plan) -> str:
     """The alias of the script's ``ATTACH`` of its lake, else :data:`DEFAULT_ALIAS`."""
     for step in plan.steps:
-        if isinstance(step.details, steps.Attach):
+        if _attaches_lake(step):
             node = sqlglot.parse_one(step.text, read="duckdb")
             target = node.this
             if isinstance(target, exp.Alias) and target.alias:

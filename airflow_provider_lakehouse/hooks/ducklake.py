@@ -34,6 +34,7 @@ from airflow_provider_lakehouse.hooks._task import task_identity
 from airflow_provider_lakehouse.sql.names import attached_lake
 
 if TYPE_CHECKING:
+    from airflow_provider_lakehouse.connections.specs import PostgresSpec
     from airflow_provider_lakehouse.duckdb_engine.choice import EngineChoice
     from airflow_provider_lakehouse.duckdb_engine.runner import DuckDBPlanRunner
     from airflow_provider_lakehouse.spark.driver import RunOptions
@@ -197,29 +198,40 @@ class DucklakeHook(BaseHook):
         options = options or RunOptions(task=task_identity())
         if options.s3a is None and self.spec.spark_s3a is not None:
             options = dataclasses.replace(options, s3a=self.spec.spark_s3a)
-        redactor = Redactor(self.spec.secrets)
+        datatables = self.datatable_specs(plan)
+        redactor = Redactor([*self.spec.secrets, *(spec.password for spec in datatables.values())])
         choice = self.choose_engine(plan)
         self.log.info("lake %s: engine %s (%s: %s)", self.name, choice.engine, choice.requested, choice.reason)
         if choice.engine == "duckdb":
             from airflow_provider_lakehouse.duckdb_engine.runner import DuckDBPlanRunner
 
-            self._duckdb_runner = DuckDBPlanRunner(self.spec, options, redact=redactor.redact)
+            self._duckdb_runner = DuckDBPlanRunner(self.spec, options, redact=redactor.redact, datatables=datatables)
             try:
                 response = self._duckdb_runner.run(plan)
             finally:
                 self._duckdb_runner = None
             engine = "duckdb"
         elif self.spark_mode == "spark_submit":
-            response = self._submit(plan, options)
+            response = self._submit(plan, options, datatables)
             engine = self.spark_mode
         else:
-            response = self._run_here(plan, options, redactor)
+            response = self._run_here(plan, options, redactor, datatables)
             engine = self.spark_mode
         response["engine"] = engine
         response["engine_choice"] = choice.as_dict()
         return response
 
-    def _run_here(self, plan: Plan, options: RunOptions, redactor: Redactor) -> dict[str, Any]:
+    @staticmethod
+    def datatable_specs(plan: Plan) -> dict[str, PostgresSpec]:
+        """The Postgres connections of the Data Tables ``plan`` attaches (``datatable_<NAME>``), by name; each
+        password is registered with the secrets masker."""
+        from airflow_provider_lakehouse.hooks.datatable import DataTableHook
+
+        return {name: DataTableHook(datatable=name).spec for name in plan.datatables}
+
+    def _run_here(
+        self, plan: Plan, options: RunOptions, redactor: Redactor, datatables: dict[str, PostgresSpec]
+    ) -> dict[str, Any]:
         # lazy, as every Spark import here: PySpark loads only in the task that runs
         from airflow_provider_lakehouse.spark.driver import PlanRunner
         from airflow_provider_lakehouse.spark.progress import progress_lines
@@ -233,11 +245,11 @@ class DucklakeHook(BaseHook):
             url = SparkConnectHook(conn_id=self.spec.spark_conn_id or "").get_connection_url()
             spark = connect_session(url, self.spec.spark_conf)  # shared with other tasks: never stopped here
         with progress_lines(spark, logger=self.log):  # long statements say how far Spark is
-            return PlanRunner(spark, self.spec, options, redact=redactor.redact).run(plan)
+            return PlanRunner(spark, self.spec, options, redact=redactor.redact, datatables=datatables).run(plan)
 
-    def _submit(self, plan: Plan, options: RunOptions) -> dict[str, Any]:
-        """spark-submit the driver application; the plan and the lake spec travel in a mode-600 file whose
-        path is passed in the environment, never on the command line."""
+    def _submit(self, plan: Plan, options: RunOptions, datatables: dict[str, PostgresSpec]) -> dict[str, Any]:
+        """spark-submit the driver application; the plan, the lake spec and the Data Tables' connections travel
+        in a mode-600 file whose path is passed in the environment, never on the command line."""
         from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
         from airflow_provider_lakehouse.spark import job
@@ -253,6 +265,7 @@ class DucklakeHook(BaseHook):
                         "plan": plan.to_json_dict(),
                         "parameters": plan.parameters,
                         "spec": self.spec,
+                        "datatables": datatables,
                         "options": options,
                         "result_path": str(result_file),
                         "app_name": f"lakehouse-{self.name}",

@@ -19,6 +19,12 @@ from urllib.parse import urlparse
 import pyarrow as pa
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
+from airflow_provider_lakehouse.connections.specs import PostgresSpec
+from airflow_provider_lakehouse.datatables.transaction import (
+    DataTableTransactions,
+    resolve_earlier_tries,
+    task_gid_prefix,
+)
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.model import TableInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID, output_schema
@@ -112,6 +118,8 @@ class PlanRunner:
     :param spark: a SparkSession (classic or Spark Connect).
     :param spec: the lake (catalog credentials stay in this process).
     :param redact: applied to every error message before it leaves (removes secrets).
+    :param datatables: the Postgres connections of the Data Tables the script attaches, by name (they stay in
+        this process: Data Table rows are read and written here, in the script's transaction on each).
     """
 
     def __init__(
@@ -120,11 +128,15 @@ class PlanRunner:
         spec: DuckLakeSpec,
         options: RunOptions | None = None,
         redact: Callable[[str], str] = lambda text: text,
+        datatables: Mapping[str, PostgresSpec] | None = None,
     ) -> None:
         self.spark = spark
         self.spec = spec
         self.options = options or RunOptions()
         self.redact = redact
+        self.datatable_specs = dict(datatables or {})
+        task_key = self.options.task.key if self.options.task else None
+        self._datatables = DataTableTransactions(self.datatable_specs, task_gid_prefix(task_key), redact)
         self.lake = DuckLake.from_spec(spec, create=True)  # a script may be the lake's first write
         self._autocommit = False
         self._tx: Transaction | None = None  # the script's transaction, or an autocommit BEGIN block's
@@ -153,6 +165,7 @@ class PlanRunner:
         started = time.monotonic()
         self._autocommit = plan.autocommit
         recorded = response_of_earlier_try(self.lake, self.options.task, plan, started)
+        self._finish_earlier_tries(plan, lake_committed=recorded is not None)
         if recorded is not None:
             return recorded
         before = self.lake.current_snapshot_id()
@@ -176,20 +189,30 @@ class PlanRunner:
                     self._commit_script(results)
                 except Exception as exc:
                     raise self._error(last, exc, commit=True) from None
+            elif not self._autocommit:
+                self._datatables.commit()  # a script that only changed Data Tables
         finally:
             if self._tx is not None:
                 self._tx.abort()
                 self._tx = None
+            self._datatables.rollback()  # whatever did not commit
             self._drop_temp_views()
         return self._response(plan, results, before, started)
 
+    def _finish_earlier_tries(self, plan: Plan, *, lake_committed: bool) -> None:
+        """Resolve the Postgres transactions an earlier try of this task prepared but never finished."""
+        task_key = self.options.task.key if self.options.task else None
+        for line in resolve_earlier_tries(self.datatable_specs, task_key, lake_committed):
+            log.warning("%s", line)
+
     def _commit_script(self, results: list[StepResult]) -> None:
-        """The script's single commit, recording the task instance and the outcome a retry would return."""
+        """The script's single commit, recording the task instance and the outcome a retry would return; the
+        Data Tables it changed commit with it (see :mod:`airflow_provider_lakehouse.datatables.transaction`)."""
         tx, self._tx = self._tx, None
         assert tx is not None
         if self.options.task is not None:
             tx.annotate(**self.options.task.commit_fields(), **{OUTCOME_FIELD: outcome_of(results)})
-        snapshot = tx.commit()
+        snapshot = self._datatables.commit(tx.commit)
         if snapshot is not None:
             self._landed(snapshot.snapshot_id)
 
@@ -208,6 +231,7 @@ class PlanRunner:
         if self._tx is not None:
             self._tx.abort()
             self._tx = None
+        self._datatables.rollback()
         message = str(exc).strip() or type(exc).__name__
         if "\n\nJVM stacktrace:" in message:
             message = message.split("\n\nJVM stacktrace:")[0]
@@ -243,6 +267,12 @@ class PlanRunner:
             self._step_call(step, details, args, result)
             return
         self._reading_transaction()
+        if isinstance(details, steps.DataTableChange):
+            self._register_reads(step, args, result)
+            self._step_datatable(step, details, parameters, args, result)
+            if self._autocommit and self._tx is None:  # not inside BEGIN ... COMMIT: it commits on its own
+                self._datatables.commit()
+            return
         self._register_reads(step, args, result)
         reader = self._READERS.get(type(details))
         if reader is not None:
@@ -260,10 +290,13 @@ class PlanRunner:
         self._pending.append(result)
         if own:
             self._finish(tx)
+        elif self._autocommit and self._tx is None:
+            self._datatables.commit()  # an autocommit read of a Data Table ends its transaction
 
     def _finish(self, tx: Transaction) -> None:
-        """Commit an autocommit statement's or block's transaction; its results get the snapshot id."""
-        snapshot = tx.commit()
+        """Commit an autocommit statement's or block's transaction (and the Data Table changes made in it);
+        its results get the snapshot id."""
+        snapshot = self._datatables.commit(tx.commit)
         if snapshot is not None:
             self._landed(snapshot.snapshot_id)
         self._pending = []
@@ -276,11 +309,13 @@ class PlanRunner:
             assert tx is not None
             if isinstance(block, steps.Begin):
                 self._savepoint = (tx.savepoint(), len(self._pending))
+                self._datatables.savepoint()
             elif isinstance(block, steps.Commit):
                 self._pending.append(result)  # the script's snapshot, once it commits
             elif self._savepoint is not None:
                 savepoint, pending = self._savepoint
                 tx.rollback_to(savepoint)
+                self._datatables.rollback_to_savepoint()
                 for undone in self._pending[pending:]:
                     undone.data["status"] = "rolled_back"
                 del self._pending[pending:]
@@ -294,6 +329,7 @@ class PlanRunner:
         assert tx is not None  # the planner pairs BEGIN with COMMIT/ROLLBACK
         if isinstance(block, steps.Rollback):
             tx.abort()
+            self._datatables.rollback()
             for undone in self._pending:
                 undone.data["status"] = "rolled_back"
             self._pending = []
@@ -310,6 +346,38 @@ class PlanRunner:
                 )
             self._tx.abort()
             self._tx = None
+
+    def _step_datatable(
+        self,
+        step: Step,
+        details: steps.DataTableChange,
+        parameters: Mapping[str, Any],
+        args: dict[str, Any],
+        result: StepResult,
+    ) -> None:
+        """A change to a Data Table, in the script's transaction on it: Postgres runs a statement that reads
+        only that Data Table; for ``INSERT`` and ``CREATE TABLE AS`` Spark computes the rows, which this process
+        copies in."""
+        if isinstance(details, steps.DataTableSql):
+            values = {name: parameters[name] for name in details.parameters}
+            affected = self._datatables.execute(details.datatable, details.sql, values)
+        else:
+            rows = self._sql(step.query, args=args or None).toArrow()
+            if isinstance(details, steps.DataTableInsert):
+                affected = self._datatables.insert(
+                    details.datatable, details.schema, details.table, rows, details.columns, details.by_name
+                )
+            else:
+                assert isinstance(details, steps.DataTableCtas)
+                affected = self._datatables.create_as(
+                    details.datatable,
+                    details.schema,
+                    details.table,
+                    rows,
+                    or_replace=details.or_replace,
+                    if_not_exists=details.if_not_exists,
+                )
+        result.data.update(affected_rows=affected, status="executed", target=step.target)
 
     def _step_select(self, step: Step, details: steps.Select, args: dict[str, Any], result: StepResult) -> None:
         frame = self._sql(step.query, args=args or None)
@@ -693,6 +761,9 @@ class PlanRunner:
             self._temp_view(file_ref.view, read_files(self.spark, file_ref, self.spec.s3))
         for catalog_ref in step.catalog:
             self._temp_view(catalog_ref.view, self._catalog_frame(catalog_ref))
+        for datatable_ref in step.datatables:
+            rows = self._datatables.read(datatable_ref.datatable, datatable_ref.schema, datatable_ref.table)
+            self._temp_view(datatable_ref.view, self._frame(rows))
 
     def _snapshot_for(self, ref: TableRef, args: dict[str, Any]) -> int | None:
         """The snapshot ``ref`` reads; None: as the running transaction sees the table (its base plus changes)."""

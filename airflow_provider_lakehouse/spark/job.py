@@ -1,7 +1,8 @@
 """The spark-submit application: run a plan handed over in a private file, write the response next to it.
 
 spark-submit starts this file as the driver. Its input is the file named by ``LAKEHOUSE_JOB_FILE`` (mode
-600, written by the hook; it holds the plan, the parameters and the lake's connection spec), so no credential
+600, written by the hook; it holds the plan, the parameters, the lake's connection spec and those of the Data
+Tables the plan attaches), so no credential
 appears on the command line; the file is deleted as soon as it is read.
 """
 
@@ -29,11 +30,12 @@ def main() -> int:
     job: dict[str, Any] = pickle.loads(job_path.read_bytes())
     job_path.unlink(missing_ok=True)
     result_path = Path(job["result_path"])
-    redactor = Redactor(job["spec"].secrets)
+    datatables = job.get("datatables") or {}
+    redactor = Redactor([*job["spec"].secrets, *(spec.password for spec in datatables.values())])
     response: dict[str, Any]
     try:
         spark = SparkSession.builder.appName(job.get("app_name", "lakehouse")).getOrCreate()
-        runner = PlanRunner(spark, job["spec"], job["options"], redact=redactor.redact)
+        runner = PlanRunner(spark, job["spec"], job["options"], redact=redactor.redact, datatables=datatables)
         response = runner.run(Plan.from_json_dict(job["plan"], job["parameters"]))
     except StatementError as exc:
         response = {"status": "error", "index": exc.index, "statement": exc.statement, "error": exc.message}

@@ -20,13 +20,14 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from airflow_provider_lakehouse.connections.names import parse_datatable_name
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
@@ -35,6 +36,8 @@ from airflow_provider_lakehouse.sql.duckdb_syntax import spell_out_column_rename
 from airflow_provider_lakehouse.sql.names import (
     FilePath,
     NameScope,
+    StoreRef,
+    TableName,
     file_path,
     file_reference,
     parse_attach,
@@ -92,6 +95,22 @@ class FileRef:
 
 
 @dataclass(frozen=True)
+class DataTableRef:
+    """A table of Data Table ``datatable`` read by a step, registered as view ``view`` (read in the script's
+    Postgres transaction, so it shows the script's own changes to it)."""
+
+    view: str
+    datatable: str
+    schema: str
+    table: str
+
+    @property
+    def uri(self) -> str:
+        """``datatable://NAME/schema.table``: how responses and lineage name it."""
+        return f"datatable://{self.datatable.lower()}/{self.schema}.{self.table}"
+
+
+@dataclass(frozen=True)
 class CatalogRef:
     """A catalog table function (``ducklake_snapshots()`` ...) registered as ``view``; ``args`` are literals."""
 
@@ -111,6 +130,9 @@ class Step:
     :param query: Spark SQL producing the statement's rows (SELECT, CTAS, INSERT, temp tables, COPY).
     :param target: ``schema.table`` written (or the temp object created).
     :param parameters: names of the parameters the Spark SQL of this step references.
+    :param datatables: Data Table tables the step reads (registered as views like ``tables``).
+    :param duckdb_text: the statement as DuckDB runs it when that is not ``text``: its Data Table tables
+        replaced by their views (and, for a change to a Data Table, only the query whose rows it writes).
     """
 
     index: int
@@ -122,11 +144,18 @@ class Step:
     files: tuple[FileRef, ...] = ()
     catalog: tuple[CatalogRef, ...] = ()
     parameters: tuple[str, ...] = ()
+    datatables: tuple[DataTableRef, ...] = ()
+    duckdb_text: str | None = None
 
     @property
     def kind(self) -> str:
         """``select``, ``insert``, ``ctas`` ... (what responses and logs name; see :data:`.steps.WRITE_KINDS`)."""
-        return self.details.kind
+        return getattr(self.details, "statement_kind", "") or self.details.kind
+
+    @property
+    def changes_datatable(self) -> bool:
+        """The statement changes a Data Table (its changes join the script's Postgres transaction)."""
+        return isinstance(self.details, steps.DataTableChange)
 
     @property
     def writes(self) -> bool:
@@ -142,6 +171,13 @@ class Plan:
     parameters: dict[str, Any]
     dialect: str = "duckdb"
     autocommit: bool = False
+
+    @property
+    def datatables(self) -> tuple[str, ...]:
+        """The Data Tables the script reads or changes (their connections are resolved before it runs)."""
+        names = {ref.datatable for step in self.steps for ref in step.datatables}
+        names |= {s.details.datatable for s in self.steps if isinstance(s.details, steps.DataTableChange)}
+        return tuple(sorted(names))
 
     def to_json_dict(self) -> dict[str, Any]:
         """A JSON-ready form (for handing the plan to a spark-submit job)."""
@@ -164,6 +200,7 @@ class Plan:
                         "files": tuple(FileRef(**{**f, "paths": tuple(f["paths"])}) for f in raw["files"]),
                         "catalog": tuple(CatalogRef(**{**c, "args": tuple(c["args"])}) for c in raw["catalog"]),
                         "parameters": tuple(raw["parameters"]),
+                        "datatables": tuple(DataTableRef(**d) for d in raw.get("datatables", ())),
                         "details": steps.details_from_json(raw["details"]),
                     }
                 )
@@ -278,6 +315,7 @@ class _Planner:
         self.token = uuid.uuid4().hex[:10]
         self.open_transaction = False
         self._view_counter = 0
+        self.datatable_stores: dict[str, StoreRef] = {}  # attached Data Tables by store URI
 
     # -- entry -------------------------------------------------------------------------------
     def plan(self, statement: Statement) -> Step:
@@ -290,10 +328,17 @@ class _Planner:
             raise StatementError(statement.index, statement.text, f"cannot parse: {_first_line(exc)}") from None
         if is_call:
             return self._call(statement, tree)
+        if self.datatable_stores:
+            change = self._datatable_change(statement, tree)
+            if change is not None:
+                return change
         handler = getattr(self, f"_{type(tree).__name__.lower()}", None)
         if handler is None or isinstance(tree, exp.Command):
             raise _fail(statement, f"{_first_word(statement.text)} statements cannot run on a lake.")
-        return handler(statement, tree)
+        step = handler(statement, tree)
+        if step.datatables:  # DuckDB runs the statement with its Data Table tables replaced by their views
+            step = replace(step, duckdb_text=self.duckdb_text(tree))
+        return step
 
     # -- preamble and transactions ------------------------------------------------------------------
     def _attach(self, statement: Statement, tree: exp.Attach) -> Step:
@@ -301,12 +346,14 @@ class _Planner:
         alias = target.alias if isinstance(target, exp.Alias) else ""
         literal = target.this if isinstance(target, exp.Alias) else target
         store = parse_attach(literal.name) if isinstance(literal, exp.Literal) else None
-        if store is None or store.kind != "ducklake" or not alias:
+        if store is None or not alias:
             raise _fail(
                 statement,
-                "only ATTACH 'ducklake://NAME' AS alias (or 'ducklake' for main) is accepted; "
-                "the provider resolves the lake's catalog and storage itself.",
+                "only ATTACH 'ducklake://NAME' AS alias (or 'ducklake' for main) and ATTACH "
+                "'datatable://NAME[:SCHEMA]' AS alias are accepted; the provider resolves their credentials itself.",
             )
+        if store.kind == "datatable":
+            return self._attach_datatable(statement, alias, store)
         name = store.name
         if self.lake is not None and self.lake != name:
             raise _fail(statement, f"the script attaches lake {name!r} but runs against lake {self.lake!r}.")
@@ -315,6 +362,17 @@ class _Planner:
         self.names.attach(alias, store)
         return Step(statement.index, statement.text, steps.Attach(), target=name)
 
+    def _attach_datatable(self, statement: Statement, alias: str, store: StoreRef) -> Step:
+        try:
+            parse_datatable_name(store.name)
+        except ValueError as exc:
+            raise _fail(statement, str(exc)) from None
+        if self.names.is_alias(alias):
+            raise _fail(statement, f"alias {alias!r} is already attached.")
+        self.names.attach(alias, store)
+        self.datatable_stores[store.uri] = store
+        return Step(statement.index, statement.text, steps.Attach(), target=store.uri)
+
     def _use(self, statement: Statement, tree: exp.Use) -> Step:
         table = tree.this
         parts = [p.name for p in table.parts] if isinstance(table, exp.Table) else [table.name]
@@ -322,6 +380,11 @@ class _Planner:
         if selected.catalog is not None:
             shown = ".".join(parts[1:] if self.names.is_alias(parts[0]) else parts)
             raise _fail(statement, f"USE {shown}: name a lake alias, a schema, or alias.schema.")
+        if selected.store in self.datatable_stores:  # the engines resolve nothing by it: the planner did
+            store = self.datatable_stores[selected.store or ""]
+            return Step(
+                statement.index, statement.text, steps.Use(), target=f"datatable://{store.name}/{selected.schema}"
+            )
         return Step(statement.index, statement.text, steps.Use(), target=selected.schema)
 
     def _transaction(self, statement: Statement, tree: exp.Transaction) -> Step:
@@ -689,6 +752,147 @@ class _Planner:
                 return parts[0]
         raise _fail(statement, f"expected a schema name, got {node.sql(self.dialect)}.")
 
+    # -- Data Tables ------------------------------------------------------------------------------
+    def datatable_table(self, node: exp.Table) -> TableName | None:
+        """What ``node`` names when it is a table of an attached Data Table, else None."""
+        if not isinstance(node.this, exp.Identifier) or file_reference(node) is not None:
+            return None
+        name = self.names.table(node.catalog or None, node.db or None, node.name)
+        return name if name.catalog is None and name.store in self.datatable_stores else None
+
+    def datatable_ref(self, name: TableName) -> DataTableRef:
+        """The view a Data Table table is registered as: one per table and script, so every engine and every
+        rewrite of a statement name it alike."""
+        store = self.datatable_stores[name.store or ""]
+        view = f"__datatable_{_ident(store.name)}__{_ident(name.schema)}__{_ident(name.table)}_{self.token}"
+        return DataTableRef(view=view, datatable=store.name, schema=name.schema, table=name.table)
+
+    def duckdb_text(self, tree: exp.Expr) -> str:
+        """``tree`` as DuckDB SQL with each Data Table table replaced by its view (lake names stay as written)."""
+        tree = tree.copy()
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        for node in list(tree.find_all(exp.Table)):
+            if not node.args.get("catalog") and not node.args.get("db") and node.name.lower() in ctes:
+                continue
+            name = self.datatable_table(node)
+            if name is None:
+                continue
+            alias = node.args.get("alias")
+            replacement = exp.to_table(self.datatable_ref(name).view).as_(alias.name if alias else node.name)
+            if node is tree:
+                return replacement.sql("duckdb")
+            node.replace(replacement)
+        return tree.sql("duckdb")
+
+    def _datatable_change(self, statement: Statement, tree: exp.Expr) -> Step | None:
+        """The step of a statement that changes an attached Data Table; None when it changes none."""
+        schema_change = self._datatable_schema_change(statement, tree)
+        if schema_change is not None:
+            return schema_change
+        node = _write_target(tree)
+        name = self.datatable_table(node) if node is not None else None
+        if name is None:
+            return None
+        store = self.datatable_stores[name.store or ""]
+        uri = f"datatable://{store.name.lower()}/{name.schema}.{name.table}"
+        if isinstance(tree, exp.Insert):
+            if tree.args.get("conflict") or tree.args.get("returning") or tree.args.get("alternative"):
+                raise _fail(
+                    statement, "INSERT ... ON CONFLICT / OR REPLACE / RETURNING into a Data Table is not supported."
+                )
+            if tree.args.get("overwrite"):
+                raise _fail(statement, "INSERT OVERWRITE into a Data Table is not supported; DELETE, then INSERT.")
+            target = tree.this
+            columns = tuple(c.name for c in target.expressions) if isinstance(target, exp.Schema) else None
+            source = tree.expression
+            if source is None:
+                raise _fail(statement, "INSERT needs VALUES or a query.")
+            if isinstance(source, exp.Values):
+                source = exp.select("*").from_(source.copy())
+            details: StepDetails = steps.DataTableInsert(
+                datatable=store.name,
+                schema=name.schema,
+                table=name.table,
+                columns=columns,
+                by_name=bool(tree.args.get("by_name")),
+            )
+            step = self._query(statement, source, details, target=uri)
+            return replace(step, duckdb_text=self.duckdb_text(source))
+        if isinstance(tree, exp.Create) and tree.expression is not None:
+            details = steps.DataTableCtas(
+                datatable=store.name,
+                schema=name.schema,
+                table=name.table,
+                if_not_exists=bool(tree.args.get("exists")),
+                or_replace=bool(tree.args.get("replace")),
+            )
+            step = self._query(statement, tree.expression, details, target=uri)
+            return replace(step, duckdb_text=self.duckdb_text(tree.expression))
+        sql, parameters = self._postgres_sql(statement, tree, store)
+        return Step(
+            statement.index,
+            statement.text,
+            steps.DataTableSql(datatable=store.name, sql=sql, parameters=parameters, statement_kind=_change_kind(tree)),
+            target=uri,
+            parameters=parameters,
+        )
+
+    def _datatable_schema_change(self, statement: Statement, tree: exp.Expr) -> Step | None:
+        """``CREATE SCHEMA dt.s`` / ``DROP SCHEMA dt.s`` of an attached Data Table."""
+        kind = str(tree.args.get("kind") or "").upper() if isinstance(tree, (exp.Create, exp.Drop)) else ""
+        node = tree.this if kind == "SCHEMA" else None
+        if not isinstance(node, exp.Table):
+            return None
+        parts = [p.name for p in node.parts]
+        store_uri = self.names.aliases.get(parts[0].lower()) if len(parts) == 2 else None
+        if store_uri not in self.datatable_stores:
+            return None
+        store = self.datatable_stores[store_uri or ""]
+        exists = " IF NOT EXISTS" if isinstance(tree, exp.Create) else " IF EXISTS"
+        verb = "CREATE" if isinstance(tree, exp.Create) else "DROP"
+        sql = f"{verb} SCHEMA{exists if tree.args.get('exists') else ''} {exp.to_identifier(parts[1]).sql('postgres')}"
+        if isinstance(tree, exp.Drop) and tree.args.get("cascade"):
+            sql += " CASCADE"
+        return Step(
+            statement.index,
+            statement.text,
+            steps.DataTableSql(datatable=store.name, sql=sql, statement_kind=f"{verb.lower()}_schema"),
+            target=f"datatable://{store.name.lower()}/{parts[1]}",
+        )
+
+    def _postgres_sql(self, statement: Statement, tree: exp.Expr, store: StoreRef) -> tuple[str, tuple[str, ...]]:
+        """A change to a Data Table that reads nothing else, as Postgres SQL with ``%(name)s`` parameters."""
+        tree = tree.copy()
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        for node in list(tree.find_all(exp.Table)):
+            if not node.args.get("catalog") and not node.args.get("db") and node.name.lower() in ctes:
+                continue
+            name = self.datatable_table(node)
+            if name is None or name.store != store.uri:
+                raise _fail(
+                    statement,
+                    f"it changes Data Table {store.name!r} and reads {node.sql(self.dialect)}, which is not in it. "
+                    "DELETE, UPDATE, MERGE and DDL on a Data Table run in Postgres and read only that Data "
+                    "Table; copy other rows into it first (INSERT INTO dt.staging SELECT ...).",
+                )
+            node.set("catalog", None)
+            node.set("db", exp.to_identifier(name.schema))
+        parameters: list[str] = []
+        for placeholder in list(tree.find_all(exp.Placeholder)):
+            if not placeholder.name:
+                raise _fail(statement, "'?' placeholders are not supported; use $1 or $name.")
+            key = _param_name(placeholder.name)
+            parameters.append(key)
+            placeholder.replace(exp.Placeholder(this=key))
+        try:
+            sql = tree.sql("postgres", unsupported_level=sqlglot.ErrorLevel.RAISE)
+        except Exception as exc:  # sqlglot names what Postgres has no spelling for
+            raise _fail(statement, f"Postgres cannot run it: {_first_line(exc)}") from None
+        if parameters:  # psycopg reads % as a placeholder: a literal one is written %%
+            keys = "|".join(re.escape(k) for k in dict.fromkeys(parameters))
+            sql = re.sub(rf"%(?!\((?:{keys})\)s)", "%%", sql)
+        return sql, tuple(sorted(set(parameters)))
+
     def next_view(self, prefix: str) -> str:
         self._view_counter += 1
         return f"{prefix}{self._view_counter}_{self.token}"
@@ -721,6 +925,7 @@ class _Refs:
         self.tables: dict[str, TableRef] = {}
         self.files: list[FileRef] = []
         self.catalog: list[CatalogRef] = []
+        self.datatables: dict[str, DataTableRef] = {}
         self.params: dict[str, None] = {}
         self._ctes: set[str] = set()
         self._star = False
@@ -741,6 +946,7 @@ class _Refs:
             "files": tuple(self.files),
             "catalog": tuple(self.catalog),
             "parameters": tuple(self.params),
+            "datatables": tuple(self.datatables.values()),
         }
 
     def target(self, table: exp.Expr) -> tuple[str, str]:
@@ -810,6 +1016,13 @@ class _Refs:
         if catalog is None and db is None and inner.name.lower() in self.planner.temp_objects:
             alias = node.args.get("alias")
             return exp.to_table(self.planner.temp_objects[inner.name.lower()]).as_(alias.name if alias else inner.name)
+        datatable = self.planner.datatable_table(node)
+        if datatable is not None:
+            if node.args.get("when") is not None:
+                raise _fail(self.statement, "time travel (AT ...) reads lake tables; a Data Table has one version.")
+            ref = self.planner.datatable_ref(datatable)
+            self.datatables[ref.view] = ref
+            return exp.to_table(ref.view).as_(alias.name if alias else inner.name)
         name = self.planner.table_name(self.statement, node)
         schema, _, table = name.partition(".")
         version: int | str | None = None
@@ -974,6 +1187,32 @@ def _comparison(term: exp.Expr, alias: str, single: bool) -> list[tuple[str, str
         if low[0] and high[0]:
             return [(mine(term.this) or "", ">=", low[1]), (mine(term.this) or "", "<=", high[1])]
     return []
+
+
+def _write_target(tree: exp.Expr) -> exp.Table | None:
+    """The table a data-changing statement writes (None for a query, a temp object or a schema)."""
+    node: exp.Expr | None = None
+    if isinstance(tree, (exp.Insert, exp.Delete, exp.Update, exp.Merge, exp.Alter)):
+        node = tree.this
+    elif isinstance(tree, exp.Create) and str(tree.args.get("kind") or "").upper() == "TABLE":
+        properties = (tree.args.get("properties") or exp.Properties()).expressions
+        if not any(isinstance(p, exp.TemporaryProperty) for p in properties):
+            node = tree.this
+    elif isinstance(tree, exp.Drop) and str(tree.args.get("kind") or "").upper() == "TABLE":
+        tables = tree.args.get("tables") or ([tree.this] if tree.this is not None else [])
+        node = tables[0] if len(tables) == 1 else None
+    if isinstance(node, exp.Schema):
+        node = node.this
+    return node if isinstance(node, exp.Table) else None
+
+
+def _change_kind(tree: exp.Expr) -> str:
+    """The response's kind of a statement Postgres runs for a Data Table."""
+    if isinstance(tree, exp.Create):
+        return "create_table"
+    if isinstance(tree, exp.Drop):
+        return "drop_table"
+    return type(tree).__name__.lower()  # delete, update, merge, alter
 
 
 def _ident(name: str) -> str:

@@ -233,6 +233,61 @@ class Merge(StepDetails):
     target_view: str = ""
 
 
+# -- Data Table changes (``ATTACH 'datatable://NAME' AS dt``): they change Postgres, not the lake --------------
+@dataclass(frozen=True)
+class DataTableChange(StepDetails):
+    """A statement that changes a table of Data Table ``datatable`` (not the lake: ``writes`` stays False).
+
+    Its changes join the script's Postgres transaction, which commits together with the lake's snapshot.
+
+    :param create_schema: a schema to create first if missing: the one ``ATTACH 'datatable://NAME:SCHEMA'``
+        named, when the statement writes into it (as ``DataTableOperator(datatable="NAME:SCHEMA")`` does).
+    """
+
+    changes_datatable: ClassVar[bool] = True
+    datatable: str = ""
+    create_schema: str | None = None
+
+
+@dataclass(frozen=True)
+class DataTableInsert(DataTableChange):
+    """``INSERT INTO dt.schema.table ...``: the engine computes the step's query; its rows go to Postgres.
+
+    :param columns: listed columns (None: the table's columns by position, or by name with ``by_name``).
+    """
+
+    kind: ClassVar[str] = "insert"
+    schema: str = ""
+    table: str = ""
+    columns: tuple[str, ...] | None = None
+    by_name: bool = False
+
+
+@dataclass(frozen=True)
+class DataTableCtas(DataTableChange):
+    """``CREATE [OR REPLACE] TABLE dt.schema.table AS ...``: the table is created with the query's columns."""
+
+    kind: ClassVar[str] = "ctas"
+    schema: str = ""
+    table: str = ""
+    if_not_exists: bool = False
+    or_replace: bool = False
+
+
+@dataclass(frozen=True)
+class DataTableSql(DataTableChange):
+    """A statement that reads only the Data Table it changes (``DELETE``, ``UPDATE``, ``MERGE``, ``DROP``,
+    ``ALTER``, ``CREATE TABLE``): Postgres runs ``sql`` (its dialect; ``%(name)s`` parameters ``parameters``).
+
+    :param statement_kind: what the response names it (``delete``, ``update`` ...).
+    """
+
+    kind: ClassVar[str] = "datatable"
+    sql: str = ""
+    parameters: tuple[str, ...] = ()
+    statement_kind: str = ""
+
+
 @dataclass(frozen=True)
 class Call(StepDetails):
     """A maintenance ``CALL``: the step's target names the function; ``named`` arguments are Spark SQL."""
@@ -270,6 +325,9 @@ DETAILS: dict[str, type[StepDetails]] = {
         Update,
         Merge,
         Call,
+        DataTableInsert,
+        DataTableCtas,
+        DataTableSql,
     )
 }
 #: the kinds of data-changing statements

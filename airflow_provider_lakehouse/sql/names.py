@@ -26,10 +26,14 @@ from airflow_provider_lakehouse.sql.split import split_statements
 #: the schema unqualified names fall into when the script does not ``USE`` one, per dialect
 DEFAULT_SCHEMAS = {"postgres": "public", "duckdb": "main", "spark": "default"}
 STORE_DEFAULT_SCHEMA = "main"  # a DuckLake's (and DuckDB's) default schema
+DATATABLE_DEFAULT_SCHEMA = "public"  # a Data Table attached without a schema: Postgres's (as DuckDB attaches it)
 #: Spark's ``parquet.`path``` prefixes: a quoted name behind one of these is a file, whatever it looks like
 FILE_FORMAT_PREFIXES = frozenset({"parquet", "csv", "json", "orc", "text", "avro", "delta"})
 
-_STORE_URI = re.compile(r"^(?P<kind>ducklake|datatable)(?::(?://)?(?P<name>[A-Za-z0-9_-]*))?$", re.IGNORECASE)
+_STORE_URI = re.compile(
+    r"^(?P<kind>ducklake|datatable)(?::(?://)?(?P<name>[A-Za-z0-9_-]*)(?::(?P<schema>[A-Za-z0-9_]+))?)?$",
+    re.IGNORECASE,
+)
 _PATH = re.compile(
     r"^([a-z][a-z0-9+.-]*://|/|\./|\.\./|~/)|\.(parquet|csv|tsv|json|ndjson|jsonl|gz|zst)$", re.IGNORECASE
 )
@@ -40,10 +44,22 @@ _FORMATS = {"parquet": "parquet", "csv": "csv", "tsv": "tsv", "json": "json", "n
 
 @dataclass(frozen=True)
 class StoreRef:
-    """A store an ``ATTACH`` literal names: ``kind`` is ``ducklake`` or ``datatable``; ``name`` as written."""
+    """A store an ``ATTACH`` literal names: ``kind`` is ``ducklake`` or ``datatable``; ``name`` as written.
+
+    :param schema: the schema ``alias.table`` falls into (``datatable://NAME:SCHEMA``); None: the store's default
+        (``main`` for a lake, ``public`` for a Data Table).
+    """
 
     kind: str
     name: str
+    schema: str | None = None
+
+    @property
+    def default_schema(self) -> str:
+        """Where ``alias.table`` and ``USE alias`` land."""
+        if self.schema:
+            return self.schema
+        return DATATABLE_DEFAULT_SCHEMA if self.kind == "datatable" else STORE_DEFAULT_SCHEMA
 
     @property
     def uri(self) -> str:
@@ -54,17 +70,20 @@ class StoreRef:
 def parse_attach(literal: str) -> StoreRef | None:
     """The store an ``ATTACH '<literal>'`` names; None for anything else (a database file, a DSN ...).
 
-    ``ducklake`` and ``datatable`` alone name the store called ``main``.
+    ``ducklake`` and ``datatable`` alone name the store called ``main``; a Data Table may name the schema its
+    unqualified tables are in (``datatable://NAME:SCHEMA``).
 
     >>> parse_attach("ducklake"), parse_attach("DuckLake:sales"), parse_attach("datatable://ops-1")
-    (StoreRef(kind='ducklake', name='main'), StoreRef(kind='ducklake', name='sales'), StoreRef(kind='datatable', name='ops-1'))
-    >>> parse_attach("other.duckdb"), parse_attach("ducklake:postgres:dbname=x")
-    (None, None)
+    (StoreRef(kind='ducklake', name='main', schema=None), StoreRef(kind='ducklake', name='sales', schema=None), StoreRef(kind='datatable', name='ops-1', schema=None))
+    >>> parse_attach("datatable://main:analytics").default_schema, parse_attach("datatable").default_schema
+    ('analytics', 'public')
+    >>> parse_attach("other.duckdb"), parse_attach("ducklake:postgres:dbname=x"), parse_attach("ducklake://x:s")
+    (None, None, None)
     """
     match = _STORE_URI.match(literal.strip())
-    if not match:
+    if not match or (match["schema"] and match["kind"].lower() != "datatable"):
         return None
-    return StoreRef(match["kind"].lower(), match["name"] or "main")
+    return StoreRef(match["kind"].lower(), match["name"] or "main", match["schema"])
 
 
 def attached_lake(sql: str) -> str | None:
@@ -171,12 +190,16 @@ class NameScope:
     :param target: the URI of the store the script runs against, when known (the planner's lake).
     :param store: the store ``USE`` selected (None: ``target``).
     :param aliases: attached aliases (lower case) and their store URIs.
+    :param alias_schemas: attached aliases (lower case) and the schema ``alias.table`` falls into, where it is
+        not ``main`` (a Data Table's).
     """
 
     schema: str = STORE_DEFAULT_SCHEMA
     target: str | None = None
     store: str | None = None
     aliases: dict[str, str] = field(default_factory=dict)
+    alias_schemas: dict[str, str] = field(default_factory=dict)
+    used_alias: str | None = None
 
     def is_alias(self, name: str | None) -> bool:
         return bool(name) and str(name).lower() in self.aliases
@@ -184,8 +207,13 @@ class NameScope:
     def attach(self, alias: str, store: StoreRef | str) -> None:
         """``ATTACH ... AS alias``: ``store`` is what the literal names (a :class:`StoreRef`, else its text)."""
         self.aliases[alias.lower()] = store.uri if isinstance(store, StoreRef) else store
+        if isinstance(store, StoreRef) and store.default_schema != STORE_DEFAULT_SCHEMA:
+            self.alias_schemas[alias.lower()] = store.default_schema
+        else:
+            self.alias_schemas.pop(alias.lower(), None)
 
     def detach(self, alias: str) -> None:
+        self.alias_schemas.pop(alias.lower(), None)
         store = self.aliases.pop(alias.lower(), None)
         if store is not None and store == self.store:
             self.store = None
@@ -199,10 +227,13 @@ class NameScope:
         (UseTarget(store='ducklake://main', schema='main', catalog=None), UseTarget(store=None, schema='s', catalog='memory'))
         """
         store = None
+        default = STORE_DEFAULT_SCHEMA
         if parts and self.is_alias(parts[0]):
+            default = self.alias_schemas.get(parts[0].lower(), STORE_DEFAULT_SCHEMA)
+            self.used_alias = parts[0].lower()
             store, parts = self.aliases[parts[0].lower()], parts[1:]
             self.store = store
-        self.schema = parts[-1] if parts else STORE_DEFAULT_SCHEMA
+        self.schema = parts[-1] if parts else default
         return UseTarget(store, self.schema, ".".join(parts[:-1]) or None)
 
     def table(self, catalog: str | None, db: str | None, name: str) -> TableName:
@@ -220,13 +251,18 @@ class NameScope:
         if catalog:
             if self.is_alias(catalog):
                 store = self.aliases[catalog.lower()]
-                return TableName(db or self._default_schema_of(store), name, store)
+                return TableName(db or self._default_schema_of(catalog), name, store)
             return TableName(db or self.schema, name, self.store, catalog)
         if db and self.is_alias(db):
             store = self.aliases[db.lower()]
-            return TableName(self._default_schema_of(store), name, store)
+            return TableName(self._default_schema_of(db), name, store)
         return TableName(db or self.schema, name, self.store)
 
-    def _default_schema_of(self, store: str) -> str:
+    def _default_schema_of(self, alias: str) -> str:
+        """Where ``alias.table`` lands: the ``USE``-selected schema when the alias (or, for a lake attached under
+        no schema of its own, its store) is the current one; else the alias's default schema."""
+        store = self.aliases[alias.lower()]
         current = self.store or self.target
-        return self.schema if store == current else STORE_DEFAULT_SCHEMA
+        if alias.lower() == self.used_alias or (store == current and alias.lower() not in self.alias_schemas):
+            return self.schema
+        return self.alias_schemas.get(alias.lower(), STORE_DEFAULT_SCHEMA)

@@ -29,8 +29,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "lineage": frozenset({"sql", "exceptions"}),
     "datatables": frozenset({"connections", "exceptions", "jsonsafe", "sql"}),
     # planner and driver
-    "spark": frozenset({"connections", "ducklake", "exceptions", "jsonsafe", "sql"}),
-    "duckdb_engine": frozenset({"connections", "ducklake", "exceptions", "jsonsafe", "spark", "sql"}),
+    "spark": frozenset({"connections", "datatables", "ducklake", "exceptions", "jsonsafe", "sql"}),
+    "duckdb_engine": frozenset({"connections", "datatables", "ducklake", "exceptions", "jsonsafe", "spark", "sql"}),
     # the Airflow shell
     "airflow_connections": frozenset({"connections", "exceptions"}),
     "assets": frozenset({"airflow_connections", "exceptions", "lineage"}),

@@ -33,6 +33,9 @@ from airflow_provider_lakehouse.sql.names import (
         ("ducklake://", StoreRef("ducklake", "main")),
         ("datatable", StoreRef("datatable", "main")),
         ("datatable://ops", StoreRef("datatable", "ops")),
+        ("datatable://ops:analytics", StoreRef("datatable", "ops", "analytics")),
+        ("datatable:ops:analytics", StoreRef("datatable", "ops", "analytics")),
+        ("ducklake://sales:analytics", None),  # a lake's schema is chosen with USE
         ("ducklake:postgres:dbname=x", None),
         ("other.duckdb", None),
         ("s3://bucket/lake", None),
@@ -168,7 +171,11 @@ def test_file_paths_the_planner_reads(path: str, fmt: str, options: dict[str, st
         ("SELECT * FROM 'x.json'", "json files are not supported on Spark"),
         ("SELECT * FROM 'x.gz'", "cannot tell the file format"),
         ("COPY (SELECT 1) TO 'out.json'", "json files are not supported on Spark"),
-        ("ATTACH 'datatable://ops' AS o", "only ATTACH 'ducklake://NAME'"),
+        ("ATTACH 'other.duckdb' AS o", "only ATTACH 'ducklake://NAME'"),
+        ("ATTACH 'datatable://ops-1' AS o", "ops-1"),  # a Data Table name is a connection id's tail
+        ("ATTACH 'datatable' AS dt; DELETE FROM dt.t WHERE id IN (SELECT id FROM u)", "read only that Data Table"),
+        ("ATTACH 'datatable' AS dt; SELECT * FROM dt.t AT (VERSION => 1)", "a Data Table has one version"),
+        ("ATTACH 'datatable' AS dt; INSERT INTO dt.t SELECT 1 ON CONFLICT DO NOTHING", "ON CONFLICT"),
         ("USE memory.main", "USE memory.main: name a lake alias"),
     ],
 )

@@ -1,0 +1,115 @@
+"""Rows between Postgres and Arrow: the column types a Data Table table reads as, and the Postgres types a table
+created from a lake query (``CREATE TABLE dt.x AS SELECT ...``) gets.
+
+Both follow DuckDB's ``postgres`` extension, so a Data Table reads the same on the Spark and DuckDB engines:
+``numeric`` without a precision reads as DOUBLE, ``json``/``jsonb``/``uuid`` as text.
+
+>>> import pyarrow as pa
+>>> postgres_type(pa.decimal128(12, 2)), postgres_type(pa.list_(pa.int32())), postgres_type(pa.timestamp("us", "UTC"))
+('NUMERIC(12, 2)', 'INTEGER[]', 'TIMESTAMPTZ')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+# Postgres type OIDs (pg_type) and how they read
+_ARROW_OF_OID: dict[int, pa.DataType] = {
+    16: pa.bool_(),
+    17: pa.binary(),
+    20: pa.int64(),
+    21: pa.int16(),
+    23: pa.int32(),
+    26: pa.int64(),  # oid
+    700: pa.float32(),
+    701: pa.float64(),
+    1082: pa.date32(),
+    1083: pa.time64("us"),
+    1114: pa.timestamp("us"),
+    1184: pa.timestamp("us", "UTC"),
+}
+_NUMERIC = 1700
+_TEXTUAL = {114, 3802, 2950}  # json, jsonb, uuid: text, as DuckDB's postgres extension reads them
+_ARRAY_ELEMENT = {1000: 16, 1005: 21, 1007: 23, 1016: 20, 1021: 700, 1022: 701, 1009: 25, 1015: 25, 1182: 1082}
+
+
+def arrow_type_of(type_code: int, precision: int | None, scale: int | None) -> pa.DataType:
+    """The Arrow type a Postgres column (``cursor.description`` entry) reads as."""
+    if type_code == _NUMERIC:
+        if precision is not None and 0 < precision <= 38:
+            return pa.decimal128(precision, scale or 0)
+        return pa.float64()
+    if type_code in _ARRAY_ELEMENT:
+        return pa.list_(arrow_type_of(_ARRAY_ELEMENT[type_code], None, None))
+    return _ARROW_OF_OID.get(type_code, pa.string())
+
+
+def python_value(value: Any, arrow_type: pa.DataType) -> Any:
+    """``value`` as psycopg returned it, in a form Arrow takes for ``arrow_type``."""
+    if value is None:
+        return None
+    if pa.types.is_string(arrow_type) and not isinstance(value, str):
+        return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+    if pa.types.is_floating(arrow_type) and not isinstance(value, float):
+        return float(value)
+    return value
+
+
+def postgres_type(arrow_type: pa.DataType) -> str:
+    """The Postgres column type for values of ``arrow_type`` (a created table's columns)."""
+    if pa.types.is_boolean(arrow_type):
+        return "BOOLEAN"
+    if pa.types.is_int8(arrow_type) or pa.types.is_int16(arrow_type) or pa.types.is_uint8(arrow_type):
+        return "SMALLINT"
+    if pa.types.is_int32(arrow_type) or pa.types.is_uint16(arrow_type):
+        return "INTEGER"
+    if pa.types.is_int64(arrow_type) or pa.types.is_uint32(arrow_type):
+        return "BIGINT"
+    if pa.types.is_uint64(arrow_type):
+        return "NUMERIC(20, 0)"
+    if pa.types.is_float16(arrow_type) or pa.types.is_float32(arrow_type):
+        return "REAL"
+    if pa.types.is_float64(arrow_type):
+        return "DOUBLE PRECISION"
+    if pa.types.is_decimal(arrow_type):
+        return f"NUMERIC({arrow_type.precision}, {arrow_type.scale})"
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_null(arrow_type):
+        return "TEXT"
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        return "BYTEA"
+    if pa.types.is_date(arrow_type):
+        return "DATE"
+    if pa.types.is_time(arrow_type):
+        return "TIME"
+    if pa.types.is_timestamp(arrow_type):
+        return "TIMESTAMPTZ" if arrow_type.tz else "TIMESTAMP"
+    if pa.types.is_duration(arrow_type) or pa.types.is_interval(arrow_type):
+        return "INTERVAL"
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return f"{postgres_type(arrow_type.value_type)}[]"
+    if pa.types.is_struct(arrow_type) or pa.types.is_map(arrow_type):
+        return "JSONB"
+    raise TypeError(f"no Postgres type for Arrow type {arrow_type}")
+
+
+def rows_of(table: pa.Table, batch_rows: int = 10_000) -> Iterator[Sequence[Any]]:
+    """The rows of ``table`` as tuples of Python values (struct and map values as JSON), batch by batch."""
+    jsonish = [pa.types.is_struct(f.type) or pa.types.is_map(f.type) for f in table.schema]
+    for batch in table.to_batches(max_chunksize=batch_rows):
+        columns = [column.to_pylist() for column in batch.columns]
+        for row in zip(*columns, strict=True):
+            if any(jsonish):
+                row = tuple(
+                    _jsonb(v) if is_json and v is not None else v for v, is_json in zip(row, jsonish, strict=True)
+                )
+            yield row
+
+
+def _jsonb(value: Any) -> Any:
+    from psycopg.types.json import Jsonb
+
+    return Jsonb(dict(value) if isinstance(value, list) else value)

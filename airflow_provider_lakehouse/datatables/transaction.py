@@ -1,0 +1,359 @@
+"""The Postgres side of a lake script that attaches Data Tables: one transaction per Data Table, committed
+together with the lake's snapshot.
+
+Every read of a Data Table table and every change to one runs in the script's transaction on that Data Table
+(``REPEATABLE READ``: the script sees one state of it, plus its own changes). At the end,
+:meth:`DataTableTransactions.commit` makes the two stores one unit:
+
+1. ``PREPARE TRANSACTION`` on each changed Data Table (Postgres has then written everything to disk and can
+   only be told to commit or roll back);
+2. commit the lake snapshot; if that fails, ``ROLLBACK PREPARED``: neither store changed;
+3. ``COMMIT PREPARED``.
+
+The one window left is a crash between 2 and 3: the lake snapshot exists and the prepared Postgres transaction
+waits (holding its locks). Its id starts with ``lakehouse:<task>:``, so the task's retry finds it:
+:func:`resolve_earlier_tries` commits it when the earlier try's snapshot landed, and rolls it back otherwise.
+A server with ``max_prepared_transactions = 0`` cannot prepare: the transaction then stays open across the lake
+commit and commits right after it, and the window is a Postgres failure in that last commit (the task fails,
+the lake keeps its snapshot; the log says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pyarrow as pa
+
+from airflow_provider_lakehouse.datatables.arrow import arrow_type_of, postgres_type, python_value, rows_of
+from airflow_provider_lakehouse.datatables.runner import adapt_value
+from airflow_provider_lakehouse.exceptions import LakehouseError, ServiceUnavailableError
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from airflow_provider_lakehouse.connections.specs import PostgresSpec
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+GID_PREFIX = "lakehouse:"
+_FETCH_ROWS = 50_000
+_SAVEPOINT = "lakehouse_block"
+
+
+def task_gid_prefix(task_key: str | None) -> str:
+    """The prepared-transaction id prefix of a task instance's tries (``lakehouse:-:`` outside a task).
+
+    >>> prefix = task_gid_prefix("d/t/manual__1/-1")
+    >>> prefix.startswith("lakehouse:"), len(prefix), prefix == task_gid_prefix("d/t/manual__1/-1")
+    (True, 27, True)
+    """
+    if task_key is None:
+        return f"{GID_PREFIX}-:"
+    return f"{GID_PREFIX}{hashlib.sha256(task_key.encode()).hexdigest()[:16]}:"
+
+
+@dataclass
+class _Connection:
+    """One Data Table's connection and what the script did in its transaction."""
+
+    name: str
+    conn: psycopg.Connection[Any]
+    gid: str | None  # the two-phase id, when the server can prepare
+    changed: bool = False
+    prepared: bool = False
+    tables_created: list[str] = field(default_factory=list)
+
+
+class DataTableTransactions:
+    """The script's transactions on the Data Tables it attaches, opened at first use.
+
+    :param specs: the Postgres connection of each Data Table, by name (resolved by the hook; never logged).
+    :param gid_prefix: :func:`task_gid_prefix` of the running task.
+    :param redact: applied to every error message.
+    """
+
+    def __init__(
+        self,
+        specs: Mapping[str, PostgresSpec],
+        gid_prefix: str = f"{GID_PREFIX}-:",
+        redact: Callable[[str], str] = lambda text: text,
+    ) -> None:
+        self.specs = dict(specs)
+        self.gid_prefix = gid_prefix
+        self.redact = redact
+        self._open: dict[str, _Connection] = {}
+        self._run = uuid.uuid4().hex[:12]
+
+    # -- reads and changes ---------------------------------------------------------------------
+    def read(self, datatable: str, schema: str, table: str) -> pa.Table:
+        """Every row of ``schema.table``, as the script's transaction sees it."""
+        from psycopg import sql
+
+        conn = self._connection(datatable).conn
+        query = sql.SQL("SELECT * FROM {}.{}").format(sql.Identifier(schema), sql.Identifier(table))
+        with conn.cursor(name=f"lakehouse_read_{uuid.uuid4().hex[:8]}") as cur:
+            cur.itersize = _FETCH_ROWS
+            cur.execute(query)
+            rows = cur.fetchmany(_FETCH_ROWS)
+            description = cur.description or []
+            types = [arrow_type_of(c.type_code, c.precision, c.scale) for c in description]
+            schema_ = pa.schema([pa.field(c.name, t) for c, t in zip(description, types, strict=True)])
+            batches = []
+            while rows:
+                columns = [[python_value(row[i], t) for row in rows] for i, t in enumerate(types)]
+                batches.append(pa.record_batch(columns, schema=schema_))
+                rows = cur.fetchmany(_FETCH_ROWS)
+        return pa.Table.from_batches(batches, schema=schema_)
+
+    def insert(
+        self,
+        datatable: str,
+        schema: str,
+        table: str,
+        rows: pa.Table,
+        columns: Sequence[str] | None = None,
+        by_name: bool = False,
+    ) -> int:
+        """Append ``rows`` to ``schema.table``: into ``columns`` when listed, by name with ``by_name``, else into
+        the table's first columns by position (as DuckDB's ``INSERT INTO t SELECT``).
+
+        :raises LakehouseError: the column counts or names do not match (nothing was written).
+        """
+        connection = self._connection(datatable)
+        connection.changed = True
+        target = self._insert_columns(connection.conn, schema, table, rows, columns, by_name)
+        return self._copy(connection.conn, schema, table, target, rows)
+
+    def create_as(
+        self,
+        datatable: str,
+        schema: str,
+        table: str,
+        rows: pa.Table,
+        *,
+        or_replace: bool = False,
+        if_not_exists: bool = False,
+    ) -> int:
+        """``CREATE TABLE schema.table`` with ``rows``' columns (see :func:`.arrow.postgres_type`), then fill it."""
+        from psycopg import sql
+
+        connection = self._connection(datatable)
+        conn = connection.conn
+        name = sql.SQL("{}.{}").format(sql.Identifier(schema), sql.Identifier(table))
+        exists = self._table_exists(conn, schema, table)
+        if exists and if_not_exists:
+            return 0
+        connection.changed = True
+        if exists and or_replace:
+            conn.execute(sql.SQL("DROP TABLE {}").format(name))
+        columns = sql.SQL(", ").join(
+            sql.SQL("{} {}").format(sql.Identifier(f.name), sql.SQL(postgres_type(f.type))) for f in rows.schema
+        )
+        conn.execute(sql.SQL("CREATE TABLE {} ({})").format(name, columns))
+        return self._copy(conn, schema, table, list(rows.column_names), rows)
+
+    def execute(self, datatable: str, statement: str, parameters: Mapping[str, Any] | None = None) -> int:
+        """Run one statement Postgres understands (``%(name)s`` parameters); returns the rows it affected."""
+        connection = self._connection(datatable)
+        connection.changed = True
+        values = {k: adapt_value(v) for k, v in parameters.items()} if parameters else None
+        with connection.conn.cursor() as cur:
+            cur.execute(statement, values)  # the planner built it from the user's SQL
+            return max(cur.rowcount, 0)
+
+    # -- BEGIN ... ROLLBACK inside a script ------------------------------------------------------------
+    def savepoint(self) -> None:
+        for connection in self._open.values():
+            connection.conn.execute(f"SAVEPOINT {_SAVEPOINT}")
+        self._savepoint_names = set(self._open)
+
+    def rollback_to_savepoint(self) -> None:
+        """Undo what the block did; a Data Table first touched inside the block is rolled back whole."""
+        for name in list(self._open):
+            connection = self._open[name]
+            if name in getattr(self, "_savepoint_names", set()):
+                connection.conn.execute(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
+            else:
+                self._discard(name)
+
+    # -- the end of the script -------------------------------------------------------------------
+    @property
+    def has_changes(self) -> bool:
+        return any(c.changed for c in self._open.values())
+
+    def commit(self, lake_commit: Callable[[], T] | None = None) -> T | None:
+        """Commit the Data Tables' changes and, between prepare and commit, ``lake_commit`` (see the module
+        docstring); returns what ``lake_commit`` returned. Read-only transactions just end.
+
+        :raises Exception: whatever ``lake_commit`` raised (then no Data Table changed), or a Postgres failure
+            (before the lake commit: nothing changed; after it: named as such).
+        """
+        changed = [c for c in self._open.values() if c.changed]
+        for connection in [c for c in self._open.values() if not c.changed]:
+            self._discard(connection.name)
+        if not changed:
+            return lake_commit() if lake_commit is not None else None
+        try:
+            for connection in changed:
+                if connection.gid is not None:
+                    connection.conn.tpc_prepare()
+                    connection.prepared = True
+            result = lake_commit() if lake_commit is not None else None
+        except BaseException:
+            self.rollback()
+            raise
+        for connection in changed:
+            try:
+                if connection.prepared:
+                    connection.conn.tpc_commit()
+                else:
+                    connection.conn.commit()
+            except Exception as exc:
+                self.rollback()
+                raise LakehouseError(
+                    f"Data Table {connection.name!r} did not commit after the lake's snapshot had: "
+                    f"{self.redact(str(exc).strip())}"
+                    + (f" (prepared transaction {connection.gid} stays for the retry)" if connection.prepared else "")
+                ) from None
+            self._open.pop(connection.name, None)
+            connection.conn.close()
+        return result
+
+    def rollback(self) -> None:
+        """Undo every Data Table change (prepared ones included) and close the connections."""
+        for name in list(self._open):
+            self._discard(name)
+
+    def close(self) -> None:
+        self.rollback()
+
+    # -- internals -------------------------------------------------------------------------------
+    def _connection(self, datatable: str) -> _Connection:
+        key = datatable.lower()
+        if key in self._open:
+            return self._open[key]
+        spec = next((s for n, s in self.specs.items() if n.lower() == key), None)
+        if spec is None:
+            raise LakehouseError(f"Data Table {datatable!r} was not resolved for this script.")
+        import psycopg
+
+        try:
+            conn = psycopg.connect(**spec.connect_kwargs(), autocommit=True)
+        except psycopg.Error as exc:
+            raise ServiceUnavailableError(
+                f"Could not connect to Data Table {datatable!r} at {spec.authority}/{spec.dbname}: "
+                f"{self.redact(str(exc).strip())}"
+            ) from None
+        prepared_allowed = int(conn.execute("SHOW max_prepared_transactions").fetchone()[0]) > 0  # type: ignore[index]
+        conn.autocommit = False
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        gid = f"{self.gid_prefix}{self._run}:{key}" if prepared_allowed else None
+        if gid is not None:
+            conn.tpc_begin(gid)
+        connection = _Connection(key, conn, gid)
+        self._open[key] = connection
+        return connection
+
+    def _discard(self, name: str) -> None:
+        connection = self._open.pop(name, None)
+        if connection is None:
+            return
+        try:
+            if connection.gid is not None:  # prepared or not, a two-phase transaction ends so
+                connection.conn.tpc_rollback()
+            elif not connection.conn.closed:
+                connection.conn.rollback()
+        except Exception as exc:  # the connection is gone: Postgres rolls back what was not prepared
+            log.warning("Data Table %s: rollback failed: %s", name, self.redact(str(exc).strip()))
+        finally:
+            connection.conn.close()
+
+    @staticmethod
+    def _table_exists(conn: psycopg.Connection[Any], schema: str, table: str) -> bool:
+        row = conn.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s", (schema, table)
+        ).fetchone()
+        return row is not None
+
+    @staticmethod
+    def _table_columns(conn: psycopg.Connection[Any], schema: str, table: str) -> list[str]:
+        rows = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = %s "
+            "ORDER BY ordinal_position",
+            (schema, table),
+        ).fetchall()
+        if not rows:
+            raise LakehouseError(f"Table {schema}.{table} does not exist in the Data Table.")
+        return [r[0] for r in rows]
+
+    def _insert_columns(
+        self,
+        conn: psycopg.Connection[Any],
+        schema: str,
+        table: str,
+        rows: pa.Table,
+        columns: Sequence[str] | None,
+        by_name: bool,
+    ) -> list[str]:
+        existing = self._table_columns(conn, schema, table)
+        if by_name:
+            lookup = {c.lower(): c for c in existing}
+            missing = [n for n in rows.column_names if n.lower() not in lookup]
+            if missing:
+                raise LakehouseError(f"Table {schema}.{table} has no column {missing[0]!r} (INSERT ... BY NAME).")
+            return [lookup[n.lower()] for n in rows.column_names]
+        target = list(columns) if columns is not None else existing
+        if len(target) != rows.num_columns:
+            raise LakehouseError(
+                f"Table {schema}.{table} has {len(target)} columns but {rows.num_columns} values were supplied."
+            )
+        return target
+
+    @staticmethod
+    def _copy(conn: psycopg.Connection[Any], schema: str, table: str, columns: list[str], rows: pa.Table) -> int:
+        from psycopg import sql
+
+        statement = sql.SQL("COPY {}.{} ({}) FROM STDIN").format(
+            sql.Identifier(schema), sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
+        )
+        with conn.cursor() as cur, cur.copy(statement) as copy:
+            for row in rows_of(rows):
+                copy.write_row(row)
+        return rows.num_rows
+
+
+def resolve_earlier_tries(specs: Mapping[str, PostgresSpec], task_key: str | None, lake_committed: bool) -> list[str]:
+    """Finish the prepared transactions an earlier try of the task left on ``specs``' Data Tables (it crashed
+    between preparing and committing): commit them when that try's lake snapshot landed, roll them back when it
+    did not. Outside a task (``task_key`` None) there is no earlier try to tell apart: nothing is touched.
+
+    :returns: what was done, one line per transaction (for the task log).
+    """
+    import psycopg
+    from psycopg import sql
+
+    if task_key is None:
+        return []
+    gid_prefix = task_gid_prefix(task_key)
+    done = []
+    for name, spec in specs.items():
+        with psycopg.connect(**spec.connect_kwargs(), autocommit=True) as conn:
+            if int(conn.execute("SHOW max_prepared_transactions").fetchone()[0]) == 0:  # type: ignore[index]
+                continue
+            gids = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND starts_with(gid, %s)",
+                    (gid_prefix,),
+                ).fetchall()
+            ]
+            verb = "COMMIT PREPARED" if lake_committed else "ROLLBACK PREPARED"
+            for gid in gids:
+                conn.execute(sql.SQL(verb + " {}").format(sql.Literal(gid)))  # a utility statement binds nothing
+                done.append(f"Data Table {name}: {verb.lower()} {gid} (left by an earlier try)")
+    return done

@@ -1,0 +1,429 @@
+"""Data Tables inside lake SQL (``ATTACH 'datatable://NAME' AS dt`` next to ``ATTACH 'ducklake://NAME' AS dl``)
+on the real stack: Postgres for the Data Table and the lake's catalog, SeaweedFS S3 for the lake's files.
+
+The referee is DuckDB itself: its ``postgres`` extension attaches the same kind of Postgres schema and its
+``ducklake`` extension the same kind of lake, and it runs the same script statement by statement. Both engines
+must leave both stores as DuckDB does, and a failure anywhere must leave both unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from airflow_provider_lakehouse.connections.specs import PostgresSpec
+from airflow_provider_lakehouse.datatables.transaction import DataTableTransactions, task_gid_prefix
+from airflow_provider_lakehouse.duckdb_engine.runner import DuckDBPlanRunner
+from airflow_provider_lakehouse.ducklake.task_commits import TaskIdentity
+from airflow_provider_lakehouse.exceptions import StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.spark.driver import PlanRunner, RunOptions
+from airflow_provider_lakehouse.spark.plan import plan_script
+from airflow_provider_lakehouse.sql.split import split_statements
+from tests import referee
+from tests.integration.test_duckdb_engine import strays
+from tests.integration.test_spark_sql import spec_of
+from tests.referee import LakeSetup, lake_snapshots
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+ENGINES = ["spark", "duckdb"]
+
+SETUP_DATATABLE = """
+CREATE TABLE {s}.customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tier TEXT);
+INSERT INTO {s}.customers VALUES (1, 'ada', 'basic'), (2, 'bob', 'basic'), (3, 'cy', NULL), (4, 'di', 'basic');
+CREATE TABLE {s}.payments (id INTEGER, customer_id INTEGER, amount NUMERIC(10, 2));
+INSERT INTO {s}.payments VALUES (2, 2, 99.50), (50, 4, 12.25), (51, 1, 7.00);
+CREATE TABLE {s}.order_totals (name TEXT, total NUMERIC(12, 2), n BIGINT);
+"""
+
+SETUP_LAKE = """
+CREATE TABLE orders (id INTEGER, customer_id INTEGER, total DECIMAL(10, 2), day DATE);
+INSERT INTO orders VALUES (1, 1, 10.00, DATE '2026-01-01'), (2, 2, 250.00, DATE '2026-01-02'),
+  (3, 2, 40.00, DATE '2026-01-03'), (4, 3, 120.00, DATE '2026-01-04'), (5, 9, 5.00, DATE '2026-01-05');
+"""
+
+#: every kind of cross-store statement; {s} is the Data Table schema (the referee attaches the same database)
+SCRIPT = """
+CREATE TABLE dl.customer_copy AS SELECT id, name, tier FROM dt.{s}.customers WHERE id <= $max_id;
+INSERT INTO dt.{s}.order_totals
+  SELECT c.name, sum(o.total) AS total, count(*) AS n FROM dl.orders o JOIN dt.{s}.customers c ON c.id = o.customer_id
+  GROUP BY c.name;
+CREATE TABLE dt.{s}.big_orders AS SELECT id, customer_id, total FROM dl.orders WHERE total > $min_total;
+MERGE INTO dl.orders AS o USING (SELECT id, customer_id, amount FROM dt.{s}.payments) AS p ON o.id = p.id
+  WHEN MATCHED THEN UPDATE SET total = p.amount
+  WHEN NOT MATCHED THEN INSERT (id, customer_id, total) VALUES (p.id, p.customer_id, p.amount);
+DELETE FROM dt.{s}.big_orders WHERE total < $min_total + 30;
+UPDATE dt.{s}.customers SET tier = 'gold' WHERE id IN (SELECT customer_id FROM dt.{s}.big_orders);
+INSERT INTO dl.orders SELECT id + 1000, customer_id, total, DATE '2026-02-01' FROM dt.{s}.big_orders;
+SELECT coalesce(c.tier, 'none') AS tier, count(*) AS n, sum(o.total) AS total
+  FROM dt.{s}.customers c JOIN dl.orders o ON o.customer_id = c.id GROUP BY ALL ORDER BY tier;
+"""
+PARAMETERS = {"max_id": 3, "min_total": 100}
+
+
+def datatable_spec() -> PostgresSpec:
+    return referee.postgres_spec(json.loads(os.environ["AIRFLOW_CONN_DATATABLE_MAIN"]))
+
+
+class Schemas:
+    """Fresh schemas in the stack's Data Table ``main``, dropped at the end of the test."""
+
+    def __init__(self) -> None:
+        self.made: list[str] = []
+
+    def new(self) -> str:
+        name = f"x_{uuid.uuid4().hex[:10]}"
+        pg(f"CREATE SCHEMA {name}")
+        self.made.append(name)
+        return name
+
+    def drop(self) -> None:
+        for name in self.made:
+            pg(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+@pytest.fixture
+def schemas(stack: Any) -> Iterator[Schemas]:
+    maker = Schemas()
+    yield maker
+    maker.drop()
+
+
+def pg(sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+    with psycopg.connect(**datatable_spec().connect_kwargs(), autocommit=True) as conn:
+        cur = conn.execute(sql, params)  # type: ignore[arg-type]  # fixed test SQL
+        return cur.fetchall() if cur.description else []
+
+
+def pg_rows(schema: str, table: str) -> list[tuple[Any, ...]]:
+    return sorted(pg(f"SELECT * FROM {schema}.{table}"), key=repr)
+
+
+def pg_columns(schema: str, table: str) -> list[tuple[str, str]]:
+    return pg(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = %s AND table_name = %s "
+        "ORDER BY ordinal_position",
+        (schema, table),
+    )
+
+
+def new_world(stack: Any, schemas: Schemas) -> tuple[str, LakeSetup]:
+    """A Data Table schema and a lake, both with the starting rows."""
+    schema = schemas.new()
+    for statement in split_statements(SETUP_DATATABLE.format(s=schema)):
+        pg(statement.text)
+    lake = referee.postgres_lake(stack)
+    lake.create()
+    con = referee.connect()
+    lake.attach(con, "dl")
+    con.execute("USE dl")
+    for statement in split_statements(SETUP_LAKE):
+        con.execute(statement.text)
+    con.close()
+    return schema, lake
+
+
+def run(engine: str, spark: Any, lake: LakeSetup, sql: str, parameters: Any = None, **kwargs: Any) -> Any:
+    plan = plan_script(sql, parameters=parameters, autocommit=kwargs.pop("autocommit", False))
+    options = RunOptions(**kwargs)
+    secrets = [datatable_spec().password, *spec_of(lake).secrets]
+
+    def redact(text: str) -> str:
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    datatables = {"main": datatable_spec()}
+    if engine == "duckdb":
+        return DuckDBPlanRunner(spec_of(lake), options, redact=redact, datatables=datatables).run(plan)
+    return PlanRunner(spark, spec_of(lake), options, redact=redact, datatables=datatables).run(plan)
+
+
+def referee_run(schema: str, lake: LakeSetup) -> list[Any]:
+    """DuckDB runs SCRIPT with its own extensions, one statement per transaction (it cannot write two attached
+    databases in one); returns each statement's rows."""
+    con = referee.connect()
+    con.execute("LOAD postgres")
+    con.execute(f"ATTACH {referee.sql_literal(referee.postgres_conninfo(datatable_spec()))} AS dt (TYPE postgres)")
+    lake.attach(con, "dl")
+    out = []
+    for statement in split_statements(SCRIPT.format(s=schema)):
+        used = {k: v for k, v in PARAMETERS.items() if f"${k}" in statement.text}
+        cursor = con.execute(statement.text, used or None)
+        out.append(cursor.fetchall() if cursor.description else None)
+    con.close()
+    return out
+
+
+def lake_rows(lake: LakeSetup, table: str) -> list[tuple[Any, ...]]:
+    con = referee.connect()
+    lake.attach(con, "dl")
+    rows = sorted(con.execute(f"SELECT * FROM dl.{table}").fetchall(), key=repr)
+    con.close()
+    return rows
+
+
+def prepared_transactions() -> list[str]:
+    return [r[0] for r in pg("SELECT gid FROM pg_prepared_xacts WHERE starts_with(gid, 'lakehouse:')")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_cross_store_script_leaves_both_stores_as_duckdb_does(
+    engine: str, spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    ours, our_lake = new_world(stack, schemas)
+    theirs, their_lake = new_world(stack, schemas)
+    before = our_lake.open().current_snapshot_id()
+
+    response = run(
+        engine,
+        spark,
+        our_lake,
+        "ATTACH 'datatable://main' AS dt; ATTACH 'ducklake://main' AS dl;" + SCRIPT.format(s=ours),
+        PARAMETERS,
+    )
+    expected = referee_run(theirs, their_lake)
+
+    commands = response["result"]["commands"]
+    assert [c["kind"] for c in commands[2:]] == [
+        "ctas", "insert", "ctas", "merge", "delete", "update", "insert", "select"
+    ]  # fmt: skip
+    got_select = [tuple(r.values()) for r in commands[-1]["rows"]]
+    assert [tuple(map(_plain, r)) for r in got_select] == [tuple(map(_plain, r)) for r in expected[-1]]
+    for table in ("customers", "order_totals", "big_orders", "payments"):
+        assert pg_rows(ours, table) == pg_rows(theirs, table), table
+    assert pg_columns(ours, "big_orders") == pg_columns(theirs, "big_orders")
+    for table in ("orders", "customer_copy"):
+        assert lake_rows(our_lake, table) == lake_rows(their_lake, table), table
+    # one lake snapshot for the whole script; the Data Table changes are reported next to the lake's
+    info = response["catalog_info"]
+    assert info["snapshots_created"] == [before + 1]
+    touched = {t["table"]: t["rows_written"] for t in info["tables_touched"]}
+    assert touched[f"datatable://main/{ours}.big_orders"] == 2 + 1  # created with 2 rows, then 1 deleted
+    assert touched[f"datatable://main/{ours}.order_totals"] == 3
+    assert touched[f"datatable://main/{ours}.customers"] == 1
+    assert touched["main.orders"] == 3 + 1  # the MERGE's 1 update + 2 inserts, then 1 inserted
+    assert prepared_transactions() == []
+
+
+def _plain(value: Any) -> Any:
+    """JSON responses carry decimals as numbers: compare values, not their Python types."""
+    return float(value) if isinstance(value, (Decimal, float)) else value
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_failure_late_in_the_script_changes_neither_store(
+    engine: str, spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    schema, lake = new_world(stack, schemas)
+    before = lake_snapshots(lake.open())
+    customers, payments = pg_rows(schema, "customers"), pg_rows(schema, "payments")
+    sql = (
+        "ATTACH 'datatable://main' AS dt; ATTACH 'ducklake://main' AS dl;"
+        + SCRIPT.format(s=schema).rsplit("SELECT coalesce", 1)[0]
+        + f"SELECT CAST('not a number' AS INTEGER) FROM dt.{schema}.customers;"
+    )
+    with pytest.raises(StatementError) as raised:
+        run(engine, spark, lake, sql, PARAMETERS)
+    assert raised.value.index == 10
+    assert datatable_spec().password not in str(raised.value)
+    assert lake_snapshots(lake.open()) == before
+    assert strays(lake) == set()
+    assert pg_rows(schema, "customers") == customers and pg_rows(schema, "payments") == payments
+    assert pg_rows(schema, "order_totals") == []
+    assert pg(f"SELECT to_regclass('{schema}.big_orders')") == [(None,)]  # the CTAS is gone too
+    assert prepared_transactions() == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_failing_postgres_statement_is_named_and_lands_nothing(
+    engine: str, spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    schema, lake = new_world(stack, schemas)
+    before = lake_snapshots(lake.open())
+    sql = (
+        f"ATTACH 'datatable://main:{schema}' AS dt; ATTACH 'ducklake://main' AS dl;"
+        "INSERT INTO dl.orders VALUES (77, 1, 1.00, DATE '2026-03-01');"
+        "INSERT INTO dt.customers SELECT id, 'dup', NULL FROM dl.orders WHERE id = 1;"  # primary key violation
+    )
+    with pytest.raises(StatementError) as raised:
+        run(engine, spark, lake, sql)
+    assert raised.value.index == 4
+    assert "customers_pkey" in str(raised.value)
+    assert lake_snapshots(lake.open()) == before
+    assert [r[1] for r in pg_rows(schema, "customers")] == ["ada", "bob", "cy", "di"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_attached_schema_and_public_are_where_unqualified_tables_are(
+    engine: str, spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    schema, lake = new_world(stack, schemas)
+    table = f"pub_{uuid.uuid4().hex[:8]}"
+    try:
+        response = run(
+            engine,
+            spark,
+            lake,
+            f"ATTACH 'datatable://main:{schema}' AS dt; ATTACH 'datatable' AS pub; ATTACH 'ducklake://main' AS dl;"
+            f"CREATE TABLE pub.{table} AS SELECT name FROM dt.customers WHERE id = 1;"
+            f"USE dt; SELECT count(*) AS n FROM payments;"
+            f"SELECT p.name FROM pub.{table} p;",
+        )
+        commands = response["result"]["commands"]
+        assert commands[5]["rows"] == [{"n": 3}]
+        assert commands[6]["rows"] == [{"name": "ada"}]
+        assert pg(f"SELECT name FROM public.{table}") == [("ada",)]
+    finally:
+        pg(f"DROP TABLE IF EXISTS public.{table}")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_autocommit_commits_each_data_table_statement_on_its_own(
+    engine: str, spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    schema, lake = new_world(stack, schemas)
+    sql = (
+        f"ATTACH 'datatable://main:{schema}' AS dt; ATTACH 'ducklake://main' AS dl;"
+        "DELETE FROM dt.payments WHERE id = 50;"
+        "INSERT INTO dt.order_totals SELECT 'all', sum(total), count(*) FROM dl.orders;"
+        "SELECT CAST('x' AS INTEGER);"
+    )
+    with pytest.raises(StatementError):
+        run(engine, spark, lake, sql, autocommit=True)
+    assert [r[0] for r in pg_rows(schema, "payments")] == [2, 51]
+    assert pg_rows(schema, "order_totals") == [("all", Decimal("425.00"), 5)]
+
+
+def test_a_rolled_back_block_undoes_its_data_table_changes_on_spark(spark: Any, stack: Any, schemas: Schemas) -> None:
+    schema, lake = new_world(stack, schemas)
+    run(
+        "spark",
+        spark,
+        lake,
+        f"ATTACH 'datatable://main:{schema}' AS dt; ATTACH 'ducklake://main' AS dl;"
+        "DELETE FROM dt.payments WHERE id = 2;"
+        "BEGIN; DELETE FROM dt.payments WHERE id = 50; INSERT INTO dt.order_totals VALUES ('x', 1, 1); ROLLBACK;"
+        "INSERT INTO dt.order_totals SELECT 'kept', count(*), count(*) FROM dt.payments;",
+    )
+    assert [r[0] for r in pg_rows(schema, "payments")] == [50, 51]
+    assert pg_rows(schema, "order_totals") == [("kept", Decimal("2.00"), 2)]
+
+
+def test_a_change_reading_the_lake_runs_nowhere_and_says_why() -> None:
+    with pytest.raises(UnsupportedStatementError, match="read only that Data Table"):
+        plan_script(
+            "ATTACH 'datatable' AS dt; ATTACH 'ducklake' AS dl; DELETE FROM dt.t WHERE id IN (SELECT id FROM dl.u)"
+        )
+
+
+def test_a_lake_commit_failure_rolls_back_the_prepared_data_table_change(stack: Any, schemas: Schemas) -> None:
+    schema = schemas.new()
+    pg(f"CREATE TABLE {schema}.t (id INTEGER)")
+    transactions = DataTableTransactions({"main": datatable_spec()})
+    import pyarrow as pa
+
+    transactions.insert("main", schema, "t", pa.table({"id": [1, 2]}))
+    seen_prepared: list[str] = []
+
+    def failing_lake_commit() -> None:
+        seen_prepared.extend(prepared_transactions())  # Postgres holds it prepared while the lake commits
+        raise RuntimeError("the lake's catalog refused the commit")
+
+    with pytest.raises(RuntimeError, match="refused"):
+        transactions.commit(failing_lake_commit)
+    assert len(seen_prepared) == 1
+    assert prepared_transactions() == []
+    assert pg_rows(schema, "t") == []
+
+
+CRASH_CHILD = """
+import json, os, sys
+from airflow_provider_lakehouse.datatables import transaction
+from airflow_provider_lakehouse.duckdb_engine.runner import DuckDBPlanRunner
+from airflow_provider_lakehouse.spark.driver import RunOptions
+from airflow_provider_lakehouse.spark.plan import plan_script
+from airflow_provider_lakehouse.ducklake.task_commits import TaskIdentity
+from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
+from airflow_provider_lakehouse.connections.lake import S3Spec
+from airflow_provider_lakehouse.connections.specs import PostgresSpec
+
+when = sys.argv[1]
+args = json.loads(sys.argv[2])
+original = transaction.DataTableTransactions.commit
+
+def crash(self, lake_commit=None):
+    def lake_commit_then_crash():
+        if when == "after":
+            lake_commit()
+        os._exit(17)  # the worker dies: nothing after this runs
+    return original(self, lake_commit_then_crash)
+
+transaction.DataTableTransactions.commit = crash
+spec = DuckLakeSpec(name="main", catalog=PostgresSpec(**args["catalog"]), data_path=args["data_path"],
+                    metadata_schema=args["metadata_schema"], s3=S3Spec(**args["s3"]))
+task = TaskIdentity("dag", "task", args["run_id"], try_number=1)
+DuckDBPlanRunner(spec, RunOptions(task=task), datatables={"main": PostgresSpec(**args["datatable"])}).run(
+    plan_script(args["sql"]))
+"""
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_retry_finishes_what_a_crashed_try_prepared(when: str, stack: Any, schemas: Schemas, tmp_path: Path) -> None:
+    """The worker dies after Postgres prepared the Data Table change, before or after the lake committed: the
+    task's retry commits the prepared change when the lake's snapshot landed and rolls it back otherwise (and
+    then runs the script itself), so the two stores agree either way and nothing is written twice."""
+    schema, lake = new_world(stack, schemas)
+    run_id = f"manual__{uuid.uuid4().hex[:8]}"
+    sql = (
+        f"ATTACH 'datatable://main:{schema}' AS dt; ATTACH 'ducklake://main' AS dl;"
+        "INSERT INTO dl.orders VALUES (60, 1, 6.00, DATE '2026-03-01');"
+        "INSERT INTO dt.order_totals SELECT 'sum', sum(total), count(*) FROM dl.orders;"
+    )
+    spec = spec_of(lake)
+    fields = ("host", "port", "user", "dbname", "password")
+    args = {
+        "when": when,
+        "sql": sql,
+        "run_id": run_id,
+        "catalog": {k: getattr(spec.catalog, k) for k in fields},
+        "datatable": {k: getattr(datatable_spec(), k) for k in fields},
+        "data_path": spec.data_path,
+        "metadata_schema": spec.metadata_schema,
+        "s3": {
+            "access_key": spec.s3.access_key,
+            "secret_key": spec.s3.secret_key,
+            "endpoint_url": spec.s3.endpoint_url,
+        },
+    }
+    child = subprocess.run(
+        [sys.executable, "-c", CRASH_CHILD, when, json.dumps(args)], capture_output=True, text=True, timeout=300
+    )
+    assert child.returncode == 17, child.stderr[-3000:]
+    prefix = task_gid_prefix(TaskIdentity("dag", "task", run_id).key)
+    assert [g for g in prepared_transactions() if g.startswith(prefix)] != []  # left waiting, holding its rows
+    landed = len(lake_snapshots(lake.open()))
+
+    retry = DuckDBPlanRunner(
+        spec, RunOptions(task=TaskIdentity("dag", "task", run_id, try_number=2)), datatables={"main": datatable_spec()}
+    ).run(plan_script(sql))
+
+    assert [g for g in prepared_transactions() if g.startswith(prefix)] == []
+    assert pg_rows(schema, "order_totals") == [("sum", Decimal("431.00"), 6)]  # exactly once
+    orders = [r[0] for r in lake_rows(lake, "orders")]
+    assert orders.count(60) == 1
+    if when == "after":
+        assert "deduplicated" in retry  # the retry found try 1's snapshot and only finished its Postgres side
+        assert len(lake_snapshots(lake.open())) == landed
+    else:
+        assert "deduplicated" not in retry
