@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any
 
 import pendulum
-from airflow.sdk import Param, dag, task, task_group
+from airflow.sdk import Param, dag, task_group
 
 from airflow_provider_lakehouse.operators.ducklake import DucklakeOperator
-from airflow_provider_lakehouse.tpcds.pipeline import AGGREGATES_PUBLISHED, pipeline_tasks, preamble
+from airflow_provider_lakehouse.tpcds.pipeline import pipeline_tasks, preamble, publish_sql
 
 # The lake is fixed when the DAG is parsed (the graph's assets name its tables); the landing area, scale factor,
 # Data Table and Spark connection are run parameters (TPCDS_DATATABLE is the Data Table's default).
@@ -116,21 +115,16 @@ def tpcds_pipeline() -> None:
 
     @task_group
     def aggregate() -> None:
-        @task
-        def publish_to_datatable(params: dict[str, Any] | None = None) -> dict[str, int]:
-            """Copy the small aggregates into the Data Table for operational use (dashboards, APIs)."""
-            from airflow_provider_lakehouse.tpcds.publish import publish
-
-            params = params or {}
-            return publish(
-                LAKE,
-                params.get("datatable") or DATATABLE,
-                AGGREGATES_PUBLISHED,
-                spark_conn_id=params.get("spark_conn_id") or None,
-                engine=params.get("engine") or None,
-            )
-
-        sql_tasks("aggregate") >> publish_to_datatable()
+        # The small aggregates go to the Data Table for operational use (dashboards, APIs), in lake SQL that
+        # attaches both stores: the copies commit together with the task, or not at all.
+        publish_to_datatable = DucklakeOperator(
+            task_id="publish_to_datatable",
+            ducklake=LAKE,
+            sql=publish_sql(LAKE, "{{ params.datatable }}"),
+            spark_conn_id="{{ params.spark_conn_id }}",
+            engine="{{ params.engine }}",
+        )
+        sql_tasks("aggregate") >> publish_to_datatable
 
     @task_group
     def query() -> None:

@@ -110,6 +110,14 @@ class DataTableTransactions:
                 rows = cur.fetchmany(_FETCH_ROWS)
         return pa.Table.from_batches(batches, schema=schema_)
 
+    def create_schema(self, datatable: str, schema: str) -> None:
+        """``CREATE SCHEMA IF NOT EXISTS`` (in the script's transaction: it goes if the script fails)."""
+        from psycopg import sql
+
+        connection = self._connection(datatable)
+        connection.changed = True
+        connection.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+
     def insert(
         self,
         datatable: str,

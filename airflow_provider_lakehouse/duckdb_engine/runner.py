@@ -204,6 +204,8 @@ class DuckDBPlanRunner:
         """A change to a Data Table: Postgres runs a statement that reads only that Data Table; for ``INSERT``
         and ``CREATE TABLE AS`` DuckDB computes the rows (in the lake transaction: it sees the script's changes)."""
         try:
+            if details.create_schema:
+                self._datatables.create_schema(details.datatable, details.create_schema)
             if isinstance(details, steps.DataTableSql):
                 values = {name: parameters[name] for name in details.parameters}
                 affected = self._datatables.execute(details.datatable, details.sql, values)

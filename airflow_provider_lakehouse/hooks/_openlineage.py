@@ -6,8 +6,9 @@ them costs the facet, never the task.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_lakehouse.hooks._lineage import SqlTarget
@@ -63,15 +64,53 @@ def datatable_naming(target: SqlTarget, spec: PostgresSpec | None) -> Naming:
     return naming
 
 
-def ducklake_naming(target: SqlTarget) -> Naming:
-    """Lake tables as ``ducklake://NAME`` + ``schema.table`` (the spec has no DuckLake entry)."""
+#: the Postgres target of a Data Table by name (None when it cannot be resolved)
+DataTableSpecs = Callable[[str], "PostgresSpec | None"]
+
+
+def ducklake_naming(target: SqlTarget, datatable_spec: DataTableSpecs | None = None) -> Naming:
+    """Lake tables as ``ducklake://NAME`` + ``schema.table`` (the spec has no DuckLake entry); the tables of
+    Data Tables a lake script attaches by the Postgres naming, as a Data Table's own SQL names them."""
 
     def naming(dataset: Dataset) -> tuple[str, str] | None:
         if dataset.kind == "file":
             return file_naming(dataset)
-        return _store_naming(dataset.store or target.store, dataset)
+        store = dataset.store or target.store
+        if store.startswith("datatable://") and datatable_spec is not None and dataset.name.count(".") == 1:
+            spec = datatable_spec(store.removeprefix("datatable://"))
+            if spec is not None:
+                return f"postgres://{spec.host}:{spec.port}", f"{spec.dbname}.{dataset.name}"
+        return _store_naming(store, dataset)
 
     return naming
+
+
+def attached_datatable_facts(
+    target: SqlTarget, lineage: Lineage, datatable_spec: DataTableSpecs, response: Mapping[str, Any] | None
+) -> dict[Dataset, DatasetFacts]:
+    """Facts of the Data Table tables a lake script read or wrote: columns from ``information_schema`` and the
+    rows the response counted for each one it changed."""
+    touched = {t["table"]: t for t in ((response or {}).get("catalog_info") or {}).get("tables_touched") or ()}
+    stores = {
+        d.dataset.store
+        for d in lineage.datasets
+        if d.dataset.kind == "table" and d.dataset.store and d.dataset.store.startswith("datatable://")
+    }
+    facts: dict[Dataset, DatasetFacts] = {}
+    for store in sorted(s for s in stores if s):
+        name = store.removeprefix("datatable://")
+        spec = datatable_spec(name)
+        if spec is None:
+            continue
+        outputs = {d.dataset for d in lineage.datasets if d.is_output}
+        for dataset, fact in datatable_facts(
+            spec, SqlTarget("datatable", name, "public", target.dialect), lineage, None
+        ).items():
+            if dataset.store != store:
+                continue
+            rows = touched.get(f"{store}/{dataset.name}", {}).get("rows_written") if dataset in outputs else None
+            facts[dataset] = dataclasses.replace(fact, rows=rows)
+    return facts
 
 
 def _store_naming(store: str, dataset: Dataset) -> tuple[str, str] | None:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
+from airflow_provider_lakehouse.airflow_connections import datatable_postgres_spec
+from airflow_provider_lakehouse.exceptions import LakehouseError
 from airflow_provider_lakehouse.hooks._task import task_identity
 from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
 from airflow_provider_lakehouse.operators._lineage import SqlLineageMixin
@@ -16,6 +18,7 @@ from airflow_provider_lakehouse.operators._statement_log import lake_statement_l
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from airflow_provider_lakehouse.connections.specs import PostgresSpec
     from airflow_provider_lakehouse.hooks._lineage import SqlTarget
     from airflow_provider_lakehouse.lineage import Dataset, Lineage
     from airflow_provider_lakehouse.lineage.openlineage import DatasetFacts, Naming
@@ -126,16 +129,27 @@ class DucklakeOperator(SqlLineageMixin, BaseOperator):
     def _naming(self, target: SqlTarget) -> Naming:
         from airflow_provider_lakehouse.hooks._openlineage import ducklake_naming
 
-        return ducklake_naming(target)
+        return ducklake_naming(target, _datatable_spec)
 
     def _facts(self, target: SqlTarget, lineage: Lineage, outcome: Any) -> dict[Dataset, DatasetFacts]:
-        from airflow_provider_lakehouse.hooks._openlineage import ducklake_facts
+        from airflow_provider_lakehouse.hooks._openlineage import attached_datatable_facts, ducklake_facts
 
-        return ducklake_facts(self._get_hook().spec, target, lineage, outcome)
+        facts = ducklake_facts(self._get_hook().spec, target, lineage, outcome)
+        facts.update(attached_datatable_facts(target, lineage, _datatable_spec, outcome))
+        return facts
 
     def on_kill(self) -> None:
         if self._hook is not None:
             self._hook.kill()
+
+
+def _datatable_spec(name: str) -> PostgresSpec | None:
+    """The Postgres target of a Data Table a lake script attaches; None when it cannot be resolved (lineage
+    then names it ``datatable://NAME``: naming must never fail a task)."""
+    try:
+        return datatable_postgres_spec(name)
+    except LakehouseError:
+        return None
 
 
 def describe_commit(response: dict[str, Any]) -> str:

@@ -358,6 +358,8 @@ class PlanRunner:
         """A change to a Data Table, in the script's transaction on it: Postgres runs a statement that reads
         only that Data Table; for ``INSERT`` and ``CREATE TABLE AS`` Spark computes the rows, which this process
         copies in."""
+        if details.create_schema:
+            self._datatables.create_schema(details.datatable, details.create_schema)
         if isinstance(details, steps.DataTableSql):
             values = {name: parameters[name] for name in details.parameters}
             affected = self._datatables.execute(details.datatable, details.sql, values)

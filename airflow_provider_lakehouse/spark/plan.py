@@ -316,6 +316,7 @@ class _Planner:
         self.open_transaction = False
         self._view_counter = 0
         self.datatable_stores: dict[str, StoreRef] = {}  # attached Data Tables by store URI
+        self.datatable_schemas: set[str] = set()  # schemas an ATTACH 'datatable://NAME:SCHEMA' named
 
     # -- entry -------------------------------------------------------------------------------
     def plan(self, statement: Statement) -> Step:
@@ -371,6 +372,8 @@ class _Planner:
             raise _fail(statement, f"alias {alias!r} is already attached.")
         self.names.attach(alias, store)
         self.datatable_stores[store.uri] = store
+        if store.schema:
+            self.datatable_schemas.add(store.schema)
         return Step(statement.index, statement.text, steps.Attach(), target=store.uri)
 
     def _use(self, statement: Statement, tree: exp.Use) -> Step:
@@ -795,6 +798,7 @@ class _Planner:
             return None
         store = self.datatable_stores[name.store or ""]
         uri = f"datatable://{store.name.lower()}/{name.schema}.{name.table}"
+        create_schema = name.schema if name.schema in self.datatable_schemas else None
         if isinstance(tree, exp.Insert):
             if tree.args.get("conflict") or tree.args.get("returning") or tree.args.get("alternative"):
                 raise _fail(
@@ -811,6 +815,7 @@ class _Planner:
                 source = exp.select("*").from_(source.copy())
             details: StepDetails = steps.DataTableInsert(
                 datatable=store.name,
+                create_schema=create_schema,
                 schema=name.schema,
                 table=name.table,
                 columns=columns,
@@ -821,6 +826,7 @@ class _Planner:
         if isinstance(tree, exp.Create) and tree.expression is not None:
             details = steps.DataTableCtas(
                 datatable=store.name,
+                create_schema=create_schema,
                 schema=name.schema,
                 table=name.table,
                 if_not_exists=bool(tree.args.get("exists")),
@@ -832,7 +838,13 @@ class _Planner:
         return Step(
             statement.index,
             statement.text,
-            steps.DataTableSql(datatable=store.name, sql=sql, parameters=parameters, statement_kind=_change_kind(tree)),
+            steps.DataTableSql(
+                datatable=store.name,
+                create_schema=create_schema,
+                sql=sql,
+                parameters=parameters,
+                statement_kind=_change_kind(tree),
+            ),
             target=uri,
             parameters=parameters,
         )

@@ -274,6 +274,19 @@ def query_result_sql(number: int, query: str) -> str:
     return f"CREATE SCHEMA IF NOT EXISTS results;\nCREATE OR REPLACE TABLE results.q{number:02d} AS\n{body};"
 
 
+def publish_sql(lake: str, datatable: str) -> str:
+    """Copy the small aggregates into a Data Table: one lake script, so the copies land together or not at all
+    (the Data Table's transaction commits with the script; ``NAME:SCHEMA``'s schema is created if missing).
+
+    >>> print(publish_sql("main", "main:tpcds").splitlines()[1])
+    CREATE OR REPLACE TABLE dt.daily_sales_by_channel AS SELECT * FROM dl.agg.daily_sales_by_channel;
+    """
+    copies = "".join(
+        f"CREATE OR REPLACE TABLE dt.{table} AS SELECT * FROM dl.agg.{table};\n" for table in AGGREGATES_PUBLISHED
+    )
+    return f"ATTACH 'ducklake://{lake}' AS dl; ATTACH 'datatable://{datatable}' AS dt;\n" + copies
+
+
 def pipeline_tasks(landing: str, queries: Mapping[int, str]) -> list[PipelineTask]:
     """Every SQL task of the pipeline in stage order: what the DAG runs and what the benchmark runs.
 

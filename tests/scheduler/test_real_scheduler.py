@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -152,20 +153,24 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
 
 
 def test_duckdb_engine_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str], tmp_path: Path) -> None:
-    """The retries DAG with the lake's engine set to ``duckdb``: 16 concurrent task processes commit to one table
-    through DuckDB's own DuckLake committer, tasks fail after their commit or are killed, Airflow retries them;
-    every row lands exactly once and no file is left unreferenced."""
+    """The retries DAG with the lake's engine set to ``duckdb`` and every task also writing a Data Table in the same
+    script: 16 concurrent task processes commit to one lake table through DuckDB's own DuckLake committer and to
+    one Postgres table, tasks fail after their commit or are killed, Airflow retries them; every row lands exactly
+    once in both stores, no file is left unreferenced and no prepared transaction is left waiting."""
     env, setup = lake_env(dict(stack_env, **stack.env()), None, "duckdb")
     markers = tmp_path / "markers"
     markers.mkdir()
+    schema = f"sched_{uuid.uuid4().hex[:8]}"
     env.update(
         LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir(),
         LAKE_SCHEDULER_MARKERS=str(markers),
         LAKE_SCHEDULER_SPIN="400000000",  # DuckDB counts the Spark-sized spin in a moment
+        LAKE_SCHEDULER_DATATABLE=schema,
     )
     secrets = [
         json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
         json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
+        json.loads(env["AIRFLOW_CONN_DATATABLE_MAIN"])["password"],
     ]
     with airflow_cluster(stack, env, [RETRIES_DAG], parallelism=4) as airflow:
         airflow.wait_parsed(["lake_scheduler_retries"])
@@ -199,6 +204,13 @@ def test_duckdb_engine_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[
     assert counts == {**dict.fromkeys(range(16), 10), 100: 10, 200: 10}, counts
     assert con.execute("SELECT count(*) = count(DISTINCT (source, i)) FROM lake.sched_rows").fetchone() == (True,)
     assert setup.open().delete_orphaned_files(older_than=_future()).files_deleted == []
+    conninfo = referee.postgres_conninfo(referee.postgres_spec(json.loads(env["AIRFLOW_CONN_DATATABLE_MAIN"])))
+    con.execute(f"ATTACH {referee.sql_literal(conninfo)} AS dt (TYPE postgres)")
+    datatable_rows = con.execute(f"SELECT source, i FROM dt.{schema}.sched_rows ORDER BY ALL").fetchall()
+    assert datatable_rows == con.execute("SELECT source, i FROM lake.sched_rows ORDER BY ALL").fetchall()
+    prepared = con.execute("SELECT gid FROM postgres_query('dt', 'SELECT gid FROM pg_prepared_xacts')").fetchall()
+    assert [g for (g,) in prepared if g.startswith("lakehouse:")] == []
+    con.execute(f"CALL postgres_execute('dt', 'DROP SCHEMA {schema} CASCADE')")
     assert _processes_with(home) == [], "a task process of this Airflow is still running"
 
 

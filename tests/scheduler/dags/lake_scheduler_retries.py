@@ -1,6 +1,9 @@
 """Test DAG for the real-scheduler test: 16 mapped inserts into one lake table at once, some failing after their
 commit on the first try; one task killed after its commit, one killed in the middle of its script. Airflow retries
-them all; the table must end with every row exactly once."""
+them all; the table must end with every row exactly once.
+
+With ``LAKE_SCHEDULER_DATATABLE=SCHEMA`` every task also writes its rows to table ``sched_rows`` of Data Table
+``main:SCHEMA`` in the same script, so both stores must end with every row exactly once."""
 
 from __future__ import annotations
 
@@ -18,6 +21,14 @@ from airflow_provider_lakehouse.operators.ducklake import DucklakeOperator
 MAPPED = 16
 #: rows of the first try's slow statement (times 1000): long enough to be killed mid-script on either engine
 SPIN = int(os.environ.get("LAKE_SCHEDULER_SPIN", "4000000"))
+DATATABLE_SCHEMA = os.environ.get("LAKE_SCHEDULER_DATATABLE", "")
+
+
+def both_stores(lake_sql: str, datatable_sql: str) -> str:
+    """``lake_sql``, and with a Data Table configured, ``datatable_sql`` after it in the same script."""
+    if not DATATABLE_SCHEMA:
+        return lake_sql
+    return f"ATTACH 'datatable://main:{DATATABLE_SCHEMA}' AS dt; {lake_sql}; {datatable_sql}"
 
 
 class FailsAfterCommit(DucklakeOperator):
@@ -60,18 +71,23 @@ class KilledMidScript(DucklakeOperator):
     default_args={"retries": 2, "retry_delay": dt.timedelta(seconds=3)},
 )
 def lake_scheduler_retries() -> None:
-    create = DucklakeOperator(task_id="create", sql="CREATE TABLE IF NOT EXISTS sched_rows (source INTEGER, i INTEGER)")
+    create_sql = "CREATE TABLE IF NOT EXISTS sched_rows (source INTEGER, i INTEGER)"
+    create = DucklakeOperator(task_id="create", sql=both_stores(create_sql, create_sql.replace("sched", "dt.sched")))
+    insert_sql = "INSERT INTO sched_rows SELECT {source}, i FROM range(10) r(i)"
     inserts = FailsAfterCommit.partial(
         task_id="insert",
-        sql="INSERT INTO sched_rows SELECT $source, i FROM range(10) r(i)",
+        sql=both_stores(
+            insert_sql.format(source="$source"), insert_sql.format(source="$source").replace("INTO ", "INTO dt.")
+        ),
     ).expand(parameters=[{"source": m} for m in range(MAPPED)])
     after_commit = KilledAfterCommit(
-        task_id="killed_after_commit", sql="INSERT INTO sched_rows SELECT 100, i FROM range(10) r(i)"
+        task_id="killed_after_commit",
+        sql=both_stores(insert_sql.format(source=100), insert_sql.format(source=100).replace("INTO ", "INTO dt.")),
     )
     mid_script = KilledMidScript(
         task_id="killed_mid_script",
-        sql="INSERT INTO sched_rows SELECT 200, i FROM range(10) r(i); "
-        "SELECT count(*) AS n FROM range(CAST($spin AS BIGINT)) a, range(1000) b",
+        sql=both_stores(insert_sql.format(source=200), insert_sql.format(source=200).replace("INTO ", "INTO dt."))
+        + "; SELECT count(*) AS n FROM range(CAST($spin AS BIGINT)) a, range(1000) b",
         parameters={"spin": "{{ " + str(SPIN) + " if ti.try_number == 1 else 1 }}"},
     )
     create >> [inserts, after_commit, mid_script]
