@@ -39,9 +39,7 @@ class PageRange:
     end: int | None
 
 
-def page_ranges(
-    spec: PostgresSpec, snapshot: str, schema: str, table: str, pages: int, pieces: int
-) -> list[PageRange]:
+def page_ranges(spec: PostgresSpec, snapshot: str, schema: str, table: str, pages: int, pieces: int) -> list[PageRange]:
     """``pieces`` ranges covering a table of ``pages`` pages; the last one is open-ended.
 
     >>> spec = PostgresSpec("h", 5432, "u", "db")
@@ -85,12 +83,17 @@ def read_page_range(piece: PageRange) -> Iterator[pa.RecordBatch]:
 
 @dataclass(frozen=True)
 class StagingTable:
-    """Where workers stage rows for one statement: ``schema.name``, with ``columns`` plus :data:`PART_COLUMN`."""
+    """Where workers stage rows for one statement: ``schema.name``, the query's columns ``columns`` stored as
+    ``c0, c1, ...`` (a query may repeat a name) plus :data:`PART_COLUMN`."""
 
     spec: PostgresSpec
     schema: str
     name: str
     columns: tuple[str, ...]
+
+    @property
+    def stored_columns(self) -> tuple[str, ...]:
+        return tuple(f"c{i}" for i in range(len(self.columns)))
 
 
 def stage_partition(staging: StagingTable, part: int, batches: Iterable[pa.RecordBatch]) -> int:
@@ -99,7 +102,7 @@ def stage_partition(staging: StagingTable, part: int, batches: Iterable[pa.Recor
     from psycopg import sql
 
     target = sql.SQL("{}.{}").format(sql.Identifier(staging.schema), sql.Identifier(staging.name))
-    names = sql.SQL(", ").join(map(sql.Identifier, (*staging.columns, PART_COLUMN)))
+    names = sql.SQL(", ").join(map(sql.Identifier, (*staging.stored_columns, PART_COLUMN)))
     count = 0
     with psycopg.connect(**staging.spec.connect_kwargs()) as conn:  # commits at the end of the block
         conn.execute(sql.SQL("DELETE FROM {} WHERE {} = %s").format(target, sql.Identifier(PART_COLUMN)), (part,))

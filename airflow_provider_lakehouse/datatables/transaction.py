@@ -2,7 +2,10 @@
 together with the lake's snapshot.
 
 Every read of a Data Table table and every change to one runs in the script's transaction on that Data Table
-(``REPEATABLE READ``: the script sees one state of it, plus its own changes). At the end,
+(``READ COMMITTED``, Postgres's default and ``DataTableOperator``'s: each statement sees what is committed, plus
+the script's own changes). Many workers can share that view: reads of a table the script has not changed run on
+the snapshot the transaction exports, and rows written by workers are staged, then moved into place by the
+transaction (see :mod:`.partitions`). At the end,
 :meth:`DataTableTransactions.commit` makes the two stores one unit:
 
 1. ``PREPARE TRANSACTION`` on each changed Data Table (Postgres has then written everything to disk and can
@@ -23,13 +26,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
 from airflow_provider_lakehouse.datatables.arrow import arrow_type_of, postgres_type, python_value, rows_of
+from airflow_provider_lakehouse.datatables.partitions import PART_COLUMN, StagingTable
 from airflow_provider_lakehouse.datatables.runner import adapt_value
 from airflow_provider_lakehouse.exceptions import LakehouseError, ServiceUnavailableError
 
@@ -41,6 +46,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 GID_PREFIX = "lakehouse:"
+STAGING_SCHEMA = "lakehouse_staging"  # where workers stage rows (committed, so every worker sees the table)
 _FETCH_ROWS = 50_000
 _SAVEPOINT = "lakehouse_block"
 
@@ -64,9 +70,9 @@ class _Connection:
     name: str
     conn: psycopg.Connection[Any]
     gid: str | None  # the two-phase id, when the server can prepare
+    spec: PostgresSpec
     changed: bool = False
     prepared: bool = False
-    tables_created: list[str] = field(default_factory=list)
 
 
 class DataTableTransactions:
@@ -88,14 +94,18 @@ class DataTableTransactions:
         self.redact = redact
         self._open: dict[str, _Connection] = {}
         self._run = uuid.uuid4().hex[:12]
+        self._staging: list[StagingTable] = []
+        self._exporters: list[psycopg.Connection[Any]] = []  # hold the snapshots workers read at
 
     # -- reads and changes ---------------------------------------------------------------------
-    def read(self, datatable: str, schema: str, table: str) -> pa.Table:
-        """Every row of ``schema.table``, as the script's transaction sees it."""
+    def read(self, datatable: str, schema: str, table: str, *, limit: int | None = None) -> pa.Table:
+        """Every row of ``schema.table`` (at most ``limit``), as the script's transaction sees it."""
         from psycopg import sql
 
         conn = self._connection(datatable).conn
         query = sql.SQL("SELECT * FROM {}.{}").format(sql.Identifier(schema), sql.Identifier(table))
+        if limit is not None:
+            query = sql.SQL("{} LIMIT {}").format(query, sql.Literal(limit))
         with conn.cursor(name=f"lakehouse_read_{uuid.uuid4().hex[:8]}") as cur:
             cur.itersize = _FETCH_ROWS
             cur.execute(query)
@@ -109,6 +119,99 @@ class DataTableTransactions:
                 batches.append(pa.record_batch(columns, schema=schema_))
                 rows = cur.fetchmany(_FETCH_ROWS)
         return pa.Table.from_batches(batches, schema=schema_)
+
+    # -- work shared with other processes (Spark executors) -------------------------------------------
+    def spec(self, datatable: str) -> PostgresSpec:
+        """The Data Table's connection (for work that travels to workers inside pickled functions)."""
+        return self._connection(datatable).spec
+
+    def shared_snapshot(self, datatable: str) -> str | None:
+        """A snapshot other sessions can read at (``pg_export_snapshot``), showing what the script sees now; None
+        once the script changed this Data Table (its own changes are invisible to other sessions).
+
+        The script reads committed data (``READ COMMITTED``), so a snapshot taken now on a connection of its own
+        shows the same; that connection stays open until the script ends. (The script's transaction cannot
+        export it: Postgres refuses to prepare a transaction that exported a snapshot.)
+        """
+        import psycopg
+
+        connection = self._connection(datatable)
+        if connection.changed:
+            return None
+        exporter = psycopg.connect(**connection.spec.connect_kwargs())
+        exporter.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        self._exporters.append(exporter)
+        return str(exporter.execute("SELECT pg_export_snapshot()").fetchone()[0])  # type: ignore[index]
+
+    def table_pages(self, datatable: str, schema: str, table: str) -> int:
+        """The table's size in pages (what the workers' page ranges split)."""
+        row = (
+            self._connection(datatable)
+            .conn.execute(
+                "SELECT pg_relation_size(format('%%I.%%I', %s::text, %s::text)::regclass) "
+                "/ current_setting('block_size')::int",
+                (schema, table),
+            )
+            .fetchone()
+        )
+        return int(row[0]) if row else 0
+
+    def open_staging(self, datatable: str, columns: pa.Schema) -> StagingTable:
+        """An ``UNLOGGED`` table workers stage ``columns`` into (created and committed on a connection of its own,
+        so every worker sees it; dropped when the script's transaction ends, whichever way)."""
+        from psycopg import sql
+
+        spec = self._connection(datatable).spec
+        name = f"stage_{self._run}_{len(self._staging)}"
+        definition = sql.SQL(", ").join(
+            [
+                sql.SQL("{} {}").format(sql.Identifier(f"c{i}"), sql.SQL(postgres_type(f.type)))
+                for i, f in enumerate(columns)
+            ]
+            + [sql.SQL("{} INTEGER NOT NULL").format(sql.Identifier(PART_COLUMN))]
+        )
+        staging = StagingTable(spec, STAGING_SCHEMA, name, tuple(columns.names))
+        with self._autocommit(spec) as conn:
+            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(STAGING_SCHEMA)))
+            conn.execute(
+                sql.SQL("CREATE UNLOGGED TABLE {}.{} ({})").format(
+                    sql.Identifier(STAGING_SCHEMA), sql.Identifier(name), definition
+                )
+            )
+        self._staging.append(staging)
+        return staging
+
+    def insert_staged(
+        self,
+        datatable: str,
+        schema: str,
+        table: str,
+        staging: StagingTable,
+        columns: Sequence[str] | None = None,
+        by_name: bool = False,
+    ) -> int:
+        """Move the staged rows into ``schema.table`` in the script's transaction (as :meth:`insert` maps them)."""
+        connection = self._connection(datatable)
+        connection.changed = True
+        target = self._insert_columns(connection.conn, schema, table, list(staging.columns), columns, by_name)
+        return self._move_staged(connection.conn, schema, table, target, staging)
+
+    def create_staged(
+        self,
+        datatable: str,
+        schema: str,
+        table: str,
+        staging: StagingTable,
+        columns: pa.Schema,
+        *,
+        or_replace: bool = False,
+        if_not_exists: bool = False,
+    ) -> int:
+        """:meth:`create_as` for rows workers staged."""
+        connection = self._connection(datatable)
+        if not self._create_table(connection, schema, table, columns, or_replace, if_not_exists):
+            return 0
+        return self._move_staged(connection.conn, schema, table, list(columns.names), staging)
 
     def create_schema(self, datatable: str, schema: str) -> None:
         """``CREATE SCHEMA IF NOT EXISTS`` (in the script's transaction: it goes if the script fails)."""
@@ -134,7 +237,7 @@ class DataTableTransactions:
         """
         connection = self._connection(datatable)
         connection.changed = True
-        target = self._insert_columns(connection.conn, schema, table, rows, columns, by_name)
+        target = self._insert_columns(connection.conn, schema, table, rows.column_names, columns, by_name)
         return self._copy(connection.conn, schema, table, target, rows)
 
     def create_as(
@@ -148,22 +251,10 @@ class DataTableTransactions:
         if_not_exists: bool = False,
     ) -> int:
         """``CREATE TABLE schema.table`` with ``rows``' columns (see :func:`.arrow.postgres_type`), then fill it."""
-        from psycopg import sql
-
         connection = self._connection(datatable)
-        conn = connection.conn
-        name = sql.SQL("{}.{}").format(sql.Identifier(schema), sql.Identifier(table))
-        exists = self._table_exists(conn, schema, table)
-        if exists and if_not_exists:
+        if not self._create_table(connection, schema, table, rows.schema, or_replace, if_not_exists):
             return 0
-        connection.changed = True
-        if exists and or_replace:
-            conn.execute(sql.SQL("DROP TABLE {}").format(name))
-        columns = sql.SQL(", ").join(
-            sql.SQL("{} {}").format(sql.Identifier(f.name), sql.SQL(postgres_type(f.type))) for f in rows.schema
-        )
-        conn.execute(sql.SQL("CREATE TABLE {} ({})").format(name, columns))
-        return self._copy(conn, schema, table, list(rows.column_names), rows)
+        return self._copy(connection.conn, schema, table, list(rows.column_names), rows)
 
     def execute(self, datatable: str, statement: str, parameters: Mapping[str, Any] | None = None) -> int:
         """Run one statement Postgres understands (``%(name)s`` parameters); returns the rows it affected."""
@@ -230,12 +321,14 @@ class DataTableTransactions:
                 ) from None
             self._open.pop(connection.name, None)
             connection.conn.close()
+        self._drop_staging()
         return result
 
     def rollback(self) -> None:
         """Undo every Data Table change (prepared ones included) and close the connections."""
         for name in list(self._open):
             self._discard(name)
+        self._drop_staging()
 
     def close(self) -> None:
         self.rollback()
@@ -259,11 +352,10 @@ class DataTableTransactions:
             ) from None
         prepared_allowed = int(conn.execute("SHOW max_prepared_transactions").fetchone()[0]) > 0  # type: ignore[index]
         conn.autocommit = False
-        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         gid = f"{self.gid_prefix}{self._run}:{key}" if prepared_allowed else None
         if gid is not None:
             conn.tpc_begin(gid)
-        connection = _Connection(key, conn, gid)
+        connection = _Connection(key, conn, gid, spec)
         self._open[key] = connection
         return connection
 
@@ -280,6 +372,78 @@ class DataTableTransactions:
             log.warning("Data Table %s: rollback failed: %s", name, self.redact(str(exc).strip()))
         finally:
             connection.conn.close()
+
+    def _create_table(
+        self,
+        connection: _Connection,
+        schema: str,
+        table: str,
+        columns: pa.Schema,
+        or_replace: bool,
+        if_not_exists: bool,
+    ) -> bool:
+        """``CREATE [OR REPLACE] TABLE [IF NOT EXISTS]`` with ``columns``; False when it existed and stays."""
+        from psycopg import sql
+
+        conn = connection.conn
+        name = sql.SQL("{}.{}").format(sql.Identifier(schema), sql.Identifier(table))
+        exists = self._table_exists(conn, schema, table)
+        if exists and if_not_exists:
+            return False
+        connection.changed = True
+        if exists and or_replace:
+            conn.execute(sql.SQL("DROP TABLE {}").format(name))
+        definition = sql.SQL(", ").join(
+            sql.SQL("{} {}").format(sql.Identifier(f.name), sql.SQL(postgres_type(f.type))) for f in columns
+        )
+        conn.execute(sql.SQL("CREATE TABLE {} ({})").format(name, definition))
+        return True
+
+    @staticmethod
+    def _move_staged(
+        conn: psycopg.Connection[Any], schema: str, table: str, target: list[str], staging: StagingTable
+    ) -> int:
+        from psycopg import sql
+
+        statement = sql.SQL("INSERT INTO {}.{} ({}) SELECT {} FROM {}.{}").format(
+            sql.Identifier(schema),
+            sql.Identifier(table),
+            sql.SQL(", ").join(map(sql.Identifier, target)),
+            sql.SQL(", ").join(map(sql.Identifier, staging.stored_columns)),
+            sql.Identifier(staging.schema),
+            sql.Identifier(staging.name),
+        )
+        with conn.cursor() as cur:
+            cur.execute(statement)
+            return max(cur.rowcount, 0)
+
+    def _drop_staging(self) -> None:
+        """Drop this script's staging tables (their rows moved, or the script failed) and end the snapshots it
+        shared."""
+        from psycopg import sql
+
+        while self._exporters:
+            self._exporters.pop().close()
+
+        while self._staging:
+            staging = self._staging.pop()
+            try:
+                with self._autocommit(staging.spec) as conn:
+                    conn.execute(
+                        sql.SQL("DROP TABLE IF EXISTS {}.{}").format(
+                            sql.Identifier(staging.schema), sql.Identifier(staging.name)
+                        )
+                    )
+            except Exception as exc:  # the server is gone: the table is unlogged and empty after a crash anyway
+                log.warning("could not drop staging table %s: %s", staging.name, self.redact(str(exc).strip()))
+
+    @staticmethod
+    @contextmanager
+    def _autocommit(spec: PostgresSpec) -> Iterator[psycopg.Connection[Any]]:
+        import psycopg
+
+        with psycopg.connect(**spec.connect_kwargs(), autocommit=True) as conn:
+            yield conn
 
     @staticmethod
     def _table_exists(conn: psycopg.Connection[Any], schema: str, table: str) -> bool:
@@ -304,21 +468,22 @@ class DataTableTransactions:
         conn: psycopg.Connection[Any],
         schema: str,
         table: str,
-        rows: pa.Table,
+        names: Sequence[str],
         columns: Sequence[str] | None,
         by_name: bool,
     ) -> list[str]:
+        """The target columns for rows with columns ``names``: by name, listed, or the table's by position."""
         existing = self._table_columns(conn, schema, table)
         if by_name:
             lookup = {c.lower(): c for c in existing}
-            missing = [n for n in rows.column_names if n.lower() not in lookup]
+            missing = [n for n in names if n.lower() not in lookup]
             if missing:
                 raise LakehouseError(f"Table {schema}.{table} has no column {missing[0]!r} (INSERT ... BY NAME).")
-            return [lookup[n.lower()] for n in rows.column_names]
+            return [lookup[n.lower()] for n in names]
         target = list(columns) if columns is not None else existing
-        if len(target) != rows.num_columns:
+        if len(target) != len(names):
             raise LakehouseError(
-                f"Table {schema}.{table} has {len(target)} columns but {rows.num_columns} values were supplied."
+                f"Table {schema}.{table} has {len(target)} columns but {len(names)} values were supplied."
             )
         return target
 

@@ -37,6 +37,7 @@ from airflow_provider_lakehouse.ducklake.types import Column, columns_from_arrow
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark import steps
+from airflow_provider_lakehouse.spark.datatables import DEFAULT_PARTITION_BYTES, datatable_frame, stage_frame
 from airflow_provider_lakehouse.spark.parquet_copy import (
     CopyTask,
     copy_pieces,
@@ -89,6 +90,8 @@ class RunOptions:
     :param message: each snapshot's commit message (default: names the task instance and try).
     :param task: the Airflow task instance the script runs for: recorded in the commit, and a retry of a try
         that already committed returns that commit's outcome instead of committing again.
+    :param datatable_partition_bytes: a Data Table table larger than this is read by the executors, in page
+        ranges of about this size (smaller ones, and tables the script changed, by the driver).
     """
 
     max_rows: int = DEFAULT_MAX_ROWS
@@ -97,6 +100,7 @@ class RunOptions:
     author: str | None = None
     message: str | None = None
     task: TaskIdentity | None = None
+    datatable_partition_bytes: int = DEFAULT_PARTITION_BYTES
 
     @property
     def commit_author(self) -> str | None:
@@ -356,26 +360,30 @@ class PlanRunner:
         result: StepResult,
     ) -> None:
         """A change to a Data Table, in the script's transaction on it: Postgres runs a statement that reads
-        only that Data Table; for ``INSERT`` and ``CREATE TABLE AS`` Spark computes the rows, which this process
-        copies in."""
+        only that Data Table; for ``INSERT`` and ``CREATE TABLE AS`` the executors stage the rows Spark computes
+        and the script's transaction moves them into place (see :mod:`.datatables`)."""
         if details.create_schema:
             self._datatables.create_schema(details.datatable, details.create_schema)
         if isinstance(details, steps.DataTableSql):
             values = {name: parameters[name] for name in details.parameters}
             affected = self._datatables.execute(details.datatable, details.sql, values)
         else:
-            rows = self._sql(step.query, args=args or None).toArrow()
+            frame = self._sql(step.query, args=args or None)
+            columns = _arrow_schema_of(frame)
+            staging = self._datatables.open_staging(details.datatable, columns)
+            stage_frame(frame, staging)
             if isinstance(details, steps.DataTableInsert):
-                affected = self._datatables.insert(
-                    details.datatable, details.schema, details.table, rows, details.columns, details.by_name
+                affected = self._datatables.insert_staged(
+                    details.datatable, details.schema, details.table, staging, details.columns, details.by_name
                 )
             else:
                 assert isinstance(details, steps.DataTableCtas)
-                affected = self._datatables.create_as(
+                affected = self._datatables.create_staged(
                     details.datatable,
                     details.schema,
                     details.table,
-                    rows,
+                    staging,
+                    columns,
                     or_replace=details.or_replace,
                     if_not_exists=details.if_not_exists,
                 )
@@ -763,9 +771,20 @@ class PlanRunner:
             self._temp_view(file_ref.view, read_files(self.spark, file_ref, self.spec.s3))
         for catalog_ref in step.catalog:
             self._temp_view(catalog_ref.view, self._catalog_frame(catalog_ref))
-        for datatable_ref in step.datatables:
-            rows = self._datatables.read(datatable_ref.datatable, datatable_ref.schema, datatable_ref.table)
-            self._temp_view(datatable_ref.view, self._frame(rows))
+        datatable_reads = []
+        for read in step.datatables:
+            frame, reader = datatable_frame(
+                self.spark,
+                self._datatables,
+                read.datatable,
+                read.schema,
+                read.table,
+                self.options.datatable_partition_bytes,
+            )
+            self._temp_view(read.view, frame)
+            datatable_reads.append({"table": read.uri, "reader": reader})
+        if datatable_reads:
+            result.data["datatable_reads"] = datatable_reads
 
     def _snapshot_for(self, ref: TableRef, args: dict[str, Any]) -> int | None:
         """The snapshot ``ref`` reads; None: as the running transaction sees the table (its base plus changes)."""

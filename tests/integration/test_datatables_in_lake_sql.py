@@ -427,3 +427,82 @@ def test_a_retry_finishes_what_a_crashed_try_prepared(when: str, stack: Any, sch
         assert len(lake_snapshots(lake.open())) == landed
     else:
         assert "deduplicated" not in retry
+
+
+def test_spark_executors_read_large_data_tables_in_page_ranges_at_the_scripts_snapshot(
+    spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    """A table above ``datatable_partition_bytes`` is read by the executors in page ranges at the snapshot the
+    script's transaction exported: the same rows the driver reads, even with a commit by someone else in between;
+    once the script changed the Data Table, the driver reads it (the change is visible only in its transaction)."""
+    schema, lake = new_world(stack, schemas)
+    pg(
+        f"CREATE TABLE {schema}.big AS SELECT g AS id, g % 7 AS k, repeat('x', 200) AS pad FROM generate_series(1, 20000) g"
+    )
+    sql = (
+        f"ATTACH 'datatable://main:{schema}' AS dt; ATTACH 'ducklake://main' AS dl;"
+        "SELECT count(*) AS n, sum(id) AS total, count(DISTINCT k) AS ks FROM dt.big;"
+        "CREATE TABLE dl.big_copy AS SELECT id, k FROM dt.big;"
+        "DELETE FROM dt.big WHERE k = 0;"
+        "SELECT count(*) AS n FROM dt.big;"
+    )
+    response = run("spark", spark, lake, sql, datatable_partition_bytes=256 * 1024)
+    commands = response["result"]["commands"]
+    first_read = commands[2]["datatable_reads"][0]["reader"]
+    assert first_read.startswith("executors:") and int(first_read.split(":")[1]) > 2, first_read
+    assert commands[2]["rows"] == [{"n": 20000, "total": 200010000, "ks": 7}]
+    assert commands[3]["affected_rows"] == 20000
+    assert commands[5]["datatable_reads"] == [{"table": f"datatable://main/{schema}.big", "reader": "driver"}]
+    assert commands[5]["rows"] == [{"n": 20000 - 2857}]
+    assert lake_rows(lake, "big_copy") == sorted(((i, i % 7) for i in range(1, 20001)), key=repr)
+
+
+def test_spark_stages_data_table_writes_and_a_failure_leaves_neither_rows_nor_staging(
+    spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    """Spark's rows reach Postgres from the executors through a staging table that the script's transaction
+    empties into the target; a later failure leaves the target unchanged and no staging table behind."""
+    schema, lake = new_world(stack, schemas)
+    staging_before = pg("SELECT count(*) FROM pg_tables WHERE schemaname = 'lakehouse_staging'")
+    ok = run(
+        "spark",
+        spark,
+        lake,
+        f"ATTACH 'datatable://main:{schema}' AS dt;"
+        "CREATE TABLE dt.many AS SELECT id, id % 13 AS k FROM range(50000) r(id);"
+        "INSERT INTO dt.many SELECT id, -1 FROM range(5) r(id);",
+    )
+    assert [c.get("affected_rows") for c in ok["result"]["commands"][1:]] == [50000, 5]
+    assert pg(f"SELECT count(*), count(DISTINCT id), min(k) FROM {schema}.many") == [(50005, 50000, -1)]
+    with pytest.raises(StatementError):
+        run(
+            "spark",
+            spark,
+            lake,
+            f"ATTACH 'datatable://main:{schema}' AS dt;"
+            "INSERT INTO dt.many SELECT id, 99 FROM range(1000) r(id);"
+            "SELECT CAST('x' AS INTEGER);",
+        )
+    assert pg(f"SELECT count(*) FROM {schema}.many WHERE k = 99") == [(0,)]
+    assert pg("SELECT count(*) FROM pg_tables WHERE schemaname = 'lakehouse_staging'") == staging_before
+
+
+def test_a_retried_partition_replaces_what_its_first_attempt_staged(stack: Any, schemas: Schemas) -> None:
+    """Spark runs a failed task again: the staged rows of a partition are replaced, never doubled."""
+    import pyarrow as pa
+
+    from airflow_provider_lakehouse.datatables.partitions import stage_partition
+
+    transactions = DataTableTransactions({"main": datatable_spec()})
+    try:
+        staging = transactions.open_staging("main", pa.schema([("id", pa.int64())]))
+        batch = pa.record_batch([pa.array([1, 2, 3], pa.int64())], names=["id"])
+        assert stage_partition(staging, 0, [batch]) == 3
+        assert stage_partition(staging, 0, [batch]) == 3  # the retried attempt
+        assert stage_partition(staging, 1, [batch.slice(0, 1)]) == 1
+        staged = pg(f"SELECT __lakehouse_part, count(*) FROM lakehouse_staging.{staging.name} GROUP BY 1 ORDER BY 1")
+        assert pg(f"SELECT sum(c0) FROM lakehouse_staging.{staging.name}") == [(7,)]
+        assert staged == [(0, 3), (1, 1)]
+    finally:
+        transactions.rollback()
+    assert pg("SELECT to_regclass(%s)", (f"lakehouse_staging.{staging.name}",)) == [(None,)]

@@ -1,0 +1,82 @@
+"""Data Table tables as Spark DataFrames, and Spark's rows into Data Table tables, with the executors doing the
+work (see :mod:`airflow_provider_lakehouse.datatables.partitions`).
+
+- A read of a table the script has not changed is split into page ranges that executors read at the snapshot the
+  script's transaction exports; a small table, or one the script changed (its changes are visible only inside its
+  own transaction), is read by the driver in that transaction.
+- A write is staged by the executors, one staging transaction per Spark partition, and moved into place by the
+  script's transaction: the target changes only when the script commits, and the rows never gather in the driver.
+
+The Data Table's credentials travel inside the pickled functions, as the lake's S3 credentials do, never as a
+Spark option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from airflow_provider_lakehouse.datatables.partitions import (
+    PageRange,
+    StagingTable,
+    page_ranges,
+    read_page_range,
+    stage_partition,
+)
+from airflow_provider_lakehouse.datatables.transaction import DataTableTransactions
+from airflow_provider_lakehouse.spark.scans import partitioned_read
+from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch
+
+#: bytes of a Data Table table above which executors read it in page ranges of about this size
+DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
+_PAGE_BYTES = 8192  # Postgres's default block size; only sizes the ranges, which stay exact whatever it is
+
+
+def datatable_frame(
+    spark: Any,
+    transactions: DataTableTransactions,
+    datatable: str,
+    schema: str,
+    table: str,
+    partition_bytes: int = DEFAULT_PARTITION_BYTES,
+) -> tuple[Any, str]:
+    """A DataFrame of ``schema.table`` as the script sees it, and how it was read (``driver`` or
+    ``executors:N`` for N page ranges)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    pages = transactions.table_pages(datatable, schema, table)
+    snapshot = transactions.shared_snapshot(datatable) if pages * _PAGE_BYTES > partition_bytes else None
+    if snapshot is None:
+        rows = transactions.read(datatable, schema, table)
+        spark_schema = spark_arrow_schema(rows.schema)
+        converted = pa.Table.from_batches(list(to_spark_batch(rows, spark_schema)), schema=spark_schema)
+        return spark.createDataFrame(converted, schema=from_arrow_schema(spark_schema)), "driver"
+    spark_schema = spark_arrow_schema(transactions.read(datatable, schema, table, limit=0).schema)
+    pieces = page_ranges(
+        transactions.spec(datatable), snapshot, schema, table, pages, -(-pages * _PAGE_BYTES // partition_bytes)
+    )
+
+    def read(piece: PageRange) -> Iterator[pa.RecordBatch]:
+        for batch in read_page_range(piece):
+            yield from to_spark_batch(pa.Table.from_batches([batch]), spark_schema)
+
+    return partitioned_read(spark, pieces, read, spark_schema), f"executors:{len(pieces)}"
+
+
+def stage_frame(frame: Any, staging: StagingTable) -> int:
+    """Stage every row of ``frame`` into ``staging`` (executors, one transaction per partition); returns the
+    rows staged."""
+
+    def stage(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        part = context.partitionId() if context is not None else 0
+        staged = stage_partition(staging, part, batches)
+        yield pa.record_batch([pa.array([staged], pa.int64())], names=["rows"])
+
+    positional = frame.toDF(*staging.stored_columns)  # a query may repeat a name (count(*), count(*))
+    counts = positional.mapInArrow(stage, "rows long").collect()
+    return sum(int(row["rows"]) for row in counts)
