@@ -60,7 +60,12 @@ def python_value(value: Any, arrow_type: pa.DataType) -> Any:
 
 
 def postgres_type(arrow_type: pa.DataType) -> str:
-    """The Postgres column type for values of ``arrow_type`` (a created table's columns)."""
+    """The Postgres column type for values of ``arrow_type`` (a created table's columns).
+
+    :raises TypeError: Postgres has no column type for it (a union).
+    """
+    if pa.types.is_dictionary(arrow_type):  # DuckDB's ENUM: its values
+        return postgres_type(arrow_type.value_type)
     if pa.types.is_boolean(arrow_type):
         return "BOOLEAN"
     if pa.types.is_int8(arrow_type) or pa.types.is_int16(arrow_type) or pa.types.is_uint8(arrow_type):

@@ -96,6 +96,7 @@ class DataTableTransactions:
         self._run = uuid.uuid4().hex[:12]
         self._staging: list[StagingTable] = []
         self._exporters: list[psycopg.Connection[Any]] = []  # hold the snapshots workers read at
+        self._in_savepoint: set[str] = set()  # the Data Tables open when the block's SAVEPOINT was taken
 
     # -- reads and changes ---------------------------------------------------------------------
     def read(self, datatable: str, schema: str, table: str, *, limit: int | None = None) -> pa.Table:
@@ -181,38 +182,6 @@ class DataTableTransactions:
         self._staging.append(staging)
         return staging
 
-    def insert_staged(
-        self,
-        datatable: str,
-        schema: str,
-        table: str,
-        staging: StagingTable,
-        columns: Sequence[str] | None = None,
-        by_name: bool = False,
-    ) -> int:
-        """Move the staged rows into ``schema.table`` in the script's transaction (as :meth:`insert` maps them)."""
-        connection = self._connection(datatable)
-        connection.changed = True
-        target = self._insert_columns(connection.conn, schema, table, list(staging.columns), columns, by_name)
-        return self._move_staged(connection.conn, schema, table, target, staging)
-
-    def create_staged(
-        self,
-        datatable: str,
-        schema: str,
-        table: str,
-        staging: StagingTable,
-        columns: pa.Schema,
-        *,
-        or_replace: bool = False,
-        if_not_exists: bool = False,
-    ) -> int:
-        """:meth:`create_as` for rows workers staged."""
-        connection = self._connection(datatable)
-        if not self._create_table(connection, schema, table, columns, or_replace, if_not_exists):
-            return 0
-        return self._move_staged(connection.conn, schema, table, list(columns.names), staging)
-
     def create_schema(self, datatable: str, schema: str) -> None:
         """``CREATE SCHEMA IF NOT EXISTS`` (in the script's transaction: it goes if the script fails)."""
         from psycopg import sql
@@ -226,35 +195,39 @@ class DataTableTransactions:
         datatable: str,
         schema: str,
         table: str,
-        rows: pa.Table,
+        rows: pa.Table | StagingTable,
         columns: Sequence[str] | None = None,
         by_name: bool = False,
     ) -> int:
-        """Append ``rows`` to ``schema.table``: into ``columns`` when listed, by name with ``by_name``, else into
-        the table's first columns by position (as DuckDB's ``INSERT INTO t SELECT``).
+        """Append ``rows`` (in hand, or staged by workers) to ``schema.table``: into ``columns`` when listed, by
+        name with ``by_name``, else into the table's first columns by position (as DuckDB's
+        ``INSERT INTO t SELECT``).
 
         :raises LakehouseError: the column counts or names do not match (nothing was written).
         """
         connection = self._connection(datatable)
         connection.changed = True
-        target = self._insert_columns(connection.conn, schema, table, rows.column_names, columns, by_name)
-        return self._copy(connection.conn, schema, table, target, rows)
+        names = list(rows.columns if isinstance(rows, StagingTable) else rows.column_names)
+        target = self._insert_columns(connection.conn, schema, table, names, columns, by_name)
+        return self._fill(connection.conn, schema, table, target, rows)
 
     def create_as(
         self,
         datatable: str,
         schema: str,
         table: str,
-        rows: pa.Table,
+        rows: pa.Table | StagingTable,
+        columns: pa.Schema,
         *,
         or_replace: bool = False,
         if_not_exists: bool = False,
     ) -> int:
-        """``CREATE TABLE schema.table`` with ``rows``' columns (see :func:`.arrow.postgres_type`), then fill it."""
+        """``CREATE TABLE schema.table`` with ``columns`` (see :func:`.arrow.postgres_type`), then fill it with
+        ``rows`` (in hand, or staged by workers)."""
         connection = self._connection(datatable)
-        if not self._create_table(connection, schema, table, rows.schema, or_replace, if_not_exists):
+        if not self._create_table(connection, schema, table, columns, or_replace, if_not_exists):
             return 0
-        return self._copy(connection.conn, schema, table, list(rows.column_names), rows)
+        return self._fill(connection.conn, schema, table, list(columns.names), rows)
 
     def execute(self, datatable: str, statement: str, parameters: Mapping[str, Any] | None = None) -> int:
         """Run one statement Postgres understands (``%(name)s`` parameters); returns the rows it affected."""
@@ -267,16 +240,16 @@ class DataTableTransactions:
 
     # -- BEGIN ... ROLLBACK inside a script ------------------------------------------------------------
     def savepoint(self) -> None:
+        """``BEGIN`` inside the script: mark where a ``ROLLBACK`` returns to."""
         for connection in self._open.values():
             connection.conn.execute(f"SAVEPOINT {_SAVEPOINT}")
-        self._savepoint_names = set(self._open)
+        self._in_savepoint = set(self._open)
 
     def rollback_to_savepoint(self) -> None:
         """Undo what the block did; a Data Table first touched inside the block is rolled back whole."""
         for name in list(self._open):
-            connection = self._open[name]
-            if name in getattr(self, "_savepoint_names", set()):
-                connection.conn.execute(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
+            if name in self._in_savepoint:
+                self._open[name].conn.execute(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}")
             else:
                 self._discard(name)
 
@@ -292,6 +265,12 @@ class DataTableTransactions:
         :raises Exception: whatever ``lake_commit`` raised (then no Data Table changed), or a Postgres failure
             (before the lake commit: nothing changed; after it: named as such).
         """
+        try:
+            return self._commit(lake_commit)
+        finally:
+            self._drop_staging()
+
+    def _commit(self, lake_commit: Callable[[], T] | None) -> T | None:
         changed = [c for c in self._open.values() if c.changed]
         for connection in [c for c in self._open.values() if not c.changed]:
             self._discard(connection.name)
@@ -321,7 +300,6 @@ class DataTableTransactions:
                 ) from None
             self._open.pop(connection.name, None)
             connection.conn.close()
-        self._drop_staging()
         return result
 
     def rollback(self) -> None:
@@ -399,10 +377,18 @@ class DataTableTransactions:
         conn.execute(sql.SQL("CREATE TABLE {} ({})").format(name, definition))
         return True
 
+    def _fill(
+        self, conn: psycopg.Connection[Any], schema: str, table: str, target: list[str], rows: pa.Table | StagingTable
+    ) -> int:
+        if isinstance(rows, StagingTable):
+            return self._move_staged(conn, schema, table, target, rows)
+        return self._copy(conn, schema, table, target, rows)
+
     @staticmethod
     def _move_staged(
         conn: psycopg.Connection[Any], schema: str, table: str, target: list[str], staging: StagingTable
     ) -> int:
+        """One ``INSERT ... SELECT`` from the staging table, in the script's transaction."""
         from psycopg import sql
 
         statement = sql.SQL("INSERT INTO {}.{} ({}) SELECT {} FROM {}.{}").format(

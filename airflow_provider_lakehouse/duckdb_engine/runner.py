@@ -45,6 +45,7 @@ from airflow_provider_lakehouse.ducklake.task_commits import OUTCOME_FIELD
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark import steps
+from airflow_provider_lakehouse.spark.datatable_changes import QueryRows, change_datatable
 from airflow_provider_lakehouse.spark.driver import RunOptions
 from airflow_provider_lakehouse.spark.plan import Plan, Step, spark_value
 from airflow_provider_lakehouse.spark.responses import StepResult, build_response, outcome_of, response_of_earlier_try
@@ -203,30 +204,15 @@ class DuckDBPlanRunner:
     ) -> None:
         """A change to a Data Table: Postgres runs a statement that reads only that Data Table; for ``INSERT``
         and ``CREATE TABLE AS`` DuckDB computes the rows (in the lake transaction: it sees the script's changes)."""
+
+        def query_rows() -> QueryRows:
+            text = self._text(step)
+            with self._datatable_views(con, step):
+                rows = con.execute(text, _bind(text, parameters)).to_arrow_table()
+            return rows, rows.schema
+
         try:
-            if details.create_schema:
-                self._datatables.create_schema(details.datatable, details.create_schema)
-            if isinstance(details, steps.DataTableSql):
-                values = {name: parameters[name] for name in details.parameters}
-                affected = self._datatables.execute(details.datatable, details.sql, values)
-            else:
-                text = self._text(step)
-                with self._datatable_views(con, step):
-                    rows = con.execute(text, _bind(text, parameters)).to_arrow_table()
-                if isinstance(details, steps.DataTableInsert):
-                    affected = self._datatables.insert(
-                        details.datatable, details.schema, details.table, rows, details.columns, details.by_name
-                    )
-                else:
-                    assert isinstance(details, steps.DataTableCtas)
-                    affected = self._datatables.create_as(
-                        details.datatable,
-                        details.schema,
-                        details.table,
-                        rows,
-                        or_replace=details.or_replace,
-                        if_not_exists=details.if_not_exists,
-                    )
+            affected = change_datatable(self._datatables, details, parameters, query_rows)
         except Exception as exc:
             raise self._error(step, exc) from None
         result.data.update(affected_rows=affected, status="executed", target=step.target)

@@ -37,6 +37,7 @@ from airflow_provider_lakehouse.ducklake.types import Column, columns_from_arrow
 from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark import steps
+from airflow_provider_lakehouse.spark.datatable_changes import QueryRows, change_datatable
 from airflow_provider_lakehouse.spark.datatables import DEFAULT_PARTITION_BYTES, datatable_frame, stage_frame
 from airflow_provider_lakehouse.spark.parquet_copy import (
     CopyTask,
@@ -362,31 +363,15 @@ class PlanRunner:
         """A change to a Data Table, in the script's transaction on it: Postgres runs a statement that reads
         only that Data Table; for ``INSERT`` and ``CREATE TABLE AS`` the executors stage the rows Spark computes
         and the script's transaction moves them into place (see :mod:`.datatables`)."""
-        if details.create_schema:
-            self._datatables.create_schema(details.datatable, details.create_schema)
-        if isinstance(details, steps.DataTableSql):
-            values = {name: parameters[name] for name in details.parameters}
-            affected = self._datatables.execute(details.datatable, details.sql, values)
-        else:
+
+        def staged_rows() -> QueryRows:
             frame = self._sql(step.query, args=args or None)
             columns = _arrow_schema_of(frame)
             staging = self._datatables.open_staging(details.datatable, columns)
             stage_frame(frame, staging)
-            if isinstance(details, steps.DataTableInsert):
-                affected = self._datatables.insert_staged(
-                    details.datatable, details.schema, details.table, staging, details.columns, details.by_name
-                )
-            else:
-                assert isinstance(details, steps.DataTableCtas)
-                affected = self._datatables.create_staged(
-                    details.datatable,
-                    details.schema,
-                    details.table,
-                    staging,
-                    columns,
-                    or_replace=details.or_replace,
-                    if_not_exists=details.if_not_exists,
-                )
+            return staging, columns
+
+        affected = change_datatable(self._datatables, details, parameters, staged_rows)
         result.data.update(affected_rows=affected, status="executed", target=step.target)
 
     def _step_select(self, step: Step, details: steps.Select, args: dict[str, Any], result: StepResult) -> None:

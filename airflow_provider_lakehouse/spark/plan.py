@@ -770,14 +770,19 @@ class _Planner:
         view = f"__datatable_{_ident(store.name)}__{_ident(name.schema)}__{_ident(name.table)}_{self.token}"
         return DataTableRef(view=view, datatable=store.name, schema=name.schema, table=name.table)
 
+    def _table_references(self, tree: exp.Expr) -> list[tuple[exp.Table, TableName | None]]:
+        """Every table reference of ``tree`` but a CTE's name, with the Data Table table it names (or None)."""
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        return [
+            (node, self.datatable_table(node))
+            for node in tree.find_all(exp.Table)
+            if node.args.get("catalog") or node.args.get("db") or node.name.lower() not in ctes
+        ]
+
     def duckdb_text(self, tree: exp.Expr) -> str:
         """``tree`` as DuckDB SQL with each Data Table table replaced by its view (lake names stay as written)."""
         tree = tree.copy()
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-        for node in list(tree.find_all(exp.Table)):
-            if not node.args.get("catalog") and not node.args.get("db") and node.name.lower() in ctes:
-                continue
-            name = self.datatable_table(node)
+        for node, name in self._table_references(tree):
             if name is None:
                 continue
             alias = node.args.get("alias")
@@ -875,11 +880,7 @@ class _Planner:
     def _postgres_sql(self, statement: Statement, tree: exp.Expr, store: StoreRef) -> tuple[str, tuple[str, ...]]:
         """A change to a Data Table that reads nothing else, as Postgres SQL with ``%(name)s`` parameters."""
         tree = tree.copy()
-        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-        for node in list(tree.find_all(exp.Table)):
-            if not node.args.get("catalog") and not node.args.get("db") and node.name.lower() in ctes:
-                continue
-            name = self.datatable_table(node)
+        for node, name in self._table_references(tree):
             if name is None or name.store != store.uri:
                 raise _fail(
                     statement,

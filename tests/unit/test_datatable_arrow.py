@@ -1,0 +1,76 @@
+"""Postgres <-> Arrow types of Data Table rows in lake SQL: what a table reads as (DuckDB's postgres extension's
+choices) and what a table created from a query gets."""
+
+from __future__ import annotations
+
+import decimal
+
+import pyarrow as pa
+import pytest
+
+from airflow_provider_lakehouse.datatables.arrow import arrow_type_of, postgres_type, python_value, rows_of
+
+
+@pytest.mark.parametrize(
+    "oid, precision, scale, expected",
+    [
+        (23, None, None, pa.int32()),
+        (20, None, None, pa.int64()),
+        (1700, 12, 2, pa.decimal128(12, 2)),
+        (1700, None, None, pa.float64()),  # numeric without a precision: DOUBLE, as DuckDB reads it
+        (3802, None, None, pa.string()),  # jsonb
+        (2950, None, None, pa.string()),  # uuid
+        (1184, None, None, pa.timestamp("us", "UTC")),
+        (1007, None, None, pa.list_(pa.int32())),
+        (25, None, None, pa.string()),
+    ],
+)
+def test_what_a_postgres_column_reads_as(
+    oid: int, precision: int | None, scale: int | None, expected: pa.DataType
+) -> None:
+    assert arrow_type_of(oid, precision, scale) == expected
+
+
+def test_values_become_what_their_arrow_type_holds() -> None:
+    assert python_value({"a": [1]}, pa.string()) == '{"a": [1]}'
+    assert python_value(decimal.Decimal("1.5"), pa.float64()) == 1.5
+    assert python_value(None, pa.string()) is None
+
+
+@pytest.mark.parametrize(
+    "arrow_type, expected",
+    [
+        (pa.int8(), "SMALLINT"),
+        (pa.uint64(), "NUMERIC(20, 0)"),
+        (pa.float32(), "REAL"),
+        (pa.string(), "TEXT"),
+        (pa.timestamp("us"), "TIMESTAMP"),
+        (pa.date32(), "DATE"),
+        (pa.struct([("a", pa.int32())]), "JSONB"),
+        (pa.map_(pa.string(), pa.int32()), "JSONB"),
+        (pa.list_(pa.list_(pa.string())), "TEXT[][]"),
+        (pa.null(), "TEXT"),
+        (pa.dictionary(pa.int8(), pa.string()), "TEXT"),  # a DuckDB ENUM
+    ],
+)
+def test_the_postgres_type_of_a_created_column(arrow_type: pa.DataType, expected: str) -> None:
+    assert postgres_type(arrow_type) == expected
+
+
+def test_an_arrow_type_postgres_has_no_column_for_is_named() -> None:
+    with pytest.raises(TypeError, match="no Postgres type for Arrow type dense_union"):
+        postgres_type(pa.dense_union([pa.field("a", pa.int32())]))
+
+
+def test_struct_and_map_values_are_sent_as_json() -> None:
+    table = pa.table(
+        {
+            "id": [1, 2],
+            "s": pa.array([{"a": 1}, None], pa.struct([("a", pa.int64())])),
+            "m": pa.array([[("k", 1)], None], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+    rows = list(rows_of(table))
+    assert [r[0] for r in rows] == [1, 2]
+    assert rows[0][1].obj == {"a": 1} and rows[0][2].obj == {"k": 1}
+    assert rows[1][1:] == (None, None)
