@@ -55,7 +55,9 @@ def test_every_lake_example_has_the_same_lineage_and_snapshots_on_spark_and_duck
         env.update(
             AIRFLOW__OPENLINEAGE__DISABLED="false",
             AIRFLOW__OPENLINEAGE__NAMESPACE="lakehouse-tests",
-            AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps({"type": "file", "log_file_path": str(events_file)}),
+            AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps(
+                {"type": "file", "log_file_path": str(events_file), "append": True}
+            ),
         )
         result = run_airflow(env, "dags", "test", dag_id)
         assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
