@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -33,6 +34,7 @@ _ARROW_OF_OID: dict[int, pa.DataType] = {
     1184: pa.timestamp("us", "UTC"),
 }
 _NUMERIC = 1700
+_BPCHAR = 1042  # char(n): blank-padded by Postgres, read without the padding (as DuckDB reads it)
 _TEXTUAL = {114, 3802, 2950}  # json, jsonb, uuid: text, as DuckDB's postgres extension reads them
 _ARRAY_ELEMENT = {1000: 16, 1005: 21, 1007: 23, 1016: 20, 1021: 700, 1022: 701, 1009: 25, 1015: 25, 1182: 1082}
 
@@ -46,6 +48,33 @@ def arrow_type_of(type_code: int, precision: int | None, scale: int | None) -> p
     if type_code in _ARRAY_ELEMENT:
         return pa.list_(arrow_type_of(_ARRAY_ELEMENT[type_code], None, None))
     return _ARROW_OF_OID.get(type_code, pa.string())
+
+
+@dataclass(frozen=True)
+class ResultColumns:
+    """How the columns of a Postgres result (a psycopg ``cursor.description``) become Arrow.
+
+    >>> from types import SimpleNamespace as Column
+    >>> columns = ResultColumns.of([Column(name="c", type_code=1042, precision=None, scale=None)])
+    >>> columns.batch([("ab  ",), (None,)]).to_pylist()
+    [{'c': 'ab'}, {'c': None}]
+    """
+
+    schema: pa.Schema
+    trimmed: tuple[bool, ...]
+
+    @classmethod
+    def of(cls, description: Sequence[Any]) -> ResultColumns:
+        types = [arrow_type_of(c.type_code, c.precision, c.scale) for c in description]
+        schema = pa.schema([pa.field(c.name, t) for c, t in zip(description, types, strict=True)])
+        return cls(schema, tuple(c.type_code == _BPCHAR for c in description))
+
+    def batch(self, rows: Sequence[Sequence[Any]]) -> pa.RecordBatch:
+        columns = []
+        for i, (field, trimmed) in enumerate(zip(self.schema, self.trimmed, strict=True)):
+            values = [python_value(row[i], field.type) for row in rows]
+            columns.append([v.rstrip(" ") if trimmed and v is not None else v for v in values])
+        return pa.record_batch(columns, schema=self.schema)
 
 
 def python_value(value: Any, arrow_type: pa.DataType) -> Any:

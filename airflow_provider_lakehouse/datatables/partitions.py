@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
-from airflow_provider_lakehouse.datatables.arrow import arrow_type_of, python_value, rows_of
+from airflow_provider_lakehouse.datatables.arrow import ResultColumns, rows_of
 
 #: the staged rows' partition, a column of every staging table (dropped when the rows move into place)
 PART_COLUMN = "__lakehouse_part"
@@ -71,14 +71,9 @@ def read_page_range(piece: PageRange) -> Iterator[pa.RecordBatch]:
         conn.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(piece.snapshot)))
         with conn.cursor(name="lakehouse_range") as cur:
             cur.execute(query)
-            rows = cur.fetchmany(_FETCH_ROWS)
-            description = cur.description or []
-            types = [arrow_type_of(c.type_code, c.precision, c.scale) for c in description]
-            schema = pa.schema([pa.field(c.name, t) for c, t in zip(description, types, strict=True)])
-            while rows:
-                columns = [[python_value(row[i], t) for row in rows] for i, t in enumerate(types)]
-                yield pa.record_batch(columns, schema=schema)
-                rows = cur.fetchmany(_FETCH_ROWS)
+            columns = ResultColumns.of(cur.description or [])
+            while rows := cur.fetchmany(_FETCH_ROWS):
+                yield columns.batch(rows)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
-from airflow_provider_lakehouse.datatables.arrow import arrow_type_of, postgres_type, python_value, rows_of
+from airflow_provider_lakehouse.datatables.arrow import ResultColumns, postgres_type, rows_of
 from airflow_provider_lakehouse.datatables.partitions import PART_COLUMN, StagingTable
 from airflow_provider_lakehouse.datatables.runner import adapt_value
 from airflow_provider_lakehouse.exceptions import LakehouseError, ServiceUnavailableError
@@ -110,16 +110,11 @@ class DataTableTransactions:
         with conn.cursor(name=f"lakehouse_read_{uuid.uuid4().hex[:8]}") as cur:
             cur.itersize = _FETCH_ROWS
             cur.execute(query)
-            rows = cur.fetchmany(_FETCH_ROWS)
-            description = cur.description or []
-            types = [arrow_type_of(c.type_code, c.precision, c.scale) for c in description]
-            schema_ = pa.schema([pa.field(c.name, t) for c, t in zip(description, types, strict=True)])
+            columns = ResultColumns.of(cur.description or [])
             batches = []
-            while rows:
-                columns = [[python_value(row[i], t) for row in rows] for i, t in enumerate(types)]
-                batches.append(pa.record_batch(columns, schema=schema_))
-                rows = cur.fetchmany(_FETCH_ROWS)
-        return pa.Table.from_batches(batches, schema=schema_)
+            while rows := cur.fetchmany(_FETCH_ROWS):
+                batches.append(columns.batch(rows))
+        return pa.Table.from_batches(batches, schema=columns.schema)
 
     # -- work shared with other processes (Spark executors) -------------------------------------------
     def spec(self, datatable: str) -> PostgresSpec:

@@ -51,6 +51,8 @@ def datatable_frame(
     if snapshot is None:
         rows = transactions.read(datatable, schema, table)
         spark_schema = spark_arrow_schema(rows.schema)
+        if rows.num_rows == 0:  # PySpark cannot build a frame from an empty Arrow table with a list column
+            return spark.createDataFrame([], schema=from_arrow_schema(spark_schema)), "driver"
         converted = pa.Table.from_batches(list(to_spark_batch(rows, spark_schema)), schema=spark_schema)
         return spark.createDataFrame(converted, schema=from_arrow_schema(spark_schema)), "driver"
     spark_schema = spark_arrow_schema(transactions.read(datatable, schema, table, limit=0).schema)

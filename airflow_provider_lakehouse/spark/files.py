@@ -122,7 +122,7 @@ def write_single_file(frame: Any, path: str, fmt: str, options: Mapping[str, Any
     """``COPY (query) TO path``: one file, written by one executor task; returns the row count."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    schema = to_arrow_schema(frame.schema)
+    schema = to_arrow_schema(frame.schema, timezone="UTC")  # the session's zone (driver.SESSION_CONF)
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         storage = storage_for(path, s3)
@@ -136,6 +136,8 @@ def write_single_file(frame: Any, path: str, fmt: str, options: Mapping[str, Any
                 )
             )
             for batch in batches:
+                if not batch.schema.equals(schema):  # Spark marks a literal's column NOT NULL; the file's is nullable
+                    batch = pa.RecordBatch.from_arrays(batch.columns, schema=schema)
                 writer.write_batch(batch)
                 rows += batch.num_rows
             writer.close()  # an empty result still gives a valid file (schema only, or a CSV header)

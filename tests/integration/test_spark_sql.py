@@ -694,3 +694,25 @@ def test_duckdb_spellings_that_sqlglot_reads_otherwise_run_as_in_duckdb(spark: A
         "stock",
         "delivery",
     }
+
+
+def test_timestamps_with_a_time_zone_are_written_as_duckdb_writes_them(
+    spark: Any, setup: LakeSetup, tmp_path: Path
+) -> None:
+    """CREATE TABLE AS and COPY TO of a ``TIMESTAMP WITH TIME ZONE`` column: PySpark 4 refused to convert Spark's
+    TIMESTAMP to Arrow without a zone (a bare AssertionError), and a literal's column came NOT NULL while the file's
+    was nullable. DuckDB writes the same script; both must hold the same instants, typed TIMESTAMPTZ."""
+    setup.create()
+    out = tmp_path / "ts.parquet"
+    sql = (
+        "CREATE TABLE t AS SELECT TIMESTAMPTZ '2024-01-02 03:04:05+02' AS ts, 1 AS id;"
+        "CREATE TABLE u AS SELECT * FROM t;"
+        f"COPY (SELECT ts FROM u) TO '{out}' (FORMAT parquet);"
+    )
+    run(spark, setup, sql)
+    con = referee.connect()
+    setup.attach(con)
+    expected = con.execute("SELECT TIMESTAMPTZ '2024-01-02 03:04:05+02'").fetchall()
+    for table in ("lake.t", "lake.u", f"'{out}'"):
+        assert con.execute(f"SELECT ts FROM {table}").fetchall() == expected, table
+        assert con.execute(f"SELECT typeof(ts) FROM {table}").fetchall() == [("TIMESTAMP WITH TIME ZONE",)], table
