@@ -317,6 +317,7 @@ class _Planner:
         self._view_counter = 0
         self.datatable_stores: dict[str, StoreRef] = {}  # attached Data Tables by store URI
         self.datatable_schemas: set[str] = set()  # schemas an ATTACH 'datatable://NAME:SCHEMA' named
+        self.read_only: set[str] = set()  # aliases attached (READ_ONLY)
 
     # -- entry -------------------------------------------------------------------------------
     def plan(self, statement: Statement) -> Step:
@@ -327,6 +328,7 @@ class _Planner:
             tree = sqlglot.parse_one(text, read=self.dialect)
         except ParseError as exc:
             raise StatementError(statement.index, statement.text, f"cannot parse: {_first_line(exc)}") from None
+        self._refuse_writes_to_read_only(statement, tree, is_call)
         if is_call:
             return self._call(statement, tree)
         if self.datatable_stores:
@@ -353,6 +355,9 @@ class _Planner:
                 "only ATTACH 'ducklake://NAME' AS alias (or 'ducklake' for main) and ATTACH "
                 "'datatable://NAME[:SCHEMA]' AS alias are accepted; the provider resolves their credentials itself.",
             )
+        options = {o.sql("duckdb").upper().replace(" ", "") for o in tree.expressions or []}
+        if options & {"READ_ONLY", "READ_ONLY=TRUE", "READ_ONLYTRUE"}:
+            self.read_only.add(alias.lower())
         if store.kind == "datatable":
             return self._attach_datatable(statement, alias, store)
         name = store.name
@@ -755,13 +760,44 @@ class _Planner:
                 return parts[0]
         raise _fail(statement, f"expected a schema name, got {node.sql(self.dialect)}.")
 
+    def _refuse_writes_to_read_only(self, statement: Statement, tree: exp.Expr, is_call: bool) -> None:
+        """A statement that writes through an alias attached ``(READ_ONLY)`` fails before anything runs, as in
+        DuckDB: a table written, a schema created or dropped, a maintenance CALL on it."""
+        if not self.read_only:
+            return
+        parts: list[str] = []
+        node = _write_target(tree)
+        kind = str(tree.args.get("kind") or "").upper() if isinstance(tree, (exp.Create, exp.Drop)) else ""
+        if node is not None:
+            parts = [p.name for p in node.parts][:-1]
+        elif kind == "SCHEMA" and isinstance(tree.this, exp.Table):
+            parts = [p.name for p in tree.this.parts][:-1]
+        elif is_call:
+            call = tree.expressions[0] if isinstance(tree, exp.Select) and tree.expressions else tree
+            first = next(iter(call.expressions), None) if isinstance(call, exp.Anonymous) else None
+            parts = [first.name] if isinstance(first, exp.Literal) else []
+        else:
+            return
+        alias = next((p for p in parts if self.names.is_alias(p)), None) or self.names.used_alias
+        if alias is None and len(self.names.aliases) == 1:
+            alias = next(iter(self.names.aliases))  # the only attached store
+        if alias is not None and alias.lower() in self.read_only:
+            raise _fail(statement, f"{alias} is attached READ_ONLY; it cannot be written.")
+
     # -- Data Tables ------------------------------------------------------------------------------
     def datatable_table(self, node: exp.Table) -> TableName | None:
-        """What ``node`` names when it is a table of an attached Data Table, else None."""
+        """What ``node`` names when it is a table of an attached Data Table, else None. Unquoted names are folded
+        to lower case, as Postgres folds them (DuckDB's postgres extension finds ``dt.MyTable`` as mytable)."""
         if not isinstance(node.this, exp.Identifier) or file_reference(node) is not None:
             return None
         name = self.names.table(node.catalog or None, node.db or None, node.name)
-        return name if name.catalog is None and name.store in self.datatable_stores else None
+        if name.catalog is not None or name.store not in self.datatable_stores:
+            return None
+        db = node.args.get("db")
+        unquoted_schema = isinstance(db, exp.Identifier) and not db.quoted and not self.names.is_alias(db.name)
+        schema = name.schema.lower() if unquoted_schema else name.schema
+        table = name.table if node.this.quoted else name.table.lower()
+        return TableName(schema, table, name.store)
 
     def datatable_ref(self, name: TableName) -> DataTableRef:
         """The view a Data Table table is registered as: one per table and script, so every engine and every
@@ -889,7 +925,7 @@ class _Planner:
                     "Table; copy other rows into it first (INSERT INTO dt.staging SELECT ...).",
                 )
             node.set("catalog", None)
-            node.set("db", exp.to_identifier(name.schema))
+            node.set("db", exp.to_identifier(name.schema, quoted=True))  # resolved: the exact name
         parameters: list[str] = []
         for placeholder in list(tree.find_all(exp.Placeholder)):
             if not placeholder.name:

@@ -562,11 +562,35 @@ def test_postgres_types_reach_the_lake_as_duckdb_reads_them(
     known = KNOWN_TYPE_DIFFERENCES[engine]
     assert ours == {name: known.get(name, kind) for name, kind in theirs.items()}
     order = "ORDER BY i2 NULLS LAST"
-    names = ", ".join(f"\"{c}\"::VARCHAR" for c in ODD_TYPES if c not in known)
+    names = ", ".join(f'"{c}"::VARCHAR' for c in ODD_TYPES if c not in known)
     assert (
         con.execute(f"SELECT {names} FROM dl.copy {order}").fetchall()
         == con.execute(f"SELECT {names} FROM pg.{schema}.odd {order}").fetchall()
     )
     for name in known:  # the same value, as text
-        got = con.execute(f"SELECT \"{name}\" FROM dl.copy {order}").fetchall()
+        got = con.execute(f'SELECT "{name}" FROM dl.copy {order}').fetchall()
         assert got[1] == (None,) and got[0][0] is not None, name
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_unquoted_names_find_postgres_tables_as_duckdb_does(
+    engine: str, spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    """Postgres folds unquoted names to lower case; DuckDB's postgres extension finds ``dt.MixedCase`` as
+    mixedcase. A quoted name keeps its case."""
+    schema = schemas.new()
+    pg(f'CREATE TABLE {schema}."Quoted" (a INTEGER)')
+    pg(f'INSERT INTO {schema}."Quoted" VALUES (40)')
+    lake = referee.postgres_lake(stack)
+    lake.create()
+    response = run(
+        engine,
+        spark,
+        lake,
+        f"ATTACH 'datatable://main:{schema}' AS dt;"
+        "CREATE TABLE dt.MixedCase AS SELECT 1 AS a;"
+        "INSERT INTO dt.MIXEDCASE VALUES (2);"
+        'SELECT (SELECT sum(a) FROM dt.mixedcase) + (SELECT sum(a) FROM dt."Quoted") AS total;',
+    )
+    assert response["result"]["commands"][-1]["rows"] == [{"total": 43}]
+    assert pg(f"SELECT a FROM {schema}.mixedcase ORDER BY a") == [(1,), (2,)]

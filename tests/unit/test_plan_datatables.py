@@ -57,7 +57,7 @@ def test_postgres_gets_its_own_spelling_with_bound_parameters_and_literal_percen
     assert isinstance(step.details, steps.DataTableSql)
     assert (
         step.details.sql
-        == "DELETE FROM analytics.s WHERE n < %(min)s AND CAST(name AS TEXT) LIKE 'a%%' AND d = %(day)s"
+        == "DELETE FROM \"analytics\".s WHERE n < %(min)s AND CAST(name AS TEXT) LIKE 'a%%' AND d = %(day)s"
     )
     assert step.details.parameters == ("day", "min")
 
@@ -90,3 +90,41 @@ def test_changes_that_would_need_both_stores_in_postgres_are_refused_before_anyt
 ) -> None:
     with pytest.raises(UnsupportedStatementError, match=fragment):
         plan_script(PREAMBLE + sql)
+
+
+def test_unquoted_data_table_names_fold_to_lower_case_as_postgres_folds_them() -> None:
+    plan = plan_script(PREAMBLE + 'SELECT * FROM dt.MyTable JOIN dt.Other."Quoted" USING (id); DELETE FROM dt.MyTable')
+    assert {(r.schema, r.table) for r in plan.steps[2].datatables} == {("analytics", "mytable"), ("other", "Quoted")}
+    delete = plan.steps[3].details
+    assert isinstance(delete, steps.DataTableSql) and delete.sql == 'DELETE FROM "analytics".MyTable'
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "INSERT INTO dt.t VALUES (1)",
+        "DELETE FROM dt.t",
+        "CREATE TABLE dt.t AS SELECT 1 AS a",
+        "CREATE SCHEMA dt.s",
+        "USE dt; DROP TABLE t",
+    ],
+)
+def test_a_data_table_attached_read_only_is_not_written(sql: str) -> None:
+    with pytest.raises(UnsupportedStatementError, match="dt is attached READ_ONLY"):
+        plan_script("ATTACH 'datatable' AS dt (READ_ONLY); ATTACH 'ducklake' AS dl; " + sql)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["INSERT INTO t VALUES (1)", "CREATE TABLE dl.t (a INTEGER)", "CALL ducklake_expire_snapshots('dl')"],
+)
+def test_a_lake_attached_read_only_is_not_written(sql: str) -> None:
+    with pytest.raises(UnsupportedStatementError, match="dl is attached READ_ONLY"):
+        plan_script("ATTACH 'ducklake' AS dl (READ_ONLY); USE dl; " + sql)
+
+
+def test_reads_through_a_read_only_alias_still_plan() -> None:
+    plan = plan_script(
+        "ATTACH 'datatable' AS dt (READ_ONLY); ATTACH 'ducklake' AS dl; INSERT INTO dl.x SELECT * FROM dt.t"
+    )
+    assert [r.table for r in plan.steps[2].datatables] == ["t"]
