@@ -594,3 +594,72 @@ def test_unquoted_names_find_postgres_tables_as_duckdb_does(
     )
     assert response["result"]["commands"][-1]["rows"] == [{"total": 43}]
     assert pg(f"SELECT a FROM {schema}.mixedcase ORDER BY a") == [(1,), (2,)]
+
+
+RANDOM_STATEMENTS = [
+    "INSERT INTO dt.{s}.kv SELECT k + {a}, v FROM dl.kv WHERE v % {m} = {r}",
+    "INSERT INTO dl.kv SELECT k + {a}, v * 2 FROM dt.{s}.kv WHERE k < {b}",
+    "DELETE FROM dt.{s}.kv WHERE v % {m} = {r}",
+    "UPDATE dt.{s}.kv SET v = v + {a} WHERE k % {m} = {r}",
+    "DELETE FROM dl.kv WHERE k IN (SELECT k FROM dt.{s}.kv WHERE v > {b})",
+    "UPDATE dl.kv SET v = v - 1 WHERE k % {m} = {r}",
+    "MERGE INTO dl.kv AS t USING (SELECT k, max(v) AS v FROM dt.{s}.kv WHERE k % {m} = {r} GROUP BY k) AS s "
+    "ON t.k = s.k WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.k, s.v)",
+    "CREATE OR REPLACE TABLE dt.{s}.snap AS SELECT k, sum(v) AS total, count(*) AS n FROM dl.kv GROUP BY k",
+    "INSERT INTO dt.{s}.kv VALUES ({a}, {b}), ({b}, {a})",
+]
+
+
+def random_script(seed: int, schema: str, count: int = 14) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    statements = []
+    for _ in range(count):
+        template = rng.choice(RANDOM_STATEMENTS)
+        values = {"a": rng.randint(0, 40), "b": rng.randint(5, 60), "m": rng.randint(2, 5)}
+        statements.append(template.format(s=schema, r=rng.randint(0, values["m"] - 1), **values))
+    return statements
+
+
+@pytest.mark.parametrize("seed", [7, 2026])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_random_cross_store_scripts_end_as_duckdb_ends_them(
+    engine: str, seed: int, spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    """Random sequences of reads and writes across a lake table and a Data Table, run as one script on the engine
+    and statement by statement by DuckDB (its postgres and ducklake extensions) on a copy: both stores end the same."""
+    worlds = []
+    for _ in range(2):
+        schema = schemas.new()
+        pg(f"CREATE TABLE {schema}.kv (k INTEGER, v INTEGER)")
+        pg(f"INSERT INTO {schema}.kv SELECT g, g * 3 % 17 FROM generate_series(1, 30) g")
+        lake = referee.postgres_lake(stack)
+        lake.create()
+        con = referee.connect()
+        lake.attach(con, "dl")
+        con.execute("CREATE TABLE dl.kv AS SELECT range::INTEGER AS k, (range * 7 % 11)::INTEGER AS v FROM range(40)")
+        con.close()
+        worlds.append((schema, lake))
+    (ours, our_lake), (theirs, their_lake) = worlds
+
+    run(
+        engine,
+        spark,
+        our_lake,
+        "ATTACH 'datatable' AS dt; ATTACH 'ducklake' AS dl;" + ";".join(random_script(seed, ours)),
+    )
+
+    con = referee.connect()
+    con.execute("LOAD postgres")
+    con.execute(f"ATTACH {referee.sql_literal(referee.postgres_conninfo(datatable_spec()))} AS dt (TYPE postgres)")
+    their_lake.attach(con, "dl")
+    for statement in random_script(seed, theirs):
+        con.execute(statement)
+    con.close()
+    assert lake_rows(our_lake, "kv") == lake_rows(their_lake, "kv")
+    assert pg_rows(ours, "kv") == pg_rows(theirs, "kv")
+    snap = pg(f"SELECT to_regclass('{ours}.snap') IS NOT NULL, to_regclass('{theirs}.snap') IS NOT NULL")
+    assert snap[0][0] == snap[0][1]
+    if snap[0][0]:
+        assert pg_rows(ours, "snap") == pg_rows(theirs, "snap")
