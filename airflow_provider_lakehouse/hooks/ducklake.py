@@ -170,7 +170,9 @@ class DucklakeHook(BaseHook):
 
         The script is one transaction: its data changes commit as one snapshot, or none does. Inside a task the
         commit records the task instance, so an Airflow retry of a try that committed does not commit again.
-        The tables read and written are reported to Airflow's hook-lineage collector.
+        Data Tables the script attaches (``ATTACH 'datatable://NAME[:SCHEMA]' AS dt``) are resolved from their
+        connections; their changes commit with the snapshot. The tables read and written are reported to
+        Airflow's hook-lineage collector.
 
         :param parameters: values for ``$name`` (dict) or ``$1..$n`` (list), bound by Spark.
         :param dialect: ``duckdb`` (default) or ``spark``.
