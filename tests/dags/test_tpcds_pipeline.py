@@ -54,7 +54,11 @@ def test_the_graph_has_52_tasks_in_5_stages_with_assets_between_them(monkeypatch
     wide = {a.uri for t in stages["denormalize"] for a in t.outlets}
     assert wide == {f"ducklake://main/wide.{c}_sales" for c in ("store", "catalog", "web")}
     assert all({a.uri for a in t.inlets} <= written for t in stages["validate"] + stages["query"])
-    assert {a.uri for t in stages["aggregate"] for a in t.inlets} <= wide | written
+    aggregates = [t for t in stages["aggregate"] if t.task_id != "aggregate.publish_to_datatable"]
+    assert {a.uri for t in aggregates for a in t.inlets} <= wide | written
+    (publish,) = [t for t in stages["aggregate"] if t.task_id == "aggregate.publish_to_datatable"]
+    # the publish task is lake SQL now: it reads the published aggregates (its Data Table is a run parameter)
+    assert {a.uri for a in publish.inlets} == {f"ducklake://main/agg.{t}" for t in AGGREGATES_PUBLISHED}
     assert {a.uri for t in stages["query"] for a in t.outlets} == {
         f"ducklake://main/results.q{n:02d}" for n in BENCHMARK_QUERIES
     }
