@@ -130,6 +130,41 @@ def postgres_type(arrow_type: pa.DataType) -> str:
     raise TypeError(f"no Postgres type for Arrow type {arrow_type}")
 
 
+def csv_writable(schema: pa.Schema) -> bool:
+    """Every column is one Arrow's CSV writer spells as Postgres reads it (numbers, text, booleans, dates, times
+    and timestamps); lists, structs, maps and bytes go row by row instead."""
+    simple = (
+        pa.types.is_integer,
+        pa.types.is_floating,
+        pa.types.is_decimal,
+        pa.types.is_string,
+        pa.types.is_large_string,
+        pa.types.is_boolean,
+        pa.types.is_date,
+        pa.types.is_timestamp,
+        pa.types.is_null,
+    )
+    return all(any(check(f.type) for check in simple) for f in schema)
+
+
+def csv_chunks(table: pa.Table, batch_rows: int = 65_536) -> Iterator[bytes]:
+    """``table`` as CSV for ``COPY ... (FORMAT csv)``, no header. Every value is quoted, so an empty string stays
+    an empty string and only a missing value (an empty field) reads as NULL.
+
+    >>> b"".join(csv_chunks(pa.table({"s": ["", None, 'a"b'], "n": [1, None, 3]}))).decode().splitlines()
+    ['"","1"', ',', '"a""b","3"']
+    """
+    import io
+
+    import pyarrow.csv as pacsv
+
+    options = pacsv.WriteOptions(include_header=False, quoting_style="all_valid")
+    for batch in table.to_batches(max_chunksize=batch_rows):
+        sink = io.BytesIO()
+        pacsv.write_csv(batch, sink, write_options=options)
+        yield sink.getvalue()
+
+
 def rows_of(table: pa.Table, batch_rows: int = 10_000) -> Iterator[Sequence[Any]]:
     """The rows of ``table`` as tuples of Python values (struct and map values as JSON), batch by batch."""
     jsonish = [pa.types.is_struct(f.type) or pa.types.is_map(f.type) for f in table.schema]

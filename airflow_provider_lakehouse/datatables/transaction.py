@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
-from airflow_provider_lakehouse.datatables.arrow import ResultColumns, postgres_type, rows_of
+from airflow_provider_lakehouse.datatables.arrow import ResultColumns, csv_chunks, csv_writable, postgres_type, rows_of
 from airflow_provider_lakehouse.datatables.partitions import PART_COLUMN, StagingTable
 from airflow_provider_lakehouse.datatables.runner import adapt_value
 from airflow_provider_lakehouse.exceptions import LakehouseError, ServiceUnavailableError
@@ -475,6 +475,12 @@ class DataTableTransactions:
         statement = sql.SQL("COPY {}.{} ({}) FROM STDIN").format(
             sql.Identifier(schema), sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
         )
+        if csv_writable(rows.schema):  # Arrow's CSV writer: about 10x faster than a Python row per row
+            statement = sql.SQL("{} (FORMAT csv)").format(statement)
+            with conn.cursor() as cur, cur.copy(statement) as copy:
+                for chunk in csv_chunks(rows):
+                    copy.write(chunk)
+            return rows.num_rows
         with conn.cursor() as cur, cur.copy(statement) as copy:
             for row in rows_of(rows):
                 copy.write_row(row)
