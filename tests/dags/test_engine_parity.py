@@ -11,7 +11,7 @@ import pytest
 
 from airflow_provider_lakehouse.devstack.commands import read_xcoms
 from tests.conftest import run_airflow
-from tests.dags.test_example_ducklake import lake_env
+from tests.dags.test_example_ducklake import engine_env
 from tests.dags.test_lineage_events import complete_events
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -50,7 +50,7 @@ def test_every_lake_example_has_the_same_lineage_and_snapshots_on_spark_and_duck
     engine wrote them."""
     seen = {}
     for engine in ("local", "duckdb"):
-        env, _setup = lake_env(dict(stack_env, **stack.env()), None, "duckdb" if engine == "duckdb" else None)
+        env, _setup = engine_env(stack, stack_env, engine)
         events_file = tmp_path / f"{dag_id}-{engine}.jsonl"
         env.update(
             AIRFLOW__OPENLINEAGE__DISABLED="false",

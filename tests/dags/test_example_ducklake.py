@@ -39,8 +39,9 @@ def lake_env(
     return dict(stack_env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn)), setup
 
 
-@pytest.mark.parametrize("engine", ["local", "spark_connect", "spark_submit", "duckdb"])
-def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:
+def engine_env(stack: Any, stack_env: dict[str, str], engine: str) -> tuple[dict[str, str], LakeSetup]:
+    """:func:`lake_env` for ``engine``: ``local``, ``spark_connect`` or ``spark_submit`` (the stack's server is
+    started), or ``duckdb`` (the lake's default engine)."""
     spark_conn_id = None
     if engine == "spark_connect":
         stack.start_spark_connect(log=lambda _m: None)
@@ -48,7 +49,12 @@ def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[
     elif engine == "spark_submit":
         stack.start_spark_cluster(log=lambda _m: None)
         spark_conn_id = "spark_cluster"
-    env, setup = lake_env(dict(stack_env, **stack.env()), spark_conn_id, "duckdb" if engine == "duckdb" else None)
+    return lake_env(dict(stack_env, **stack.env()), spark_conn_id, "duckdb" if engine == "duckdb" else None)
+
+
+@pytest.mark.parametrize("engine", ["local", "spark_connect", "spark_submit", "duckdb"])
+def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:
+    env, setup = engine_env(stack, stack_env, engine)
 
     result = run_airflow(env, "dags", "test", "example_ducklake_sentiment")
     output = result.stdout + result.stderr

@@ -15,7 +15,7 @@ import pytest
 from airflow_provider_lakehouse.devstack.commands import read_xcoms
 from tests import referee
 from tests.conftest import run_airflow
-from tests.dags.test_example_ducklake import lake_env
+from tests.dags.test_example_ducklake import engine_env
 from tests.dags.test_lineage_events import complete_events, dataset, edges
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -28,14 +28,7 @@ def run_example(
 ) -> tuple[dict[str, str], Any, str]:
     """Run the example on ``engine`` against a fresh lake and an emptied ``shop`` schema; returns the
     environment, the lake and the command's output."""
-    spark_conn_id = None
-    if engine == "spark_connect":
-        stack.start_spark_connect(log=lambda _m: None)
-        spark_conn_id = "spark_connect_local"
-    elif engine == "spark_submit":
-        stack.start_spark_cluster(log=lambda _m: None)
-        spark_conn_id = "spark_cluster"
-    env, setup = lake_env(dict(stack_env, **stack.env()), spark_conn_id, "duckdb" if engine == "duckdb" else None)
+    env, setup = engine_env(stack, stack_env, engine)
     env.update(
         AIRFLOW__OPENLINEAGE__DISABLED="false",
         AIRFLOW__OPENLINEAGE__NAMESPACE="lakehouse-tests",
