@@ -12,6 +12,9 @@ from airflow_provider_lakehouse.devstack import osuser
 from airflow_provider_lakehouse.devstack.ports import LOOPBACK
 
 SUPERUSER = "postgres"
+#: server settings of the stack's Postgres; docker/compose.yaml starts its Postgres with the same prepared
+#: transactions (a lake script's Data Table changes commit with its snapshot through PREPARE TRANSACTION)
+SERVER_SETTINGS = {"max_connections": "200", "max_prepared_transactions": "64"}
 
 
 def embedded_bin_dir() -> Path:
@@ -95,9 +98,8 @@ class PostgresServer:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.log_file.touch()
         osuser.chown(self.user, self.log_file)
-        options = (
-            f"-p {self.port} -h {LOOPBACK} -k {self.socket_dir} -c max_connections=200 -c max_prepared_transactions=64"
-        )
+        settings = " ".join(f"-c {key}={value}" for key, value in SERVER_SETTINGS.items())
+        options = f"-p {self.port} -h {LOOPBACK} -k {self.socket_dir} {settings}"
         result = self._run(
             str(self.bin_dir / "pg_ctl"),
             "-D",

@@ -751,3 +751,12 @@ def test_readme_documents_the_deployment_honestly() -> None:
     assert "never been run" in readme and "tests/unit/test_docker_compose.py" in readme
     for var in SECRET_VARS:
         assert var in readme, var
+
+
+def test_postgres_allows_prepared_transactions_as_the_local_stack_does(compose: dict[str, Any]) -> None:
+    """A lake script's Data Table changes commit with its snapshot through PREPARE TRANSACTION; without it they
+    fall back to a one-phase commit with a documented window (docs/ducklake.md)."""
+    from airflow_provider_lakehouse.devstack.postgres import SERVER_SETTINGS
+
+    setting = f"max_prepared_transactions={SERVER_SETTINGS['max_prepared_transactions']}"
+    assert _service(compose, "postgres")["command"] == ["postgres", "-c", setting]
