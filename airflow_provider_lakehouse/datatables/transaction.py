@@ -249,10 +249,6 @@ class DataTableTransactions:
                 self._discard(name)
 
     # -- the end of the script -------------------------------------------------------------------
-    @property
-    def has_changes(self) -> bool:
-        return any(c.changed for c in self._open.values())
-
     def commit(self, lake_commit: Callable[[], T] | None = None) -> T | None:
         """Commit the Data Tables' changes and, between prepare and commit, ``lake_commit`` (see the module
         docstring); returns what ``lake_commit`` returned. Read-only transactions just end.

@@ -72,12 +72,17 @@ def ducklake_naming(target: SqlTarget, datatable_spec: DataTableSpecs | None = N
     """Lake tables as ``ducklake://NAME`` + ``schema.table`` (the spec has no DuckLake entry); the tables of
     Data Tables a lake script attaches by the Postgres naming, as a Data Table's own SQL names them."""
 
+    resolved: dict[str, PostgresSpec | None] = {}  # one connection look-up per Data Table, not per dataset
+
     def naming(dataset: Dataset) -> tuple[str, str] | None:
         if dataset.kind == "file":
             return file_naming(dataset)
         store = dataset.store or target.store
         if store.startswith("datatable://") and datatable_spec is not None and dataset.name.count(".") == 1:
-            spec = datatable_spec(store.removeprefix("datatable://"))
+            name = store.removeprefix("datatable://")
+            if name not in resolved:
+                resolved[name] = datatable_spec(name)
+            spec = resolved[name]
             if spec is not None:
                 return f"postgres://{spec.host}:{spec.port}", f"{spec.dbname}.{dataset.name}"
         return _store_naming(store, dataset)
@@ -96,13 +101,13 @@ def attached_datatable_facts(
         for d in lineage.datasets
         if d.dataset.kind == "table" and d.dataset.store and d.dataset.store.startswith("datatable://")
     }
+    outputs = {d.dataset for d in lineage.datasets if d.is_output}
     facts: dict[Dataset, DatasetFacts] = {}
-    for store in sorted(s for s in stores if s):
+    for store in sorted(s for s in stores if s is not None):
         name = store.removeprefix("datatable://")
         spec = datatable_spec(name)
         if spec is None:
             continue
-        outputs = {d.dataset for d in lineage.datasets if d.is_output}
         for dataset, fact in datatable_facts(
             spec, SqlTarget("datatable", name, "public", target.dialect), lineage, None
         ).items():

@@ -27,7 +27,7 @@ from airflow_provider_lakehouse.datatables.partitions import (
 )
 from airflow_provider_lakehouse.datatables.transaction import DataTableTransactions
 from airflow_provider_lakehouse.spark.scans import partitioned_read
-from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch
+from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch, to_spark_table
 
 #: bytes of a Data Table table above which executors read it in page ranges of about this size
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
@@ -53,7 +53,7 @@ def datatable_frame(
         spark_schema = spark_arrow_schema(rows.schema)
         if rows.num_rows == 0:  # PySpark cannot build a frame from an empty Arrow table with a list column
             return spark.createDataFrame([], schema=from_arrow_schema(spark_schema)), "driver"
-        converted = pa.Table.from_batches(list(to_spark_batch(rows, spark_schema)), schema=spark_schema)
+        converted = to_spark_table(rows, spark_schema)
         return spark.createDataFrame(converted, schema=from_arrow_schema(spark_schema)), "driver"
     spark_schema = spark_arrow_schema(transactions.read(datatable, schema, table, limit=0).schema)
     pieces = page_ranges(

@@ -838,7 +838,7 @@ class _Planner:
         if name is None:
             return None
         store = self.datatable_stores[name.store or ""]
-        uri = f"datatable://{store.name.lower()}/{name.schema}.{name.table}"
+        uri = self.datatable_ref(name).uri
         create_schema = name.schema if name.schema in self.datatable_schemas else None
         if isinstance(tree, exp.Insert):
             if tree.args.get("conflict") or tree.args.get("returning") or tree.args.get("alternative"):
