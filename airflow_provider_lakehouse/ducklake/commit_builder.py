@@ -23,6 +23,8 @@ from airflow_provider_lakehouse.ducklake.catalog_tables import (
     FILE_PARTITION_VALUE,
     FILES_SCHEDULED_FOR_DELETION,
     INLINED_DATA_TABLES,
+    PARTITION_COLUMN,
+    PARTITION_INFO,
     SCHEMA,
     SCHEMA_VERSIONS,
     SNAPSHOT,
@@ -32,7 +34,13 @@ from airflow_provider_lakehouse.ducklake.catalog_tables import (
     TABLE_STATS,
     CatalogTable,
 )
-from airflow_provider_lakehouse.ducklake.model import ColumnStats, Snapshot, WrittenDeleteFile, WrittenFile
+from airflow_provider_lakehouse.ducklake.model import (
+    ColumnStats,
+    FilePartition,
+    Snapshot,
+    WrittenDeleteFile,
+    WrittenFile,
+)
 from airflow_provider_lakehouse.ducklake.operations import (
     SCHEMA_CHANGES,
     AddColumn,
@@ -46,6 +54,7 @@ from airflow_provider_lakehouse.ducklake.operations import (
     Operation,
     RenameColumn,
     RenameTable,
+    SetPartitioning,
     TableData,
 )
 from airflow_provider_lakehouse.ducklake.staging import TableState
@@ -96,6 +105,7 @@ class CommitBuilder:
         self.table_ids: dict[int, int] = {}  # id(state) -> table id allocated here
         self.states: dict[int, TableState] = {}  # table id -> state, for the inlined-data tables of changed tables
         self.altered_tables: set[int] = set()
+        self.partition_ids: dict[int, int] = {}  # table id -> the partition spec set in this commit
         self.created_tables: set[int] = set()
         # table stats as this commit leaves them: tid -> (record_count, next_row_id, file_size_bytes)
         self._table_stats: dict[int, tuple[int, int, int]] = {}
@@ -328,6 +338,29 @@ class CommitBuilder:
         return tid
 
     @apply.register
+    def _(self, op: SetPartitioning) -> None:
+        """A new spec (DuckDB's ``SET``/``RESET PARTITIONED BY``): the visible one ends, a new one begins with
+        a new catalog id; a reset is a spec with no keys."""
+        tid = self._altered(op.table)
+        self.sql(
+            "UPDATE {M}ducklake_partition_info SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL",
+            (self.sid, tid),
+        )
+        partition_id = self.next_catalog_id
+        self.next_catalog_id += 1
+        self.partition_ids[tid] = partition_id
+        self.insert(PARTITION_INFO, partition_id=partition_id, table_id=tid, begin_snapshot=self.sid)
+        for f in op.fields:
+            self.insert(
+                PARTITION_COLUMN,
+                partition_id=partition_id,
+                table_id=tid,
+                partition_key_index=f.key_index,
+                column_id=f.column_id,
+                transform=f.transform,
+            )
+
+    @apply.register
     def _(self, op: TableData) -> None:
         state = op.table
         changes = state.changes
@@ -468,6 +501,16 @@ class CommitBuilder:
         """A ``ducklake_data_file`` row for ``written`` with a new file id; returns the id."""
         fid = self._new_file_id()
         path, relative = self._relative(state, written.path)
+        if written.partition is not None:
+            partition_id = self._partition_id_of(state, written.partition)
+            for index, value in enumerate(written.partition.values):
+                self.insert(
+                    FILE_PARTITION_VALUE,
+                    data_file_id=fid,
+                    table_id=self.tid(state),
+                    partition_key_index=index,
+                    partition_value=value,
+                )
         self.insert(
             DATA_FILE,
             data_file_id=fid,
@@ -484,6 +527,12 @@ class CommitBuilder:
             partial_max=written.partial_max,
         )
         return fid
+
+    def _partition_id_of(self, state: TableState, partition: FilePartition) -> int:
+        """The catalog id of the spec a file was written under (one set in this commit has its id only now)."""
+        if partition.partition_id is not None:
+            return partition.partition_id
+        return self.partition_ids[self.tid(state)]
 
     def _register_files(self, state: TableState, files: Sequence[WrittenFile]) -> list[int]:
         """Data file rows for newly written files, with row ids from the table's ``next_row_id``; the table and

@@ -114,6 +114,18 @@ class ColumnStats:
 
 
 @dataclass(frozen=True)
+class FilePartition:
+    """Where one data file sits in its table's partitioning.
+
+    :param partition_id: the spec's id; None for a spec set in the same transaction (the commit knows its id).
+    :param values: each key's value as DuckDB's text, None for NULL, in key order.
+    """
+
+    partition_id: int | None
+    values: tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
 class WrittenFile:
     """A Parquet data file written for a pending commit (the catalog does not know it yet)."""
 
@@ -126,6 +138,7 @@ class WrittenFile:
     partial_max: int | None = None
     begin_snapshot: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    partition: FilePartition | None = None  # None: written unpartitioned
 
 
 @dataclass(frozen=True)

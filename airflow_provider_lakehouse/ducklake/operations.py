@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from airflow_provider_lakehouse.ducklake.model import DataFileInfo, WrittenDeleteFile, WrittenFile
+from airflow_provider_lakehouse.ducklake.model import DataFileInfo, PartitionField, WrittenDeleteFile, WrittenFile
 from airflow_provider_lakehouse.ducklake.staging import TableState
 from airflow_provider_lakehouse.ducklake.types import Column
 
@@ -68,6 +68,14 @@ class RenameColumn:
 
 
 @dataclass(frozen=True)
+class SetPartitioning:
+    """A new partition spec for the table (no fields: unpartitioned, DuckDB's ``RESET PARTITIONED BY``)."""
+
+    table: TableState
+    fields: tuple[PartitionField, ...]
+
+
+@dataclass(frozen=True)
 class TableData:
     """The table's staged row changes (``table.changes``), as they stand at commit."""
 
@@ -105,13 +113,24 @@ Operation = (
     | AddColumn
     | DropColumn
     | RenameColumn
+    | SetPartitioning
     | TableData
     | MergeFiles
     | FlushInlined
 )
 
 #: operations that change the table's schema (a new schema version, DuckDB spec 5.3)
-SCHEMA_CHANGES = (CreateSchema, DropSchema, CreateTable, DropTable, RenameTable, AddColumn, DropColumn, RenameColumn)
+SCHEMA_CHANGES = (
+    CreateSchema,
+    DropSchema,
+    CreateTable,
+    DropTable,
+    RenameTable,
+    AddColumn,
+    DropColumn,
+    RenameColumn,
+    SetPartitioning,
+)
 
 
 def table_of(op: Operation) -> TableState | None:

@@ -18,16 +18,21 @@ statement of the same transaction can read them and delete from them like any ot
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field, replace
 
 from airflow_provider_lakehouse.ducklake.model import (
     DataFileInfo,
     DeleteFileInfo,
+    PartitionField,
     TableInfo,
     WrittenDeleteFile,
     WrittenFile,
 )
+from airflow_provider_lakehouse.ducklake.partitioning import Partitioning, UnsupportedPartitioningError
 from airflow_provider_lakehouse.ducklake.types import Column
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -154,6 +159,7 @@ class TableState:
     :param max_column_id: the highest column id ever used by the table (None until an ALTER needs it).
     :param changes: staged row changes (None until the first append or delete).
     :param pending: True for a table created in this transaction.
+    :param new_partition_fields: the partition spec set in this transaction (``()``: reset), None if unchanged.
     """
 
     schema_name: str
@@ -168,7 +174,26 @@ class TableState:
     pending: bool = False
     dropped: bool = False
     changes: TableChanges | None = None
+    new_partition_fields: tuple[PartitionField, ...] | None = None
 
     @property
     def qualified_name(self) -> str:
         return f"{self.schema_name}.{self.name}"
+
+    def partitioning(self) -> Partitioning | None:
+        """How new rows are split into files: the spec set in this transaction, else the table's.
+
+        A key whose DuckDB text cannot be reproduced exactly makes writes unpartitioned (still read correctly by
+        every reader, only not pruned), rather than failing them.
+        """
+        if self.new_partition_fields is not None:
+            partition_id, fields = None, self.new_partition_fields
+        elif self.info is not None:
+            partition_id, fields = self.info.partition_id, self.info.partition_fields
+        else:
+            return None
+        try:
+            return Partitioning.of(partition_id, fields, self.columns)
+        except UnsupportedPartitioningError as exc:
+            log.warning("%s: writing unpartitioned files: %s", self.qualified_name, exc)
+            return None

@@ -31,7 +31,14 @@ import pyarrow.compute as pc
 from airflow_provider_lakehouse.ducklake import changes as changelog
 from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.commit_builder import CommitBuilder, CommitRecord
-from airflow_provider_lakehouse.ducklake.model import DataFileInfo, Snapshot, TableInfo, WrittenDeleteFile, WrittenFile
+from airflow_provider_lakehouse.ducklake.model import (
+    DataFileInfo,
+    PartitionField,
+    Snapshot,
+    TableInfo,
+    WrittenDeleteFile,
+    WrittenFile,
+)
 from airflow_provider_lakehouse.ducklake.names import split_name
 from airflow_provider_lakehouse.ducklake.operations import (
     AddColumn,
@@ -45,10 +52,12 @@ from airflow_provider_lakehouse.ducklake.operations import (
     Operation,
     RenameColumn,
     RenameTable,
+    SetPartitioning,
     TableData,
     table_of,
     written_paths,
 )
+from airflow_provider_lakehouse.ducklake.partitioning import check_transform
 from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_expression, prune_files
 from airflow_provider_lakehouse.ducklake.reader import (
     FILE_ID,
@@ -379,6 +388,26 @@ class Transaction:
         if not state.pending:
             self._ops.append(RenameColumn(state, match[0], renamed))
 
+    def set_partitioned_by(self, table: str, keys: Sequence[tuple[str, str]]) -> None:
+        """DuckDB's ``ALTER TABLE … SET PARTITIONED BY``: new rows are written partitioned by ``keys``, each
+        ``(column, transform)`` with a transform of ``identity``, ``year``, ``month``, ``day``, ``hour`` or
+        ``bucket(N)``; no keys is ``RESET PARTITIONED BY``. Files already written keep their partitioning.
+
+        :raises LakehouseError: for an unknown column or a transform its type does not take.
+        """
+        state = self.table_state(table)
+        by_name = {c.name.lower(): c for c in state.columns}
+        fields = []
+        for index, (name, transform) in enumerate(keys):
+            column = by_name.get(name.lower())
+            if column is None:
+                raise LakehouseError(f"Cannot partition {state.qualified_name} by {name!r}: no such column.")
+            check_transform(state.qualified_name, column, transform)
+            fields.append(PartitionField(index, column.column_id, transform))
+        state.new_partition_fields = tuple(fields)
+        self._ops = [op for op in self._ops if not (isinstance(op, SetPartitioning) and op.table is state)]
+        self._ops.append(SetPartitioning(state, tuple(fields)))
+
     # -- DML ---------------------------------------------------------------------------------
     def _changes(self, state: TableState) -> TableChanges:
         if state.changes is None:
@@ -398,7 +427,9 @@ class Transaction:
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
         data = _complete(state, data)
-        files = write_data_files(self.lake.storage, state.table_dir, state.columns, data, row_ids=row_ids)
+        files = write_data_files(
+            self.lake.storage, state.table_dir, state.columns, data, row_ids=row_ids, partitioning=state.partitioning()
+        )
         self.add_files(table, files)
         return data.num_rows
 
@@ -828,7 +859,9 @@ class Transaction:
                 c.created_tables.add((op.table.schema_name, op.table.name))
             elif isinstance(op, DropTable) and op.table.table_id is not None:
                 c.dropped_tables.add(op.table.table_id)
-            elif isinstance(op, (AddColumn, DropColumn, RenameColumn)) and op.table.table_id is not None:
+            elif (
+                isinstance(op, (AddColumn, DropColumn, RenameColumn, SetPartitioning)) and op.table.table_id is not None
+            ):
                 c.altered.add(op.table.table_id)
             elif isinstance(op, TableData) and op.table.table_id is not None and op.table.changes is not None:
                 changes, tid = op.table.changes, op.table.table_id

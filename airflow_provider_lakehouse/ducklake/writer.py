@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from airflow_provider_lakehouse.ducklake.model import WrittenDeleteFile, WrittenFile
+from airflow_provider_lakehouse.ducklake.model import FilePartition, WrittenDeleteFile, WrittenFile
+from airflow_provider_lakehouse.ducklake.partitioning import Partitioning, iter_slices
 from airflow_provider_lakehouse.ducklake.stats import compute_stats
 from airflow_provider_lakehouse.ducklake.storage import Storage, data_file_name, delete_file_name, join_path
 from airflow_provider_lakehouse.ducklake.types import (
@@ -109,12 +110,16 @@ def write_data_file(
     row_snapshots: pa.Array | np.ndarray | None = None,
     compression: str = "snappy",
     tag: str = "",
+    partition: FilePartition | None = None,
+    directory: str = "",
 ) -> WrittenFile:
     """Write one Parquet data file under ``table_dir`` and return what the commit needs to register it.
 
     :param row_ids: original row ids to embed (``_ducklake_internal_row_id``), for rewritten rows.
     :param row_snapshots: per-row snapshot ids to embed (``_ducklake_internal_snapshot_id``), for partial files.
     :param tag: appended to the file name (see :func:`~airflow_provider_lakehouse.ducklake.storage.data_file_name`).
+    :param partition: the partition every row of ``data`` belongs to (registered with the file).
+    :param directory: a sub-directory of ``table_dir`` for the file (a partition's hive directory).
     """
     table = to_storage(columns, data)
     if row_ids is not None:
@@ -123,7 +128,7 @@ def write_data_file(
         table = table.append_column(
             _system_field(SNAPSHOT_ID_COLUMN, SNAPSHOT_ID_FIELD_ID), pa.array(row_snapshots, pa.int64())
         )
-    uri = join_path(table_dir, data_file_name(tag))
+    uri = join_path(join_path(table_dir, directory) if directory else table_dir, data_file_name(tag))
     size, footer, meta = storage.write_parquet(table, uri, compression=compression)
     partial_max = int(np.max(row_snapshots)) if row_snapshots is not None and len(row_snapshots) else None
     begin = int(np.min(row_snapshots)) if row_snapshots is not None and len(row_snapshots) else None
@@ -136,7 +141,44 @@ def write_data_file(
         has_row_ids=row_ids is not None,
         partial_max=partial_max,
         begin_snapshot=begin,
+        partition=partition,
     )
+
+
+def write_partitioned(
+    storage: Storage,
+    table_dir: str,
+    columns: Sequence[Column],
+    data: pa.Table,
+    partitioning: Partitioning | None,
+    *,
+    row_ids: pa.Array | np.ndarray | None = None,
+    row_snapshots: pa.Array | np.ndarray | None = None,
+    tag: str = "",
+) -> list[WrittenFile]:
+    """Write ``data`` as one file per partition (one file in all for an unpartitioned table), each in its
+    partition's hive directory, as DuckDB does."""
+    if partitioning is None:
+        return [
+            write_data_file(storage, table_dir, columns, data, row_ids=row_ids, row_snapshots=row_snapshots, tag=tag)
+        ]
+    files = []
+    for piece, rows in iter_slices(partitioning, data):
+        assert piece is not None
+        files.append(
+            write_data_file(
+                storage,
+                table_dir,
+                columns,
+                rows,
+                row_ids=None if row_ids is None else np.asarray(row_ids)[piece.rows],
+                row_snapshots=None if row_snapshots is None else np.asarray(row_snapshots)[piece.rows],
+                tag=tag,
+                partition=piece.partition,
+                directory=piece.directory,
+            )
+        )
+    return files
 
 
 def write_data_files(
@@ -147,8 +189,10 @@ def write_data_files(
     *,
     row_ids: np.ndarray | None = None,
     target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES,
+    partitioning: Partitioning | None = None,
 ) -> list[WrittenFile]:
-    """Write ``data`` as one or more files of roughly ``target_file_bytes`` (in memory, uncompressed)."""
+    """Write ``data`` as one or more files of roughly ``target_file_bytes`` (in memory, uncompressed), split by
+    ``partitioning`` when the table has one."""
     if data.num_rows == 0:
         return []
     per_row = max(1, data.nbytes // max(1, data.num_rows))
@@ -156,7 +200,9 @@ def write_data_files(
     files = []
     for start in range(0, data.num_rows, rows_per_file):
         ids = row_ids[start : start + rows_per_file] if row_ids is not None else None
-        files.append(write_data_file(storage, table_dir, columns, data.slice(start, rows_per_file), row_ids=ids))
+        files.extend(
+            write_partitioned(storage, table_dir, columns, data.slice(start, rows_per_file), partitioning, row_ids=ids)
+        )
     return files
 
 
