@@ -17,6 +17,7 @@ import pyarrow as pa
 from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.catalog_tables import FILES_SCHEDULED_FOR_DELETION
 from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
+from airflow_provider_lakehouse.ducklake.partitioning import iter_slices
 from airflow_provider_lakehouse.ducklake.reader import ROW_SNAPSHOT, ROWID, read_data_file
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
 from airflow_provider_lakehouse.ducklake.writer import write_data_file, write_delete_file
@@ -305,9 +306,12 @@ def merge_adjacent_files(
             and f.file_size_bytes < max_file_size
             and f.mapping_id is None
         ]
+        # a merged file has one set of partition values: files of different partitions never merge (pruning
+        # by the first file's values would skip the other files' rows)
+        partition_values = metadata.file_partition_values(tx.connection, state.table_id) if state.table_id else {}
         groups: dict[Any, list[Any]] = {}
         for f in candidates:
-            groups.setdefault(f.partition_id, []).append(f)
+            groups.setdefault((f.partition_id, partition_values.get(f.data_file_id, ())), []).append(f)
         merged = [g for g in groups.values() if len(g) >= min_files]
         for group in merged:
             pieces = [
@@ -322,12 +326,27 @@ def merge_adjacent_files(
                 data.select([c.name for c in state.columns]),
                 row_ids=data.column(ROWID).to_numpy(),
                 row_snapshots=data.column(ROW_SNAPSHOT).to_numpy(),
+                directory=_directory_in_table(state.table_dir, group[0].path),
             )
             tx.stage_merge(table, written, group)
             report.files_merged += len(group)
             report.files_written.append(written.path)
     report.snapshot_id = tx.snapshot.snapshot_id if tx.snapshot else None
     return report
+
+
+def _directory_in_table(table_dir: str, path: str) -> str:
+    """The sub-directory of ``table_dir`` holding ``path`` (a partition's hive directory), "" for none.
+
+    >>> _directory_in_table("s3://b/lake/main/t/", "s3://b/lake/main/t/k=a/year=2020/ducklake-1.parquet")
+    'k=a/year=2020'
+    >>> _directory_in_table("s3://b/lake/main/t/", "s3://b/elsewhere/f.parquet")
+    ''
+    """
+    prefix = table_dir.rstrip("/") + "/"
+    if not path.startswith(prefix):
+        return ""
+    return path[len(prefix) :].rpartition("/")[0]
 
 
 def flush_inlined_data(
@@ -376,30 +395,40 @@ def flush_inlined_data(
         data = pa.Table.from_pylist(
             [r[3] for r in rows], schema=pa.schema([pa.field(c.name, c.arrow_type) for c in state.columns])
         )
-        written = write_data_file(
-            lake.storage,
-            state.table_dir,
-            state.columns,
-            data,
-            row_ids=np.array([r[0] for r in rows]),
-            row_snapshots=np.array([r[1] for r in rows]),
-        )
-        ended = [(i, r[2]) for i, r in enumerate(rows) if r[2] is not None]
-        # rows already deleted keep the snapshot that deleted them, in a delete file written now (while staging)
-        delete = (
-            write_delete_file(
+        row_ids = np.array([r[0] for r in rows])
+        row_snapshots = np.array([r[1] for r in rows])
+        row_ends = [r[2] for r in rows]
+        pieces = list(iter_slices(state.partitioning(), data))
+        for number, (piece, piece_data) in enumerate(pieces):
+            # one file per partition, as DuckDB flushes a partitioned table
+            positions = piece.rows if piece is not None else np.arange(len(rows))
+            written = write_data_file(
                 lake.storage,
                 state.table_dir,
-                -1,
-                written.path,
-                np.array([p for p, _ in ended], dtype=np.int64),
-                snapshots=np.array([s for _, s in ended], dtype=np.int64),
+                state.columns,
+                piece_data,
+                row_ids=row_ids[positions],
+                row_snapshots=row_snapshots[positions],
+                partition=piece.partition if piece is not None else None,
+                directory=piece.directory if piece is not None else "",
             )
-            if ended
-            else None
-        )
-        tx.stage_flush(table, written, delete, flushed_tables)
+            ended = [(i, row_ends[p]) for i, p in enumerate(positions) if row_ends[p] is not None]
+            # rows already deleted keep the snapshot that deleted them, in a delete file written now (while staging)
+            delete = (
+                write_delete_file(
+                    lake.storage,
+                    state.table_dir,
+                    -1,
+                    written.path,
+                    np.array([p for p, _ in ended], dtype=np.int64),
+                    snapshots=np.array([s for _, s in ended], dtype=np.int64),
+                )
+                if ended
+                else None
+            )
+            # the inlined tables are emptied once, with the last file
+            tx.stage_flush(table, written, delete, flushed_tables if number == len(pieces) - 1 else [])
+            report.files_written.append(written.path)
         report.rows_flushed = len(rows)
-        report.files_written.append(written.path)
     report.snapshot_id = tx.snapshot.snapshot_id if tx.snapshot else None
     return report

@@ -373,3 +373,15 @@ def name_mapping(conn: CatalogConnection, mapping_id: int) -> dict[int, tuple[st
             (mapping_id,),
         )
     }
+
+
+def file_partition_values(conn: CatalogConnection, table_id: int) -> dict[int, tuple[str | None, ...]]:
+    """Each of the table's data files' partition values (in key order), by data file id."""
+    found: dict[int, list[str | None]] = {}
+    for fid, _index, value in conn.query(
+        "SELECT data_file_id, partition_key_index, partition_value FROM {M}ducklake_file_partition_value "
+        "WHERE table_id = ? ORDER BY data_file_id, partition_key_index",
+        (table_id,),
+    ):
+        found.setdefault(int(fid), []).append(value)
+    return {fid: tuple(values) for fid, values in found.items()}

@@ -57,7 +57,7 @@ from airflow_provider_lakehouse.ducklake.operations import (
     table_of,
     written_paths,
 )
-from airflow_provider_lakehouse.ducklake.partitioning import check_transform
+from airflow_provider_lakehouse.ducklake.partitioning import Partitioning, check_transform
 from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_expression, prune_files
 from airflow_provider_lakehouse.ducklake.reader import (
     FILE_ID,
@@ -233,6 +233,10 @@ class Transaction:
 
     def table_dir(self, name: str) -> str:
         return self.table_state(name).table_dir
+
+    def table_partitioning(self, name: str) -> Partitioning | None:
+        """How new rows of ``name`` are split into files, as this transaction sees the table."""
+        return self.table_state(name).partitioning()
 
     def data_files(self, name: str) -> list[DataFileInfo]:
         """Data files of ``name`` as this transaction sees them (base files with staged deletes, staged files)."""

@@ -38,7 +38,7 @@ from airflow_provider_lakehouse.lineage.relations import (
     TableRelation,
     compose,
 )
-from airflow_provider_lakehouse.sql.duckdb_syntax import spell_out_column_rename
+from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling
 from airflow_provider_lakehouse.sql.split import split_statements
 
 _FILE_READERS = frozenset(
@@ -139,7 +139,7 @@ def _parse(text: str, dialect: str) -> exp.Expr:
     not as the query of CREATE TABLE ... AS or INSERT: those are read as ``... SELECT * FROM (PIVOT ...)``,
     which means the same."""
     if dialect == "duckdb":
-        text = spell_out_column_rename(text)
+        text = sqlglot_spelling(text)
     try:
         tree: exp.Expr | None = sqlglot.parse_one(text, read=dialect)
         failure: Exception | None = None

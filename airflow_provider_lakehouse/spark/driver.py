@@ -469,6 +469,12 @@ class PlanRunner:
         tx.rename_column(step.target or "", details.column, details.new_name)
         result.data.update(status="executed", target=step.target or "")
 
+    def _step_set_partitioned_by(
+        self, step: Step, details: steps.SetPartitionedBy, args: dict[str, Any], result: StepResult, tx: Transaction
+    ) -> None:
+        tx.set_partitioned_by(step.target or "", list(zip(details.columns, details.transforms, strict=True)))
+        result.data.update(status="executed", target=step.target or "")
+
     def _step_rename_table(
         self, step: Step, details: steps.RenameTable, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
@@ -610,6 +616,7 @@ class PlanRunner:
         steps.DropColumn: _step_drop_column,
         steps.RenameColumn: _step_rename_column,
         steps.RenameTable: _step_rename_table,
+        steps.SetPartitionedBy: _step_set_partitioned_by,
         steps.Ctas: _step_ctas,
         steps.Insert: _step_insert,
         steps.Delete: _step_delete,
@@ -654,6 +661,7 @@ class PlanRunner:
             table_dir=tx.table_dir(target),
             columns=tuple(tx.table_columns(target)),
             tag=uuid.uuid4().hex[:12],
+            partitioning=tx.table_partitioning(target),
         )
 
     def _run_write(self, tx: Transaction, target: str, task: WriteTask, job: Callable[[], pa.Table]) -> int:

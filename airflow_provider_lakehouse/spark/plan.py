@@ -32,7 +32,7 @@ from airflow_provider_lakehouse.exceptions import ParameterError, StatementError
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
-from airflow_provider_lakehouse.sql.duckdb_syntax import spell_out_column_rename
+from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling
 from airflow_provider_lakehouse.sql.names import (
     FilePath,
     NameScope,
@@ -323,7 +323,7 @@ class _Planner:
     def plan(self, statement: Statement) -> Step:
         is_call, text = _strip_call(statement.text)
         if self.dialect == "duckdb":
-            text = spell_out_column_rename(text)
+            text = sqlglot_spelling(text)
         try:
             tree = sqlglot.parse_one(text, read=self.dialect)
         except ParseError as exc:
@@ -658,13 +658,47 @@ class _Planner:
             details = steps.RenameColumn(action.this.name, action.args["to"].name)
         elif isinstance(action, exp.AlterRename):
             details = steps.RenameTable(action.this.name)
+        elif isinstance(action, exp.AlterSet) and (spec := action.find(exp.PartitionedByProperty)) is not None:
+            details = self._partitioned_by(statement, spec)
         else:
             raise _fail(
                 statement,
                 f"ALTER TABLE ... {action.sql(self.dialect)} is not supported "
-                "(ADD/DROP/RENAME COLUMN and RENAME TO are).",
+                "(ADD/DROP/RENAME COLUMN, RENAME TO and SET/RESET PARTITIONED BY are).",
             )
         return Step(statement.index, statement.text, details, target=target)
+
+    def _partitioned_by(self, statement: Statement, spec: exp.PartitionedByProperty) -> steps.SetPartitionedBy:
+        """DuckLake's partition keys: ``col``, ``year|month|day|hour(col)``, ``bucket(N, col)``."""
+        columns, transforms = [], []
+        keys = spec.this.expressions if isinstance(spec.this, exp.Schema) else [spec.this]
+        for key in keys:
+            if isinstance(key, (exp.Identifier, exp.Column)):
+                columns.append(key.name)
+                transforms.append("identity")
+            elif isinstance(key, exp.PartitionedByBucket) and isinstance(key.expression, exp.Literal):
+                columns.append(key.this.name)
+                transforms.append(f"bucket({int(key.expression.name)})")
+            elif (
+                isinstance(key, exp.Func)
+                and isinstance(key.this, exp.Column)
+                and key.sql_name().lower()
+                in (
+                    "year",
+                    "month",
+                    "day",
+                    "hour",
+                )
+            ):
+                columns.append(key.this.name)
+                transforms.append(key.sql_name().lower())
+            else:
+                raise _fail(
+                    statement,
+                    f"partition key {key.sql(self.dialect)} is not supported "
+                    "(a column, year/month/day/hour(column) or bucket(N, column) is).",
+                )
+        return steps.SetPartitionedBy(tuple(columns), tuple(transforms))
 
     def _copy(self, statement: Statement, tree: exp.Copy) -> Step:
         if tree.args.get("kind") is not False and tree.args.get("kind") is not None:

@@ -172,6 +172,19 @@ class RenameColumn(StepDetails):
 
 
 @dataclass(frozen=True)
+class SetPartitionedBy(StepDetails):
+    """``ALTER TABLE … SET PARTITIONED BY (keys)``; no keys is ``RESET PARTITIONED BY``.
+
+    :param columns: each key's column; ``transforms`` its transform (identity, year, …, ``bucket(N)``).
+    """
+
+    kind: ClassVar[str] = "alter"
+    writes: ClassVar[bool] = True
+    columns: tuple[str, ...] = ()
+    transforms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class RenameTable(StepDetails):
     kind: ClassVar[str] = "alter"
     writes: ClassVar[bool] = True

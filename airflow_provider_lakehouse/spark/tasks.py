@@ -18,10 +18,11 @@ import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo, WrittenFile
+from airflow_provider_lakehouse.ducklake.partitioning import Partitioning
 from airflow_provider_lakehouse.ducklake.reader import default_array, output_schema, read_data_file
 from airflow_provider_lakehouse.ducklake.storage import Storage, join_path
 from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
-from airflow_provider_lakehouse.ducklake.writer import DEFAULT_TARGET_FILE_BYTES, write_data_file
+from airflow_provider_lakehouse.ducklake.writer import DEFAULT_TARGET_FILE_BYTES, write_partitioned
 
 META_COLUMN = "lakehouse_written_file"
 ROW_ID_INPUT = "__lakehouse_row_id"
@@ -172,6 +173,7 @@ class WriteTask:
     :param columns: the table's columns; incoming batches name their columns after them (any case).
     :param target_file_bytes: roll over to a new file past this many (in-memory) bytes.
     :param tag: in every file name and in the lease's, so the driver can find the files of a failed write.
+    :param partitioning: the table's partition spec: rows are split into one file per partition, as DuckDB does.
     """
 
     data_path: str
@@ -180,6 +182,7 @@ class WriteTask:
     columns: tuple[Column, ...]
     tag: str
     target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES
+    partitioning: Partitioning | None = None
 
     @property
     def lease_uri(self) -> str:
@@ -242,19 +245,20 @@ def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
         if data.num_rows == 0:
             return
         for part, row_ids in _split_by_row_ids(data):
-            written = write_data_file(
+            files = write_partitioned(
                 storage,
                 task.table_dir,
                 task.columns,
                 conform_to_table(task.columns, part),
+                task.partitioning,
                 row_ids=row_ids,
                 tag=task.tag,
             )
-            written_paths.append(written.path)
+            written_paths.extend(f.path for f in files)
             if not storage.exists(task.lease_uri):
                 raise WriteAbandonedError(f"The write to {task.table_dir} was abandoned by the driver.")
             yield pa.RecordBatch.from_pydict(
-                {META_COLUMN: [pickle.dumps(written)]}, schema=pa.schema([(META_COLUMN, pa.binary())])
+                {META_COLUMN: [pickle.dumps(f) for f in files]}, schema=pa.schema([(META_COLUMN, pa.binary())])
             )
 
     try:

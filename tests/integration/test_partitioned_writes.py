@@ -233,3 +233,99 @@ def test_refuses_partition_keys_duckdb_refuses(setup: LakeSetup) -> None:
         with pytest.raises(Exception, match=r"does not exist|must be positive|No function matches"):
             con.sql(f"ALTER TABLE lake.t SET PARTITIONED BY ({duckdb_keys})")
             con.sql("INSERT INTO lake.t VALUES (1, '2020-01-01')")
+
+
+SPARK_SPEC = 'k, year(ts), bucket(4, id), day(tz), "Odd Name"'
+
+
+@pytest.mark.slow
+def test_spark_writes_partitions_as_duckdb(setup: LakeSetup, spark: Any) -> None:
+    """INSERT, UPDATE and MERGE on Spark (executors write) into a table partitioned through DucklakeOperator SQL,
+    next to DuckDB running the same statements on a twin table."""
+    from tests.integration.test_spark_sql import run
+
+    setup.create()
+    con = referee.connect()
+    setup.attach(con, DATA_INLINING_ROW_LIMIT=0)
+    con.register("incoming", arrow_rows(random_rows(300, seed=3)))
+    con.sql("CREATE TABLE lake.src AS SELECT * EXCLUDE (tm) FROM incoming")  # Spark has no TIME type
+    changes = [
+        "INSERT INTO {t} SELECT * FROM src",
+        "UPDATE {t} SET k = 'moved', ts = ts + INTERVAL 400 DAY WHERE id % 5 = 0",
+        'MERGE INTO {t} AS t USING (SELECT id + 1000 AS id, k, ts, tz, "Odd Name" FROM src WHERE id < 40) AS s '
+        'ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, k, ts, tz, "Odd Name") '
+        'VALUES (s.id, s.k, s.ts, s.tz, s."Odd Name")',
+    ]
+    columns = COLUMNS.replace("tm TIME, ", "")
+    con.sql(f"CREATE TABLE lake.theirs ({columns})")
+    con.sql(f"ALTER TABLE lake.theirs SET PARTITIONED BY ({SPARK_SPEC})")
+    for change in changes:
+        con.sql("USE lake; " + change.format(t="theirs"))
+    script = (
+        f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE ours ({columns}); "
+        f"ALTER TABLE ours SET PARTITIONED BY ({SPARK_SPEC}); " + "; ".join(c.format(t="ours") for c in changes)
+    )
+    run(spark, setup, script)
+    lake = setup.open()
+    assert set(file_layout(setup, lake, "main.ours")) == set(file_layout(setup, lake, "main.theirs"))
+    con = referee.connect()
+    setup.attach(con)
+    assert rows(con, "SELECT * FROM lake.ours ORDER BY id") == rows(con, "SELECT * FROM lake.theirs ORDER BY id")
+    # a reset through SQL: later rows go unpartitioned, as DuckDB's
+    run(
+        spark,
+        setup,
+        "ATTACH 'ducklake' AS dl; ALTER TABLE dl.ours RESET PARTITIONED BY; INSERT INTO dl.ours (id) VALUES (-1)",
+    )
+    with setup.store.connection() as conn:
+        (last,) = conn.query(
+            "SELECT path, partition_id FROM {M}ducklake_data_file WHERE table_id = ? ORDER BY data_file_id DESC LIMIT 1",
+            (lake.table("main.ours").table_id,),
+        )
+    assert "/" not in last[0] and last[1] is None
+    assert rows(con, "SELECT id FROM lake.ours WHERE id < 0") == [{"id": -1}]
+
+
+def test_merge_keeps_partitions_apart(setup: LakeSetup) -> None:
+    """Small files of different partitions are not merged together (the merged file has one partition's values:
+    DuckDB would prune the other partition's rows away)."""
+    setup.create()
+    con = referee.connect()
+    setup.attach(con, DATA_INLINING_ROW_LIMIT=0)
+    con.sql("CREATE TABLE lake.p (id INT, region VARCHAR)")
+    con.sql("ALTER TABLE lake.p SET PARTITIONED BY (region)")
+    for batch in range(3):
+        con.sql(
+            f"INSERT INTO lake.p SELECT i + {batch * 10}, CASE WHEN i % 2 = 0 THEN 'eu' ELSE 'us' END FROM range(4) r(i)"
+        )
+    lake = setup.open()
+    report = lake.merge_adjacent_files("main.p")
+    assert report.files_merged == 6 and len(report.files_written) == 2
+    con = referee.connect()
+    setup.attach(con)
+    for region in ("eu", "us"):
+        expected = [{"id": b * 10 + i} for b in range(3) for i in range(4) if (i % 2 == 0) == (region == "eu")]
+        assert rows(con, f"SELECT id FROM lake.p WHERE region = '{region}' ORDER BY id") == expected
+    assert set(file_layout(setup, lake, "main.p")) == {("region=eu", ("eu",)), ("region=us", ("us",))}
+
+
+def test_flush_writes_one_file_per_partition_as_duckdb(setup: LakeSetup) -> None:
+    setup.create()
+    con = referee.connect()
+    setup.attach(con, DATA_INLINING_ROW_LIMIT=100)
+    for name in ("ours", "theirs"):
+        con.sql(f"CREATE TABLE lake.{name} (id INT, region VARCHAR, ts TIMESTAMP)")
+        con.sql(f"ALTER TABLE lake.{name} SET PARTITIONED BY (region, month(ts))")
+        con.sql(
+            f"INSERT INTO lake.{name} SELECT i, ['eu', 'us', NULL][i % 3 + 1], TIMESTAMP '2024-01-31' + INTERVAL (i) DAY "
+            "FROM range(10) r(i)"
+        )
+        con.sql(f"DELETE FROM lake.{name} WHERE id = 4")
+    con.sql("CALL ducklake_flush_inlined_data('lake', table_name => 'theirs')")
+    lake = setup.open()
+    lake.flush_inlined_data("main.ours")
+    assert file_layout(setup, lake, "main.ours") == file_layout(setup, lake, "main.theirs")
+    con = referee.connect()
+    setup.attach(con)
+    assert rows(con, "SELECT * FROM lake.ours ORDER BY id") == rows(con, "SELECT * FROM lake.theirs ORDER BY id")
+    assert rows(con, "SELECT id FROM lake.ours AT (VERSION => 3) ORDER BY id") == [{"id": i} for i in range(10)]
