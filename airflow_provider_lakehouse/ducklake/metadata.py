@@ -17,6 +17,7 @@ from airflow_provider_lakehouse.ducklake.model import (
     PartitionField,
     SchemaInfo,
     Snapshot,
+    SortKey,
     TableInfo,
 )
 from airflow_provider_lakehouse.ducklake.storage import join_path
@@ -164,6 +165,16 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
     ):
         pid, tid = int(row[0]), int(row[1])
         partitions.setdefault(tid, (pid, []))[1].append(PartitionField(int(row[2]), int(row[3]), str(row[4])))
+    sorts: dict[int, list[SortKey]] = defaultdict(list)
+    for row in conn.query(
+        f"SELECT i.table_id, e.expression, e.sort_direction, e.null_order FROM {{M}}ducklake_sort_info i "
+        f"JOIN {{M}}ducklake_sort_expression e ON e.sort_id = i.sort_id AND e.table_id = i.table_id "
+        f"WHERE {visible('i')}{filter_sql.replace('table_id', 'i.table_id')} ORDER BY i.table_id, e.sort_key_index",
+        (s, s, *filter_params),
+    ):
+        sorts[int(row[0])].append(
+            SortKey(str(row[1]), str(row[2]).upper() == "DESC", str(row[3]).upper() == "NULLS_FIRST")
+        )
     inlined = defaultdict(list)
     for row in conn.query(
         "SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables "
@@ -191,6 +202,7 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
                 begin_snapshot=int(begin),
                 partition_id=partition_id,
                 partition_fields=tuple(pfields),
+                sort_keys=tuple(sorts[int(tid)]),
                 inlined_tables=tuple(inlined[int(tid)]),
                 schema_path=schema.path,
                 schema_path_is_relative=schema.path_is_relative,

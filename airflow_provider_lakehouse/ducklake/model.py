@@ -41,6 +41,18 @@ class PartitionField:
 
 
 @dataclass(frozen=True)
+class SortKey:
+    """One key of a table's ``SET SORTED BY``: DuckDB sorts every file it writes by these.
+
+    :param expression: the key's SQL text in DuckDB's dialect (a column name, or any expression).
+    """
+
+    expression: str
+    descending: bool = False
+    nulls_first: bool = False
+
+
+@dataclass(frozen=True)
 class TableInfo:
     """A table as visible at one snapshot."""
 
@@ -55,6 +67,7 @@ class TableInfo:
     begin_snapshot: int
     partition_id: int | None = None
     partition_fields: tuple[PartitionField, ...] = ()
+    sort_keys: tuple[SortKey, ...] = ()
     inlined_tables: tuple[tuple[str, int], ...] = ()  # (table name, schema_version), oldest first
     schema_path: str = ""  # the schema's stored path, so the table directory needs no catalog query
     schema_path_is_relative: bool = True

@@ -25,6 +25,7 @@ from airflow_provider_lakehouse.ducklake.model import (
     DataFileInfo,
     DeleteFileInfo,
     PartitionField,
+    SortKey,
     TableInfo,
     WrittenDeleteFile,
     WrittenFile,
@@ -179,6 +180,11 @@ class TableState:
     @property
     def qualified_name(self) -> str:
         return f"{self.schema_name}.{self.name}"
+
+    @property
+    def sort_keys(self) -> tuple[SortKey, ...]:
+        """The table's ``SET SORTED BY`` keys (new files are written in that order)."""
+        return self.info.sort_keys if self.info is not None else ()
 
     def partitioning(self) -> Partitioning | None:
         """How new rows are split into files: the spec set in this transaction, else the table's.

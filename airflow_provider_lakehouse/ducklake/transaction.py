@@ -35,6 +35,7 @@ from airflow_provider_lakehouse.ducklake.model import (
     DataFileInfo,
     PartitionField,
     Snapshot,
+    SortKey,
     TableInfo,
     WrittenDeleteFile,
     WrittenFile,
@@ -234,6 +235,10 @@ class Transaction:
     def table_dir(self, name: str) -> str:
         return self.table_state(name).table_dir
 
+    def table_sort_keys(self, name: str) -> tuple[SortKey, ...]:
+        """The order new files of ``name`` are written in (its ``SET SORTED BY``)."""
+        return self.table_state(name).sort_keys
+
     def table_partitioning(self, name: str) -> Partitioning | None:
         """How new rows of ``name`` are split into files, as this transaction sees the table."""
         return self.table_state(name).partitioning()
@@ -432,7 +437,13 @@ class Transaction:
             data = pa.Table.from_batches([data])
         data = _complete(state, data)
         files = write_data_files(
-            self.lake.storage, state.table_dir, state.columns, data, row_ids=row_ids, partitioning=state.partitioning()
+            self.lake.storage,
+            state.table_dir,
+            state.columns,
+            data,
+            row_ids=row_ids,
+            partitioning=state.partitioning(),
+            sort_keys=state.sort_keys,
         )
         self.add_files(table, files)
         return data.num_rows

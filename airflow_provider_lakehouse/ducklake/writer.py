@@ -12,8 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from airflow_provider_lakehouse.ducklake.model import FilePartition, WrittenDeleteFile, WrittenFile
+from airflow_provider_lakehouse.ducklake.model import FilePartition, SortKey, WrittenDeleteFile, WrittenFile
 from airflow_provider_lakehouse.ducklake.partitioning import Partitioning, iter_slices
+from airflow_provider_lakehouse.ducklake.sort_order import sort_order
 from airflow_provider_lakehouse.ducklake.stats import compute_stats
 from airflow_provider_lakehouse.ducklake.storage import Storage, data_file_name, delete_file_name, join_path
 from airflow_provider_lakehouse.ducklake.types import (
@@ -155,9 +156,15 @@ def write_partitioned(
     row_ids: pa.Array | np.ndarray | None = None,
     row_snapshots: pa.Array | np.ndarray | None = None,
     tag: str = "",
+    sort_keys: Sequence[SortKey] = (),
 ) -> list[WrittenFile]:
     """Write ``data`` as one file per partition (one file in all for an unpartitioned table), each in its
-    partition's hive directory, as DuckDB does."""
+    partition's hive directory and in the table's sort order, as DuckDB does."""
+    order = sort_order(sort_keys, data)
+    if order is not None:
+        data = data.take(pa.array(order))
+        row_ids = None if row_ids is None else np.asarray(row_ids)[order]
+        row_snapshots = None if row_snapshots is None else np.asarray(row_snapshots)[order]
     if partitioning is None:
         return [
             write_data_file(storage, table_dir, columns, data, row_ids=row_ids, row_snapshots=row_snapshots, tag=tag)
@@ -190,6 +197,7 @@ def write_data_files(
     row_ids: np.ndarray | None = None,
     target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES,
     partitioning: Partitioning | None = None,
+    sort_keys: Sequence[SortKey] = (),
 ) -> list[WrittenFile]:
     """Write ``data`` as one or more files of roughly ``target_file_bytes`` (in memory, uncompressed), split by
     ``partitioning`` when the table has one."""
@@ -201,7 +209,15 @@ def write_data_files(
     for start in range(0, data.num_rows, rows_per_file):
         ids = row_ids[start : start + rows_per_file] if row_ids is not None else None
         files.extend(
-            write_partitioned(storage, table_dir, columns, data.slice(start, rows_per_file), partitioning, row_ids=ids)
+            write_partitioned(
+                storage,
+                table_dir,
+                columns,
+                data.slice(start, rows_per_file),
+                partitioning,
+                row_ids=ids,
+                sort_keys=sort_keys,
+            )
         )
     return files
 

@@ -662,6 +662,7 @@ class PlanRunner:
             columns=tuple(tx.table_columns(target)),
             tag=uuid.uuid4().hex[:12],
             partitioning=tx.table_partitioning(target),
+            sort_keys=tx.table_sort_keys(target),
         )
 
     def _run_write(self, tx: Transaction, target: str, task: WriteTask, job: Callable[[], pa.Table]) -> int:

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
-from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo, WrittenFile
+from airflow_provider_lakehouse.ducklake.model import DataFileInfo, SortKey, TableInfo, WrittenFile
 from airflow_provider_lakehouse.ducklake.partitioning import Partitioning
 from airflow_provider_lakehouse.ducklake.reader import default_array, output_schema, read_data_file
 from airflow_provider_lakehouse.ducklake.storage import Storage, join_path
@@ -174,6 +174,7 @@ class WriteTask:
     :param target_file_bytes: roll over to a new file past this many (in-memory) bytes.
     :param tag: in every file name and in the lease's, so the driver can find the files of a failed write.
     :param partitioning: the table's partition spec: rows are split into one file per partition, as DuckDB does.
+    :param sort_keys: the table's sort order (``SET SORTED BY``): each file is written sorted, as DuckDB does.
     """
 
     data_path: str
@@ -183,6 +184,7 @@ class WriteTask:
     tag: str
     target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES
     partitioning: Partitioning | None = None
+    sort_keys: tuple[SortKey, ...] = ()
 
     @property
     def lease_uri(self) -> str:
@@ -253,6 +255,7 @@ def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
                 task.partitioning,
                 row_ids=row_ids,
                 tag=task.tag,
+                sort_keys=task.sort_keys,
             )
             written_paths.extend(f.path for f in files)
             if not storage.exists(task.lease_uri):

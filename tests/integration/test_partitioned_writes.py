@@ -329,3 +329,59 @@ def test_flush_writes_one_file_per_partition_as_duckdb(setup: LakeSetup) -> None
     setup.attach(con)
     assert rows(con, "SELECT * FROM lake.ours ORDER BY id") == rows(con, "SELECT * FROM lake.theirs ORDER BY id")
     assert rows(con, "SELECT id FROM lake.ours AT (VERSION => 3) ORDER BY id") == [{"id": i} for i in range(10)]
+
+
+def file_rows(con: Any, setup: LakeSetup, lake: Any, table: str) -> list[list[dict[str, Any]]]:
+    """The rows of each visible file of ``table``, in file order, as DuckDB reads the Parquet."""
+    info = lake.table(table)
+    with setup.store.connection() as conn:
+        paths = [
+            p
+            for (p,) in conn.query(
+                "SELECT path FROM {M}ducklake_data_file WHERE table_id = ? AND end_snapshot IS NULL ORDER BY path",
+                (info.table_id,),
+            )
+        ]
+    return [rows(con, f"SELECT k, n FROM read_parquet('{lake.table_dir(info).rstrip('/')}/{p}')") for p in paths]
+
+
+@pytest.mark.parametrize("writer", ["python", "spark"])
+def test_sorted_tables_are_written_in_duckdb_order(
+    setup: LakeSetup, writer: str, request: pytest.FixtureRequest
+) -> None:
+    """``SET SORTED BY (k DESC, n)``: DuckDB sorts each file it writes; so do our writers (ties may differ)."""
+    setup.create()
+    con = referee.connect()
+    setup.attach(con, DATA_INLINING_ROW_LIMIT=0)
+    data = arrow_rows(random_rows(200, seed=11)).select(["id", "k", "n"])
+    for name in ("ours", "theirs"):
+        con.sql(f"CREATE TABLE lake.{name} (id BIGINT, k VARCHAR, n INTEGER)")
+        con.sql(f"ALTER TABLE lake.{name} SET SORTED BY (k DESC, n)")
+        con.sql(f"ALTER TABLE lake.{name} SET PARTITIONED BY (bucket(2, id))")
+    con.register("incoming", data)
+    con.sql("INSERT INTO lake.theirs SELECT * FROM incoming")
+    con.sql("CREATE TABLE lake.src AS SELECT * FROM incoming")
+    lake = setup.open()
+    if writer == "python":
+        with lake.transaction() as tx:
+            tx.append("main.ours", data)
+    else:
+        from tests.integration.test_spark_sql import run
+
+        run(
+            request.getfixturevalue("spark"), setup, "ATTACH 'ducklake' AS dl; INSERT INTO dl.ours SELECT * FROM dl.src"
+        )
+    ours, theirs = file_rows(con, setup, lake, "main.ours"), file_rows(con, setup, lake, "main.theirs")
+    key = [(r["k"], r["n"]) for piece in theirs for r in piece]
+    assert len(ours) >= 2 and sum(map(len, ours)) == len(key) == 200
+    for piece in ours + theirs:
+        keys = [(r["k"], r["n"]) for r in piece]
+        assert keys == sorted(keys, key=_duckdb_order), keys[:5]
+    assert rows(con, "SELECT * FROM lake.ours ORDER BY id") == rows(con, "SELECT * FROM lake.theirs ORDER BY id")
+
+
+def _duckdb_order(key: tuple[str | None, int | None]) -> tuple[Any, ...]:
+    """``k DESC NULLS LAST, n ASC NULLS LAST`` (DuckDB's defaults), as a Python sort key."""
+    k, n = key
+    inverted = tuple(-b for b in k.encode()) + (1,) if k is not None else ()
+    return (k is None, inverted, n is None, n if n is not None else 0)
