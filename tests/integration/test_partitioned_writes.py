@@ -383,5 +383,5 @@ def test_sorted_tables_are_written_in_duckdb_order(
 def _duckdb_order(key: tuple[str | None, int | None]) -> tuple[Any, ...]:
     """``k DESC NULLS LAST, n ASC NULLS LAST`` (DuckDB's defaults), as a Python sort key."""
     k, n = key
-    inverted = tuple(-b for b in k.encode()) + (1,) if k is not None else ()
+    inverted = (*tuple(-b for b in k.encode()), 1) if k is not None else ()
     return (k is None, inverted, n is None, n if n is not None else 0)
