@@ -916,11 +916,10 @@ def _bind(value: Any, args: Mapping[str, Any]) -> Any:
 
 
 def _arrow_schema_of(frame: Any) -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
+    from airflow_provider_lakehouse.spark.arrow_schema import to_arrow_schema
 
-    # Spark's TIMESTAMP is instant-like (session zone UTC): store it as timestamptz, as DuckDB reads it. PySpark 4
-    # needs the zone named to convert it at all (it asserts otherwise).
-    schema = to_arrow_schema(frame.schema, timezone=SESSION_CONF["spark.sql.session.timeZone"])
+    # Spark's TIMESTAMP is instant-like (session zone UTC): store it as timestamptz, as DuckDB reads it.
+    schema = to_arrow_schema(frame.schema, SESSION_CONF["spark.sql.session.timeZone"])
     return pa.schema([pa.field(f.name, f.type, nullable=True) for f in schema])
 
 

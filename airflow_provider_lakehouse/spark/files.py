@@ -120,9 +120,9 @@ def _register(spark: Any, task: FileTask) -> Any:
 
 def write_single_file(frame: Any, path: str, fmt: str, options: Mapping[str, Any], s3: S3Spec | None) -> int:
     """``COPY (query) TO path``: one file, written by one executor task; returns the row count."""
-    from pyspark.sql.pandas.types import to_arrow_schema
+    from airflow_provider_lakehouse.spark.arrow_schema import to_arrow_schema
 
-    schema = to_arrow_schema(frame.schema, timezone="UTC")  # the session's zone (driver.SESSION_CONF)
+    schema = to_arrow_schema(frame.schema, "UTC")  # the session's zone (driver.SESSION_CONF)
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         storage = storage_for(path, s3)

@@ -52,7 +52,12 @@ ENGINES = {  # the operator's engine (DucklakeHook, what DucklakeOperator.execut
     "duckdb": "DuckDB 1.5 + ducklake, same SQL",
     "hookduck": "the duckdb engine (DucklakeHook engine='duckdb')",
     "auto": "engine='auto' (DucklakeHook; Spark Connect above the threshold)",
+    "local": "DuckLake on local Spark 4.3 in the runner (PlanRunner)",
+    "local41": "DuckLake on local Spark 4.1 in the runner (PlanRunner)",
+    "iceberg": "Apache Iceberg 1.12 on local Spark 4.1 (JDBC catalog, S3A)",
 }
+PEER_ENGINES = ("local41", "iceberg")  # run by the Spark 4.1 environment (see spark_peers)
+IN_PROCESS_SPARK = ("local", "local41", "iceberg")
 GOAL_SECONDS = 120.0  # SF 1 end to end on 2 vCPUs through Spark Connect
 
 
@@ -190,14 +195,28 @@ def label(name: str) -> str:
     return ENGINES[base] + (f", {concurrency} tasks at once" if concurrency > 1 else "")
 
 
-def run_engine(engine: str, tasks: list[PipelineTask], setup: Any, connect_pid: int | None) -> EngineRun:
+def run_engine(
+    engine: str,
+    tasks: list[PipelineTask],
+    setup: Any,
+    connect_pid: int | None,
+    lake: dict[str, Any] | None = None,
+    jars: list[str] | None = None,
+    runner: Any = None,
+) -> EngineRun:
     """Run every task on ``engine`` stage by stage (up to its concurrency at once), measuring each stage; stop
     at the first failure."""
     from concurrent.futures import ThreadPoolExecutor
 
     base, concurrency = engine_of(engine)
-    if base == "duckdb":
+    if runner is not None:
+        run = runner
+    elif base == "duckdb":
         run = _duckdb_runner(setup)
+    elif base in ("local", "local41"):
+        from tests.benchmarks.spark_peers import ducklake_local_runner
+
+        run = ducklake_local_runner(lake or {}, jars or [])
     else:
         run = _hook_runner("main", {"hookduck": "duckdb", "auto": "auto"}.get(base))
     me = os.getpid()
@@ -235,7 +254,16 @@ def _engine_main(args: argparse.Namespace) -> None:
     """Child process: run one engine, write its :class:`EngineRun` as JSON."""
     spec = json.loads(Path(args.run_engine).read_text())
     tasks = [PipelineTask(**t) for t in spec["tasks"]]
-    result = run_engine(spec["engine"], tasks, _lake_setup(spec["lake"]), spec.get("connect_pid"))
+    lake, jars = spec["lake"], spec.get("jars") or []
+    if engine_of(spec["engine"])[0] == "iceberg":
+        from tests.benchmarks.spark_peers import export_iceberg_results, iceberg_runner
+
+        runner = iceberg_runner(lake, jars)
+        result = run_engine(spec["engine"], tasks, None, None, runner=runner)
+        if not result.error:  # the parent checks these with DuckDB, as the lakes' results
+            export_iceberg_results(runner, [f"q{n:02d}" for n in BENCHMARK_QUERIES], Path(spec["results_dir"]))
+    else:
+        result = run_engine(spec["engine"], tasks, _lake_setup(lake), spec.get("connect_pid"), lake, jars)
     Path(spec["output"]).write_text(json.dumps(asdict(result)))
 
 
@@ -288,8 +316,11 @@ def spawn_engine(
     connect_pid: int | None,
     workdir: Path,
     spark_conf: dict[str, str],
+    python: str = sys.executable,
+    jars: list[str] | None = None,
 ) -> EngineRun:
-    """Run one engine in a fresh Python process and read back its measurements."""
+    """Run one engine in a fresh Python process (``python``: the Spark 4.1 environment's for the peers) and read
+    back its measurements."""
     slug = engine.replace(":", "-")
     spec_file, output = workdir / f"{slug}.json", workdir / f"{slug}.result.json"
     spec_file.write_text(
@@ -300,17 +331,22 @@ def spawn_engine(
                 "lake": lake,
                 "connect_pid": connect_pid,
                 "output": str(output),
+                "jars": jars or [],
+                "results_dir": str(results_dir(workdir, engine)),
             }
         )
     )
     spec_file.chmod(0o600)  # holds the catalog credentials
     child_env = dict(
-        env, AIRFLOW_CONN_DUCKLAKE_MAIN=_engine_conn(lake, engine, spark_conf), PYSPARK_PYTHON=sys.executable
+        env,
+        AIRFLOW_CONN_DUCKLAKE_MAIN=_engine_conn(lake, engine, spark_conf),
+        PYSPARK_PYTHON=python,
+        PYTHONPATH=str(Path(__file__).resolve().parents[2]),
     )
     log = workdir / f"{slug}.log"
     with log.open("w") as out:
         proc = subprocess.run(
-            [sys.executable, "-m", "tests.benchmarks.bench_tpcds", "--run-engine", str(spec_file)],
+            [python, "-m", "tests.benchmarks.bench_tpcds", "--run-engine", str(spec_file)],
             env=child_env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -320,18 +356,27 @@ def spawn_engine(
     return EngineRun.from_json(json.loads(output.read_text()))
 
 
+def results_dir(workdir: Path, engine: str) -> Path:
+    """Where the Iceberg runner leaves its ``results.qNN`` tables as Parquet for the answer check."""
+    return workdir / f"{engine.replace(':', '-')}-results"
+
+
 # ---------------------------------------------------------------------------------------------- answers
 
 
-def check_answers(setup: Any, landing: Path, scale_factor: float) -> dict[str, str | None]:
-    """Each ``results.qNN`` in the lake against the generator's reference answer (SF 0.01 and 1) and DuckDB's
-    answer on the landing files; ``None`` means equal."""
+def check_answers(
+    setup: Any, landing: Path, scale_factor: float, exported: Path | None = None
+) -> dict[str, str | None]:
+    """Each ``results.qNN`` in the lake (or, for Iceberg, exported as ``exported/qNN.parquet``) against the
+    generator's reference answer (SF 0.01 and 1) and DuckDB's answer on the landing files; ``None`` means
+    equal."""
     from airflow_provider_lakehouse.tpcds.answers import matches_reference, reference_answer
     from airflow_provider_lakehouse.tpcds.tables import SOURCE_TABLES
     from tests import referee
 
     con = referee.connect()
-    setup.attach(con, alias="lake", READ_ONLY="true")
+    if exported is None:
+        setup.attach(con, alias="lake", READ_ONLY="true")
     for table in SOURCE_TABLES:
         con.execute(
             f"CREATE OR REPLACE VIEW memory.main.{table} AS SELECT * FROM read_parquet('{landing}/{table}.parquet')"
@@ -343,7 +388,8 @@ def check_answers(setup: Any, landing: Path, scale_factor: float) -> dict[str, s
     for number in BENCHMARK_QUERIES:
         name = f"q{number:02d}"
         try:
-            ours = con.execute(f"SELECT * FROM lake.results.{name}").fetchall()
+            source = f"read_parquet('{exported}/{name}.parquet')" if exported else f"lake.results.{name}"
+            ours = con.execute(f"SELECT * FROM {source}").fetchall()
         except Exception as exc:
             verdicts[name] = f"not readable: {exc}"
             continue
@@ -538,18 +584,30 @@ def main() -> None:
             runs = []
             with tempfile.TemporaryDirectory() as workdir:
                 for engine in engines:
+                    base = engine_of(engine)[0]
+                    python, jars = sys.executable, []
+                    if base in PEER_ENGINES:
+                        from tests.benchmarks.spark_peers import peer_jars, peer_python
+
+                        python = str(peer_python(stack.state_dir, log=say))
+                        jars = peer_jars(Path(python), stack.state_dir, iceberg=base == "iceberg")
+                    elif base == "local":
+                        jars = [str(j) for j in stack.ensure_s3a_jars(log=lambda _m: None)]
                     say(f"{label(engine)}: {len(tasks)} tasks ...")
                     run = spawn_engine(
                         engine,
                         tasks,
                         lake,
                         env,
-                        connect_pid if engine_of(engine)[0] in ("connect", "auto") else None,
+                        connect_pid if base in ("connect", "auto") else None,
                         Path(workdir),
                         spark_conf,
+                        python,
+                        jars,
                     )
                     if not run.error:
-                        run.answers = check_answers(setup, landing, args.sf)
+                        exported = results_dir(Path(workdir), engine) if base == "iceberg" else None
+                        run.answers = check_answers(setup, landing, args.sf, exported)
                     say(f"  {run.wall_s:.1f} s" + (f", failed: {run.error}" if run.error else ""))
                     runs.append(run)
             (out / "results.json").write_text(
