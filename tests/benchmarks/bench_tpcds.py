@@ -11,7 +11,10 @@ publish step is left out: it is the same small copy whatever the engine) one aft
 
 - ``connect``: ``DucklakeHook`` over Spark Connect (the stack's Connect server, ``local[2]``);
 - ``submit``: ``DucklakeHook`` through spark-submit per task (``local[2]``, a JVM per task);
-- ``duckdb``: the same DuckDB SQL in DuckDB 1.5 with its ``ducklake`` extension attached to the same lake.
+- ``duckdb``: the same DuckDB SQL in DuckDB 1.5 with its ``ducklake`` extension attached to the same lake;
+- ``local`` / ``local41``: DuckLake with the provider's Spark driver in the runner's own local Spark 4.3 / 4.1;
+- ``iceberg``: Apache Iceberg 1.12 on local Spark 4.1, the same planned Spark SQL, a JDBC catalog in the stack's
+  Postgres and the data on the same storage (see :mod:`tests.benchmarks.spark_peers`).
 
 Each engine runs in its own Python process (PySpark allows one kind of session per process) over the same lake
 (Postgres catalog; data on SeaweedFS S3 or a local directory), replacing the previous engine's tables. After
