@@ -401,16 +401,16 @@ def flush_inlined_data(
         pieces = list(iter_slices(state.partitioning(), data))
         for number, (piece, piece_data) in enumerate(pieces):
             # one file per partition, as DuckDB flushes a partitioned table
-            positions = piece.rows if piece is not None else np.arange(len(rows))
+            positions = np.arange(len(rows)) if piece.rows is None else piece.rows
             written = write_data_file(
                 lake.storage,
                 state.table_dir,
                 state.columns,
                 piece_data,
-                row_ids=row_ids[positions],
-                row_snapshots=row_snapshots[positions],
-                partition=piece.partition if piece is not None else None,
-                directory=piece.directory if piece is not None else "",
+                row_ids=piece.select(row_ids),
+                row_snapshots=piece.select(row_snapshots),
+                partition=piece.partition,
+                directory=piece.directory,
             )
             ended = [(i, row_ends[p]) for i, p in enumerate(positions) if row_ends[p] is not None]
             # rows already deleted keep the snapshot that deleted them, in a delete file written now (while staging)

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.ducklake.model import FilePartition, PartitionField
 from airflow_provider_lakehouse.ducklake.murmur3 import murmur3_32, murmur3_32_float64, murmur3_32_int64
-from airflow_provider_lakehouse.ducklake.types import Column
+from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
 from airflow_provider_lakehouse.exceptions import LakehouseError
 
 #: the directory name DuckDB (and Hive) give a NULL key value
@@ -68,11 +68,20 @@ class PartitionKey:
 
 @dataclass(frozen=True)
 class PartitionSlice:
-    """The rows of a write that share one combination of key values."""
+    """The rows of a write that share one combination of key values (all rows, for an unpartitioned table)."""
 
-    partition: FilePartition
-    directory: str  # relative to the table directory, e.g. ``year=2020/k=a``
-    rows: np.ndarray  # row positions in the written data
+    partition: FilePartition | None  # None: an unpartitioned file
+    directory: str  # relative to the table directory, e.g. ``year=2020/k=a``; "" for none
+    rows: np.ndarray | None  # row positions in the written data; None: all of them
+
+    def select(self, values: pa.Array | np.ndarray | None) -> np.ndarray | pa.Array | None:
+        """This slice's part of per-row ``values`` (row ids, snapshot ids) of the written data."""
+        if values is None or self.rows is None:
+            return values
+        return np.asarray(values)[self.rows]
+
+
+_WHOLE = PartitionSlice(None, "", None)
 
 
 @dataclass(frozen=True)
@@ -215,9 +224,9 @@ def _hashes(column: Column, array: pa.Array) -> np.ndarray:
         return murmur3_32_int64(array.fill_null(0).to_numpy(zero_copy_only=False))
     if kind in ("float32", "float64"):
         return murmur3_32_float64(array.cast(pa.float64()).fill_null(0).to_numpy(zero_copy_only=False))
-    match = re.match(r"^decimal\((\d+),\s*(\d+)\)$", kind)
-    if match and int(match.group(1)) <= 18:
-        scale = int(match.group(2))
+    logical = arrow_type(column)
+    if pa.types.is_decimal(logical) and logical.precision <= 18:  # stored as an int64: hashed unscaled
+        scale = logical.scale
         unscaled = [0 if v is None else int(v.scaleb(scale)) for v in array.to_pylist()]
         return murmur3_32_int64(np.array(unscaled, dtype=np.int64))
     out = np.zeros(len(array), dtype=np.uint64)
@@ -250,8 +259,7 @@ def _identity_text(column: Column, value: object) -> str:
     if kind == "float64":
         return repr(float(value))  # type: ignore[arg-type]
     if isinstance(value, decimal.Decimal):
-        scale = int(kind.rsplit(",", 1)[1].rstrip(")").strip())
-        return f"{value:.{scale}f}"
+        return f"{value:.{arrow_type(column).scale}f}"
     if isinstance(value, datetime.datetime):
         text = _timestamp_text(value)
         return text + "+00" if kind == "timestamptz" else text
@@ -272,10 +280,11 @@ def _time_text(hour: int, minute: int, second: int, micros: int) -> str:
     return f"{text}.{micros:06d}".rstrip("0") if micros else text
 
 
-def iter_slices(partitioning: Partitioning | None, data: pa.Table) -> Iterator[tuple[PartitionSlice | None, pa.Table]]:
-    """``data`` as one piece per partition (the whole of it, with no slice, for an unpartitioned table)."""
+def iter_slices(partitioning: Partitioning | None, data: pa.Table) -> Iterator[tuple[PartitionSlice, pa.Table]]:
+    """``data`` as one piece per partition (the whole of it, as one unpartitioned piece, for a table without
+    partitioning)."""
     if partitioning is None or data.num_rows == 0:
-        yield None, data
+        yield _WHOLE, data
         return
     for piece in partitioning.split(data):
         yield piece, data.take(pa.array(piece.rows))

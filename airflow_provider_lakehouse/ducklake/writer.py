@@ -165,27 +165,20 @@ def write_partitioned(
         data = data.take(pa.array(order))
         row_ids = None if row_ids is None else np.asarray(row_ids)[order]
         row_snapshots = None if row_snapshots is None else np.asarray(row_snapshots)[order]
-    if partitioning is None:
-        return [
-            write_data_file(storage, table_dir, columns, data, row_ids=row_ids, row_snapshots=row_snapshots, tag=tag)
-        ]
-    files = []
-    for piece, rows in iter_slices(partitioning, data):
-        assert piece is not None
-        files.append(
-            write_data_file(
-                storage,
-                table_dir,
-                columns,
-                rows,
-                row_ids=None if row_ids is None else np.asarray(row_ids)[piece.rows],
-                row_snapshots=None if row_snapshots is None else np.asarray(row_snapshots)[piece.rows],
-                tag=tag,
-                partition=piece.partition,
-                directory=piece.directory,
-            )
+    return [
+        write_data_file(
+            storage,
+            table_dir,
+            columns,
+            rows,
+            row_ids=piece.select(row_ids),
+            row_snapshots=piece.select(row_snapshots),
+            tag=tag,
+            partition=piece.partition,
+            directory=piece.directory,
         )
-    return files
+        for piece, rows in iter_slices(partitioning, data)
+    ]
 
 
 def write_data_files(
