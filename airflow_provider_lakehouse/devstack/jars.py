@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -79,3 +79,18 @@ def s3a_jars(cache: Path, spark_jars: Path, *, log: Callable[[str], None] = prin
             shutil.move(str(jar), target / jar.name)
     marker.write_text("\n".join(sorted(j.name for j in target.glob("*.jar"))) + "\n")
     return sorted(target.glob("*.jar"))
+
+
+def classpath_conf(jars: Sequence[Path | str]) -> dict[str, str]:
+    """Spark properties that put ``jars`` on the driver's and the executors' classpath when their JVMs start.
+
+    Not ``spark.jars``: that hands every jar to each application's executors, and in local mode copies them,
+    the 690 MB AWS SDK bundle included, for every application: about 4 s on each spark-submit task here
+    (``tests/benchmarks/bench_spark.py``). The paths must exist wherever an executor runs, which holds for the
+    local stack (one machine); on a cluster, install the jars on every node, or ship them with ``spark.jars``.
+
+    >>> classpath_conf(["/j/a.jar", "/j/b.jar"])["spark.executor.extraClassPath"]
+    '/j/a.jar:/j/b.jar'
+    """
+    classpath = ":".join(str(jar) for jar in jars)
+    return {"spark.driver.extraClassPath": classpath, "spark.executor.extraClassPath": classpath}

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from airflow_provider_lakehouse.devstack.jars import classpath_conf
 from airflow_provider_lakehouse.devstack.ports import LOOPBACK
 
 CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -517,7 +518,7 @@ class SparkConnectServer:
         """
         conf = connect_conf(bind_address=LOOPBACK, port=self.port, driver_host=LOOPBACK)
         if self.jars:
-            conf["spark.jars"] = ",".join(str(j) for j in self.jars)
+            conf.update(classpath_conf(self.jars))
         argv = connect_argv(spark_home(), master=self.master, driver_memory=self.driver_memory, conf=conf)
         # Spark writes spark-warehouse/ (and derby.log with Hive) into its working directory.
         proc = self._jvm.spawn(argv, _base_env(self._jvm.conf_dir), cwd=self.state_dir / "connect")

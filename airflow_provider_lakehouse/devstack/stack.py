@@ -20,6 +20,7 @@ from typing import Any
 
 from airflow_provider_lakehouse.devstack import osuser
 from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
+from airflow_provider_lakehouse.devstack.jars import classpath_conf
 from airflow_provider_lakehouse.devstack.ports import LOOPBACK, pick_port
 from airflow_provider_lakehouse.devstack.postgres import PostgresServer, reachable_bin_dir
 from airflow_provider_lakehouse.devstack.seaweed import GRPC_OFFSET, REGION, SeaweedS3
@@ -210,11 +211,12 @@ class Stack:
         """The S3A jars :meth:`ensure_s3a_jars` found (none if it has not run or failed)."""
         return tuple(Path(j) for j in self._load_state().get("s3a_jars", []) if Path(j).exists())
 
-    def start_spark_connect(self, *, log: Any = print) -> str:
+    def start_spark_connect(self, *, log: Any = print, driver_memory: str | None = None) -> str:
         """Start the Spark Connect server unless it is running; return its URL (``sc://127.0.0.1:<port>``).
 
-        Not part of :meth:`up`: the server is a JVM with a 2 GB heap. Its port is kept in ``state.json``
-        (so ``env()`` exports ``AIRFLOW_CONN_SPARK_CONNECT_LOCAL``) and reused on the next start if free.
+        Not part of :meth:`up`: the server is a JVM with a 2 GB heap (``driver_memory`` sets another when this
+        call starts it). Its port is kept in ``state.json`` (so ``env()`` exports
+        ``AIRFLOW_CONN_SPARK_CONNECT_LOCAL``) and reused on the next start if free.
 
         :raises RuntimeError: the server did not answer a query (the message holds its log).
         """
@@ -223,6 +225,8 @@ class Stack:
         if not server.running():
             server.stop()  # ours but not answering: a half-started or wedged JVM
             server.port = pick_port(server.port)
+            if driver_memory:
+                server.driver_memory = driver_memory
             log(f"starting Spark Connect on {server.url}")
             begin = time.monotonic()
             server.start()
@@ -393,7 +397,7 @@ class Stack:
         extra: dict[str, Any] = {"data_path": f"s3://{LAKE_BUCKET}/main/", "aws_conn_id": AWS_CONN_ID}
         jars = self.s3a_jar_paths()
         if jars:
-            extra["spark_conf"] = {"spark.jars": ",".join(str(j) for j in jars)}
+            extra["spark_conf"] = classpath_conf(jars)
         return extra
 
     @staticmethod

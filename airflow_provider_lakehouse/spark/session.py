@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import uuid
 from collections.abc import Mapping
 from importlib.util import find_spec
@@ -111,6 +112,10 @@ def _start_jvm_with_logged_output(settings: Mapping[str, str]) -> None:
 
 #: sessions this process holds, by session key (a process may talk to several lakes or servers)
 _CONNECT_SESSIONS: dict[str, Any] = {}
+#: every client session this process opened, also those replaced in ``_CONNECT_SESSIONS``: all are closed at exit
+_OPENED: list[Any] = []
+#: tasks of one process (threads) asking for the same session at once must get one, not one each
+_CONNECT_LOCK = threading.Lock()
 
 
 def connect_session(url: str, conf: Mapping[str, str] | None = None) -> Any:
@@ -123,18 +128,24 @@ def connect_session(url: str, conf: Mapping[str, str] | None = None) -> Any:
     :mod:`.plan`); they register nothing else in the session. If the server closed the session (its idle
     timeout), the next id of the same series is used.
     """
-    from pyspark.sql import SparkSession
-
     settings = {k: v for k, v in sorted((conf or {}).items()) if k.startswith("spark.sql.")}
     key = json.dumps([url.rstrip("/"), settings])
-    cached = _CONNECT_SESSIONS.get(key)
-    if cached is not None and _alive(cached):
-        return cached
+    with _CONNECT_LOCK:
+        cached = _CONNECT_SESSIONS.get(key)
+        if cached is not None and _alive(cached):
+            return cached
+        return _open_connect_session(url, key, settings)
+
+
+def _open_connect_session(url: str, key: str, settings: Mapping[str, str]) -> Any:
+    from pyspark.sql import SparkSession
+
     had_flag = "SPARK_CONNECT_MODE_ENABLED" in os.environ
     try:
         for generation in range(_MAX_GENERATIONS):
             session_id = str(uuid.uuid5(_NAMESPACE, f"{key}#{generation}"))
             spark = SparkSession.builder.remote(f"{url.rstrip('/')}/;session_id={session_id}").create()
+            _OPENED.append(spark)
             try:
                 for name, value in settings.items():
                     spark.conf.set(name, value)
@@ -169,10 +180,14 @@ def close_connect_clients() -> None:
 
     Registered with :mod:`atexit`: left to ``SparkSession.__del__`` at interpreter teardown, gRPC's channel close
     waits for threads that no longer run, and the process never exits (seen in the TPC-DS benchmark after four
-    concurrent tasks). Closing here, while the interpreter is whole, makes that later close a no-op.
+    concurrent tasks). Closing here, while the interpreter is whole, makes that later close a no-op. Every
+    session opened is closed, not only the cached ones: an uncached one (two tasks of one process racing to open
+    the session, before the lock) hung the benchmark's runner at exit just the same.
     """
-    sessions = list(_CONNECT_SESSIONS.values())
-    _CONNECT_SESSIONS.clear()
+    with _CONNECT_LOCK:
+        sessions = list(_OPENED)
+        _OPENED.clear()
+        _CONNECT_SESSIONS.clear()
     for spark in sessions:
         try:
             spark.client.close()

@@ -7,6 +7,7 @@ extension is installed from the wheel into a local extension directory, never do
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +19,11 @@ if TYPE_CHECKING:
     import duckdb
 
     from airflow_provider_lakehouse.connections.lake import S3Spec
+    from airflow_provider_lakehouse.ducklake.storage import Storage
 
 
+#: DuckDB's memory while generating: the rest of a 24 GB machine stays free for the services beside it
+GENERATOR_MEMORY = "6GB"
 # DuckDB's default row group size: a large table gets many row groups, which readers split among cores.
 ROW_GROUP_ROWS = 122_880
 
@@ -35,13 +39,14 @@ class Generated:
     seconds: float
 
 
-def tpcds_connection(extension_dir: str) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with ``tpcds`` loaded from its wheel (installed once into ``extension_dir``)."""
+def tpcds_connection(extension_dir: str, database: str = ":memory:") -> duckdb.DuckDBPyConnection:
+    """A DuckDB (in memory unless ``database`` names a file) with ``tpcds`` loaded from its wheel (installed once
+    into ``extension_dir``)."""
     import duckdb
     from duckdb_extensions import import_extension
 
     Path(extension_dir).mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(config={"extension_directory": extension_dir, "autoinstall_known_extensions": False})
+    con = duckdb.connect(database, config={"extension_directory": extension_dir, "autoinstall_known_extensions": False})
     if not list(Path(extension_dir).rglob("tpcds*.duckdb_extension")):
         import_extension("tpcds", con=con)
     con.sql("LOAD tpcds")
@@ -95,24 +100,48 @@ def generate(scale_factor: float, landing: str, *, extension_dir: str, s3: S3Spe
     from airflow_provider_lakehouse.ducklake.storage import Storage, join_path
 
     started = time.monotonic()
-    con = tpcds_connection(extension_dir)
-    con.execute(f"CALL dsdgen(sf={float(scale_factor)!r})")
-    storage = Storage(landing if "://" in landing else str(Path(landing).resolve()), s3)
-    rows: dict[str, int] = {}
-    size = 0
-    for table in SOURCE_TABLES:
-        data = con.execute(f"SELECT * FROM {table}").to_arrow_table()
-        file_size, _footer, _meta = storage.write_parquet(
-            data, join_path(storage.data_path, f"{table}.parquet"), compression="zstd", row_group_size=ROW_GROUP_ROWS
-        )
-        rows[table] = data.num_rows
-        size += file_size
+    with tempfile.TemporaryDirectory(prefix="tpcds-") as scratch:
+        # A database file, not memory: at SF 10 the generated tables alone outgrow a 24 GB machine's memory.
+        con = tpcds_connection(extension_dir, str(Path(scratch) / "tpcds.duckdb"))
+        con.execute(f"SET memory_limit = '{GENERATOR_MEMORY}'")
+        con.execute(f"CALL dsdgen(sf={float(scale_factor)!r})")
+        storage = Storage(landing if "://" in landing else str(Path(landing).resolve()), s3)
+        rows: dict[str, int] = {}
+        size = 0
+        for table in SOURCE_TABLES:
+            rows[table], file_size = _write_table(con, table, storage, join_path(storage.data_path, f"{table}.parquet"))
+            size += file_size
+        _write_queries(con, storage)
+        con.close()
+    benchmark_queries(extension_dir)  # the DAG reads the query text from this cache when it is parsed
+    return Generated(scale_factor, storage.data_path, rows, size, time.monotonic() - started)
+
+
+def _write_table(con: duckdb.DuckDBPyConnection, table: str, storage: Storage, uri: str) -> tuple[int, int]:
+    """Stream ``table`` into one zstd Parquet file of ``ROW_GROUP_ROWS``-row groups; (rows, file size)."""
+    import pyarrow.parquet as pq
+
+    path = storage.fs_path(uri)
+    if not storage.is_s3:
+        storage.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    reader = con.execute(f"SELECT * FROM {table}").fetch_record_batch(ROW_GROUP_ROWS)
+    count = 0
+    with (
+        storage.fs.open_output_stream(path) as sink,
+        pq.ParquetWriter(sink, reader.schema, compression="zstd", store_schema=False) as writer,
+    ):
+        for batch in reader:  # one table of SF 10 is several GB in Arrow: never hold it whole
+            writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
+            count += batch.num_rows
+    return count, storage.fs.get_file_info(path).size
+
+
+def _write_queries(con: duckdb.DuckDBPyConnection, storage: Storage) -> None:
+    from airflow_provider_lakehouse.ducklake.storage import join_path
+
     for number in BENCHMARK_QUERIES:
         path = storage.fs_path(join_path(storage.data_path, f"queries/q{number:02d}.sql"))
         if not storage.is_s3:
             storage.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         with storage.fs.open_output_stream(path) as out:
             out.write(query_text(con, number).encode())
-    con.close()
-    benchmark_queries(extension_dir)  # the DAG reads the query text from this cache when it is parsed
-    return Generated(scale_factor, storage.data_path, rows, size, time.monotonic() - started)

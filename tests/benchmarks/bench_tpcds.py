@@ -536,6 +536,11 @@ def main() -> None:
         help="a Spark property for both Spark engines (repeatable; over Connect only spark.sql.*)",
     )
     parser.add_argument(
+        "--driver-memory",
+        help="heap of the Spark Connect server (restarted if it runs) and of the in-process Spark peers "
+        "(default: 2g, and a running server is kept)",
+    )
+    parser.add_argument(
         "--auto-max-scan-bytes",
         type=int,
         help="the auto engine's threshold (the lake's duckdb_max_scan_bytes; default: a quarter of the memory)",
@@ -576,12 +581,16 @@ def main() -> None:
             out.mkdir(parents=True, exist_ok=True)
             lake = _lake(env, args.storage, stack.state_dir / "benchmarks" / "lakes")
             lake["auto_max_scan_bytes"] = args.auto_max_scan_bytes
+            lake["driver_memory"] = args.driver_memory or "2g"
             os.environ.update(env)
             setup = _lake_setup(lake)
             connect_pid = None
             if any(engine_of(e)[0] in ("connect", "auto") for e in engines):
                 connect_started = not stack.spark_connect_server().running()
-                stack.start_spark_connect(log=lambda _m: None)
+                if not connect_started and args.driver_memory:
+                    stack.stop_spark_connect(log=lambda _m: None)  # its heap is set at start
+                    connect_started = True
+                stack.start_spark_connect(log=lambda _m: None, driver_memory=args.driver_memory)
                 env = dict(os.environ, **stack.env())
                 connect_pid = stack.spark_connect_server().pid()
             runs = []

@@ -100,13 +100,13 @@ def s3a_jars_for(python: Path, cache: Path) -> list[Path]:
     return s3a_jars(cache, Path(pyspark_dir) / "jars", log=lambda _m: None)
 
 
-def _local_spark(jars: list[str], extra: dict[str, str]) -> Any:
-    """The runner's local Spark: ``local[2]`` with a 2 GB heap, as the stack's Spark Connect server."""
+def _local_spark(jars: list[str], extra: dict[str, str], memory: str) -> Any:
+    """The runner's local Spark: ``local[2]`` with the heap the Spark Connect server gets (``--driver-memory``)."""
     from airflow_provider_lakehouse.spark.session import local_session
 
     conf = {
         "spark.master": "local[2]",
-        "spark.driver.memory": "2g",
+        "spark.driver.memory": memory,
         "spark.sql.session.timeZone": "UTC",
         "spark.jars": ",".join(jars),
         **extra,
@@ -158,6 +158,7 @@ def iceberg_runner(lake: dict[str, Any], jars: list[str]) -> Callable[[PipelineT
             "spark.hadoop.fs.s3a.access.key": aws["login"],
             "spark.hadoop.fs.s3a.secret.key": aws["password"],
         },
+        lake["driver_memory"],
     )
 
     def run(task: PipelineTask) -> None:
@@ -193,7 +194,7 @@ def ducklake_local_runner(lake: dict[str, Any], jars: list[str]) -> Callable[[Pi
     from airflow_provider_lakehouse.spark.plan import plan_script
     from tests.benchmarks.bench_tpcds import _lake_setup
 
-    spark = _local_spark(jars, {})
+    spark = _local_spark(jars, {}, lake["driver_memory"])
     setup = _lake_setup(lake)
     spec = DuckLakeSpec(
         name="main",

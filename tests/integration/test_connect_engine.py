@@ -60,3 +60,35 @@ def test_empty_results_over_spark_connect(stack: Any, stack_env: dict[str, str],
     assert commands[8]["columns"] == ["snapshot_id"] and commands[8]["rows"] == []
     # the stack's Connect server has the S3A jars: Spark's own Parquet reader reads the S3 lake
     assert commands[9]["rows"] == [{"total": 12}] and commands[9]["scans"][0]["reader"] == "spark-parquet"
+
+
+CONCURRENT_SESSIONS = """
+import sys, threading
+from airflow_provider_lakehouse.spark.session import connect_session
+barrier = threading.Barrier(4)
+sessions = []
+
+def open_one():
+    barrier.wait()  # all four ask at the same moment, as tasks of one worker process do
+    spark = connect_session(sys.argv[1])
+    sessions.append(spark)
+    spark.sql("SELECT 1").collect()
+
+threads = [threading.Thread(target=open_one) for _ in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len({id(s) for s in sessions}))
+"""
+
+
+@pytest.mark.integration
+def test_tasks_of_one_process_share_one_connect_session_and_the_process_exits(stack: Any) -> None:
+    """Four threads opening the session at once get one client, and the process ends: a second, uncached client
+    used to be closed by ``SparkSession.__del__`` at interpreter teardown, where gRPC waits forever (the
+    benchmark's runner hung there after its tasks had finished)."""
+    url = stack.start_spark_connect(log=lambda _m: None)
+    proc = subprocess.run([sys.executable, "-c", CONCURRENT_SESSIONS, url], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.strip() == "1"
