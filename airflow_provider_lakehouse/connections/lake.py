@@ -62,6 +62,7 @@ class DuckLakeSpec:
     spark_s3a: bool | None = None  # None: Spark reads S3 itself when it can (see spark.s3a)
     engine: str = "spark"  # the lake's default engine: spark, duckdb or auto (see duckdb_engine.choice)
     duckdb_max_scan_bytes: int | None = None  # auto: DuckDB up to this many scanned bytes (None: by memory)
+    spark_class_archive: bool = True  # spark-submit drivers map a class-data archive (see spark.class_archive)
 
     @property
     def secrets(self) -> list[str]:
@@ -135,6 +136,7 @@ def ducklake_spec_from_connection(
         spark_conn_id=extra.get("spark_conn_id") or None,
         spark_conf={str(k): str(v) for k, v in spark_conf.items()},
         spark_s3a=_optional_flag(extra.get("spark_s3a")),
+        spark_class_archive=_optional_flag(extra.get("spark_class_archive")) is not False,
         engine=check_engine(extra.get("engine") or "spark", f"Connection {conn.conn_id!r}"),
         duckdb_max_scan_bytes=_optional_int(extra.get("duckdb_max_scan_bytes"), conn.conn_id, "duckdb_max_scan_bytes"),
         retry=RetryPolicy(

@@ -255,7 +255,8 @@ class DucklakeHook(BaseHook):
         from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
         from airflow_provider_lakehouse.spark import job
-        from airflow_provider_lakehouse.spark.session import LOCAL_CONF, require_spark_submit
+        from airflow_provider_lakehouse.spark.class_archive import ClassArchive
+        from airflow_provider_lakehouse.spark.session import LOCAL_CONF, require_spark_submit, spark_home
 
         workdir = Path(tempfile.mkdtemp(prefix="lakehouse-job-"))  # mode 700
         job_file, result_file = workdir / "job.pkl", workdir / "result.pkl"
@@ -283,6 +284,9 @@ class DucklakeHook(BaseHook):
                     }
                 )
             conf.update(self.spec.spark_conf)
+            archive = ClassArchive.for_submit(spark_home(), conf) if self.spec.spark_class_archive else None
+            if archive is not None:
+                conf = archive.with_options(conf)
             self._submit_hook = SparkSubmitHook(
                 conf=conf,
                 conn_id=self.spec.spark_conn_id or "",
@@ -295,6 +299,8 @@ class DucklakeHook(BaseHook):
                 self._submit_hook.submit(application=job.__file__)
             except Exception as exc:  # the job reports statement errors in its result file
                 failure = exc
+            if archive is not None and archive.settle():
+                self.log.info("lake %s: wrote the drivers' class-data archive %s", self.name, archive.path)
             if not result_file.exists():
                 raise LakehouseError(f"spark-submit of lake {self.name!r} produced no result: {failure}")
             response: dict[str, Any] = pickle.loads(result_file.read_bytes())

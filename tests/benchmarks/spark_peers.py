@@ -18,6 +18,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,11 @@ def iceberg_runner(lake: dict[str, Any], jars: list[str]) -> Callable[[PipelineT
         lake["driver_memory"],
     )
 
+    # Iceberg's JDBC catalog fails the second of two concurrent CREATE NAMESPACE IF NOT EXISTS (a duplicate key
+    # in iceberg_namespace_properties): tasks running at once create each namespace once, under a lock.
+    namespaces: set[str] = set()
+    namespace_lock = threading.Lock()
+
     def run(task: PipelineTask) -> None:
         plan = plan_script(preamble("main", task.schema) + task.sql)
         for step in plan.steps:
@@ -168,7 +174,10 @@ def iceberg_runner(lake: dict[str, Any], jars: list[str]) -> Callable[[PipelineT
             if isinstance(details, (steps.Attach, steps.Use)):
                 continue
             if isinstance(details, steps.CreateSchema):
-                spark.sql(f"CREATE NAMESPACE IF NOT EXISTS ice.`{step.target}`")
+                with namespace_lock:
+                    if step.target not in namespaces:
+                        spark.sql(f"CREATE NAMESPACE IF NOT EXISTS ice.`{step.target}`")
+                        namespaces.add(step.target or "")
                 continue
             for ref in step.tables:
                 spark.table(f"ice.`{ref.schema}`.`{ref.table}`").createOrReplaceTempView(ref.view)

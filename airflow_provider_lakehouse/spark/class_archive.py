@@ -1,0 +1,111 @@
+"""A class-data archive (Java's AppCDS) for the driver JVMs that spark-submit starts, one per lake task.
+
+A spark-submit task's driver is a fresh JVM, and most of its start is spent loading and verifying Spark's classes
+(its SparkContext, then the SQL engine for the first statement). The first task on a machine has the JVM write
+the classes it loaded into an archive when it exits (``-XX:ArchiveClassesAtExit``); later tasks map that archive
+(``-XX:SharedArchiveFile``) instead of loading the classes again. On the 2-core machine a task's ``SELECT 1``
+went from 9.9 s to 5.8 s, below a bare spark-submit of an empty job (7.1 s); the first task pays about 12 s more
+to write the archive (see docs/ducklake.md, "Spark benchmark").
+
+An archive is only valid for the JVM and the class path that wrote it, so its file name is a digest of both (the
+``java`` binary, Spark's ``jars/`` and ``spark.driver.extraClassPath``); a JVM that still finds it unusable falls
+back to loading classes itself. Each first task writes to a name of its own and moves the finished archive into
+place, so tasks starting together never read a half-written file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+#: the driver JVM option Spark reads for client-mode drivers (spark-submit passes it to the JVM it starts)
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+# Harmless on a JVM older than 13, which knows neither option and would otherwise refuse to start.
+_TOLERANT = "-XX:+IgnoreUnrecognizedVMOptions"
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME`` (else ``~/.cache``) ``/airflow-provider-lakehouse/class-archives``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "airflow-provider-lakehouse" / "class-archives"
+
+
+@dataclass(frozen=True)
+class ClassArchive:
+    """The archive for one driver JVM and class path, and the options that use it or write it.
+
+    :param path: where the finished archive lives.
+    :param pending: where this task's JVM writes a new archive when none exists yet.
+    """
+
+    path: Path
+    pending: Path
+
+    @classmethod
+    def for_submit(
+        cls, spark_home: str | None, conf: Mapping[str, str], cache_dir: Path | None = None
+    ) -> ClassArchive | None:
+        """The archive for a spark-submit with ``conf`` from ``spark_home``; ``None`` without a ``java`` or a
+        Spark home to key it on (the task then runs without one)."""
+        java = _java_binary()
+        if java is None or not spark_home:
+            return None
+        jars_dir = Path(spark_home) / "jars"
+        key = json.dumps(
+            [
+                os.path.realpath(java),
+                _mtime(Path(os.path.realpath(java))),
+                sorted(p.name for p in jars_dir.glob("*.jar")) if jars_dir.is_dir() else [],
+                conf.get("spark.driver.extraClassPath", ""),
+            ]
+        )
+        digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+        directory = cache_dir or default_cache_dir()
+        path = directory / f"spark-driver-{digest}.jsa"
+        return cls(path, directory / f".{path.name}.{uuid.uuid4().hex}.partial")
+
+    def java_options(self) -> str:
+        """JVM options: map the archive when it exists, otherwise write one at exit."""
+        if self.path.is_file():
+            return f"{_TOLERANT} -XX:SharedArchiveFile={self.path}"
+        self.pending.parent.mkdir(parents=True, exist_ok=True)
+        return f"{_TOLERANT} -XX:ArchiveClassesAtExit={self.pending}"
+
+    def with_options(self, conf: Mapping[str, str]) -> dict[str, str]:
+        """``conf`` with :meth:`java_options` added to the driver's Java options (the user's own kept first)."""
+        merged = dict(conf)
+        merged[DRIVER_JAVA_OPTIONS] = f"{conf.get(DRIVER_JAVA_OPTIONS, '')} {self.java_options()}".strip()
+        return merged
+
+    def settle(self) -> bool:
+        """After the JVM exited: move an archive it wrote into place; True if one was. A JVM killed before its
+        exit leaves nothing or a partial file, which is removed."""
+        if not self.pending.exists():
+            return False
+        try:
+            if self.pending.stat().st_size > 0 and not self.path.exists():
+                os.replace(self.pending, self.path)  # atomic: a task starting now sees no file or a whole one
+                return True
+            return False
+        finally:
+            self.pending.unlink(missing_ok=True)
+
+
+def _java_binary() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and Path(home, "bin", "java").is_file():
+        return str(Path(home, "bin", "java"))
+    return shutil.which("java")
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return int(path.stat().st_mtime)
+    except OSError:
+        return 0
