@@ -514,7 +514,7 @@ def chart(runs: list[EngineRun], path: Path, title: str) -> None:
     ax.invert_yaxis()
     ax.legend(ncol=len(STAGES), loc="upper center", bbox_to_anchor=(0.5, -0.35), frameon=False)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # long engine labels would cut off the title and legend
     plt.close(fig)
 
 
