@@ -71,16 +71,22 @@ class ClassArchive:
         return cls(path, directory / f".{path.name}.{uuid.uuid4().hex}.partial")
 
     def java_options(self) -> str:
-        """JVM options: map the archive when it exists, otherwise write one at exit."""
+        """JVM options: map the archive when it exists, otherwise write one at exit; none when the cache
+        directory cannot be created (a read-only home): the task then runs as it would without an archive."""
         if self.path.is_file():
             return f"{_TOLERANT} -XX:SharedArchiveFile={self.path}"
-        self.pending.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.pending.parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return ""
         return f"{_TOLERANT} -XX:ArchiveClassesAtExit={self.pending}"
 
     def with_options(self, conf: Mapping[str, str]) -> dict[str, str]:
         """``conf`` with :meth:`java_options` added to the driver's Java options (the user's own kept first)."""
         merged = dict(conf)
-        merged[DRIVER_JAVA_OPTIONS] = f"{conf.get(DRIVER_JAVA_OPTIONS, '')} {self.java_options()}".strip()
+        options = self.java_options()
+        if options:
+            merged[DRIVER_JAVA_OPTIONS] = f"{conf.get(DRIVER_JAVA_OPTIONS, '')} {options}".strip()
         return merged
 
     def settle(self) -> bool:

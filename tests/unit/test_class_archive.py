@@ -71,3 +71,13 @@ def test_the_archive_belongs_to_one_class_path(spark_home: str, tmp_path: Path) 
 
 def test_no_spark_home_no_archive(tmp_path: Path) -> None:
     assert ClassArchive.for_submit(None, {}, tmp_path) is None
+
+
+def test_an_unwritable_cache_leaves_the_driver_options_alone(spark_home: str, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache directory would go")
+    archive = ClassArchive.for_submit(spark_home, {}, blocker / "cache")
+    assert archive is not None
+    conf = {DRIVER_JAVA_OPTIONS: "-Dkeep=1"}
+    assert archive.with_options(conf) == conf
+    assert archive.settle() is False
