@@ -26,6 +26,8 @@ from pathlib import Path
 
 #: the driver JVM option Spark reads for client-mode drivers (spark-submit passes it to the JVM it starts)
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+#: the user's driver options that settle class data sharing themselves
+_USER_DECIDES = ("-Xshare:off", "-XX:SharedArchiveFile", "-XX:ArchiveClassesAtExit", "-XX:-UseSharedSpaces")
 # Harmless on a JVM older than 13, which knows neither option and would otherwise refuse to start.
 _TOLERANT = "-XX:+IgnoreUnrecognizedVMOptions"
 
@@ -82,8 +84,13 @@ class ClassArchive:
         return f"{_TOLERANT} -XX:ArchiveClassesAtExit={self.pending}"
 
     def with_options(self, conf: Mapping[str, str]) -> dict[str, str]:
-        """``conf`` with :meth:`java_options` added to the driver's Java options (the user's own kept first)."""
+        """``conf`` with :meth:`java_options` added to the driver's Java options (the user's own kept first).
+        Options that already decide about class data sharing (``-Xshare:off``, an archive of their own) win:
+        ``conf`` is returned as it is."""
         merged = dict(conf)
+        own = conf.get(DRIVER_JAVA_OPTIONS, "")
+        if any(flag in own for flag in _USER_DECIDES):
+            return merged
         options = self.java_options()
         if options:
             merged[DRIVER_JAVA_OPTIONS] = f"{conf.get(DRIVER_JAVA_OPTIONS, '')} {options}".strip()

@@ -81,3 +81,10 @@ def test_an_unwritable_cache_leaves_the_driver_options_alone(spark_home: str, tm
     conf = {DRIVER_JAVA_OPTIONS: "-Dkeep=1"}
     assert archive.with_options(conf) == conf
     assert archive.settle() is False
+
+
+@pytest.mark.parametrize("own", ["-Xshare:off", "-XX:SharedArchiveFile=/opt/app.jsa -Xmx1g"])
+def test_driver_options_that_settle_class_sharing_win(spark_home: str, tmp_path: Path, own: str) -> None:
+    archive = ClassArchive.for_submit(spark_home, {}, tmp_path / "cache")
+    assert archive is not None
+    assert archive.with_options({DRIVER_JAVA_OPTIONS: own}) == {DRIVER_JAVA_OPTIONS: own}
