@@ -106,9 +106,15 @@ class Storage:
         return self.fs.open_input_file(self.fs_path(uri))
 
     def write_parquet(
-        self, table: pa.Table, uri: str, *, compression: str = "snappy", row_group_size: int = 1_000_000
+        self,
+        table: pa.Table | pa.RecordBatchReader,
+        uri: str,
+        *,
+        compression: str = "snappy",
+        row_group_size: int = 1_000_000,
     ) -> tuple[int, int, pq.FileMetaData]:
-        """Write ``table`` to ``uri``; return (file size, footer size, Parquet metadata)."""
+        """Write ``table`` to ``uri``; return (file size, footer size, Parquet metadata). A record batch reader
+        is written batch by batch (at most ``row_group_size`` rows per group), never held whole."""
         path = self.fs_path(uri)
         if not self.is_s3:
             self.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
@@ -116,7 +122,11 @@ class Storage:
             # No Arrow schema in the key-value metadata: DuckDB writes none, and field ids carry the mapping.
             writer = pq.ParquetWriter(sink, table.schema, compression=compression, store_schema=False)
             with writer:
-                writer.write_table(table, row_group_size=row_group_size)
+                if isinstance(table, pa.Table):
+                    writer.write_table(table, row_group_size=row_group_size)
+                else:
+                    for batch in table:
+                        writer.write_batch(batch, row_group_size=row_group_size)
         with self.fs.open_input_file(path) as handle:
             size = handle.size()
             handle.seek(size - 8)
