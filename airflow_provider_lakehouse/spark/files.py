@@ -129,7 +129,7 @@ def write_single_file(frame: Any, path: str, fmt: str, options: Mapping[str, Any
         rows = 0
         with storage.fs.open_output_stream(storage.fs_path(path)) as sink:
             writer = (
-                pq.ParquetWriter(sink, schema, compression="snappy")
+                pq.ParquetWriter(sink, schema, compression="snappy", store_decimal_as_integer=True)
                 if fmt == "parquet"
                 else pacsv.CSVWriter(
                     sink, schema, write_options=pacsv.WriteOptions(delimiter=str(options.get("delim", ",")))

@@ -268,3 +268,52 @@ def test_rename_drop_table_drop_schema_and_unsigned_types(setup: LakeSetup) -> N
     con.sql("CREATE TABLE lake.s.a2 AS SELECT 1 AS z")
     con.close()
     assert setup.open().read("s.a2").to_pylist() == [{"z": 1}]
+
+
+def test_decimals_are_stored_in_the_physical_types_duckdb_uses(setup: LakeSetup) -> None:
+    """Decimals of up to 18 digits are INT32/INT64 in the Parquet files, as in DuckDB's own files (Spark reads
+    those faster than fixed-length byte arrays); wider ones stay fixed-length byte arrays. Values are exact."""
+    schema = pa.schema(
+        [
+            ("d4", pa.decimal128(4, 1)),
+            ("d9", pa.decimal128(9, 2)),
+            ("d18", pa.decimal128(18, 3)),
+            ("d38", pa.decimal128(38, 10)),
+        ]
+    )
+    columns = [
+        ["-999.9", "0.1", None, "999.9"],
+        ["-9999999.99", "0.01", "1.00", None],
+        ["-999999999999999.999", None, "0.001", "1"],
+        [None, "-" + "9" * 28 + "." + "9" * 10, "1E-10", "0"],
+    ]
+    values = pa.table(
+        [
+            pa.array([None if v is None else decimal.Decimal(v) for v in column], field.type)
+            for column, field in zip(columns, schema, strict=True)
+        ],
+        schema=schema,
+    )
+    lake = setup.create()
+    with lake.transaction() as tx:
+        tx.create_schema("s")
+        tx.create_table("s.ours", schema)
+    with lake.transaction() as tx:
+        tx.append("s.ours", values)
+
+    con = referee.connect()
+    setup.attach(con, data_inlining_row_limit=0)  # DuckDB writes its four rows to a file too
+    con.sql("CREATE TABLE lake.s.theirs AS FROM lake.s.ours")
+
+    def physical_types(table: str) -> list[tuple[str, str]]:
+        [(path,)] = con.sql(f"SELECT data_file FROM ducklake_list_files('lake', '{table}', schema => 's')").fetchall()
+        return con.sql(f"SELECT path_in_schema, type FROM parquet_metadata('{path}') ORDER BY column_id").fetchall()
+
+    theirs = physical_types("theirs")
+    assert physical_types("ours") == theirs
+    assert [kind for _, kind in theirs] == ["INT32", "INT32", "INT64", "FIXED_LEN_BYTE_ARRAY"]
+    assert con.sql("SELECT * FROM lake.s.ours").arrow().read_all().equals(values)
+    # DuckDB answers min/max from our catalog statistics; they must agree with the data
+    assert con.sql("SELECT min(d9), max(d18), min(d38) FROM lake.s.ours").fetchall() == [
+        (decimal.Decimal("-9999999.99"), decimal.Decimal("1.000"), decimal.Decimal("-" + "9" * 28 + "." + "9" * 10))
+    ]

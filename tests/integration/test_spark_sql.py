@@ -716,3 +716,19 @@ def test_timestamps_with_a_time_zone_are_written_as_duckdb_writes_them(
     for table in ("lake.t", "lake.u", f"'{out}'"):
         assert con.execute(f"SELECT ts FROM {table}").fetchall() == expected, table
         assert con.execute(f"SELECT typeof(ts) FROM {table}").fetchall() == [("TIMESTAMP WITH TIME ZONE",)], table
+
+
+def test_copy_to_parquet_stores_decimals_as_duckdb_does(spark: Any, setup: LakeSetup, tmp_path: Path) -> None:
+    """``COPY … TO`` a Parquet file: decimals in the physical types DuckDB's own ``COPY`` picks for them."""
+    setup.create()
+    ours, theirs = tmp_path / "ours.parquet", tmp_path / "theirs.parquet"
+    query = (
+        "SELECT CAST(-12.5 AS DECIMAL(4,1)) AS d4, CAST(1234567.89 AS DECIMAL(9,2)) AS d9, "
+        "CAST(-123456789012345.678 AS DECIMAL(18,3)) AS d18, CAST(1.5 AS DECIMAL(38,10)) AS d38"
+    )
+    run(spark, setup, f"COPY ({query}) TO '{ours}' (FORMAT parquet);")
+    con = referee.connect()
+    con.execute(f"COPY ({query}) TO '{theirs}' (FORMAT parquet)")
+    layout = "SELECT path_in_schema, type FROM parquet_metadata('{}') ORDER BY column_id"
+    assert con.sql(layout.format(ours)).fetchall() == con.sql(layout.format(theirs)).fetchall()
+    assert con.sql(f"FROM '{ours}'").fetchall() == con.sql(query).fetchall()
