@@ -732,3 +732,30 @@ def test_copy_to_parquet_stores_decimals_as_duckdb_does(spark: Any, setup: LakeS
     layout = "SELECT path_in_schema, type FROM parquet_metadata('{}') ORDER BY column_id"
     assert con.sql(layout.format(ours)).fetchall() == con.sql(layout.format(theirs)).fetchall()
     assert con.sql(f"FROM '{ours}'").fetchall() == con.sql(query).fetchall()
+
+
+def test_rows_reach_the_file_writers_in_unmeasured_batches_unless_the_lake_sets_a_byte_limit(
+    spark: Any, setup: LakeSetup
+) -> None:
+    """Spark measures each Arrow batch for the Python writers after every row unless the byte limit is off: the
+    planner turns it off (a third of a wide-table write), and keeps a limit the lake's ``spark_conf`` sets. Both
+    write the same rows."""
+    import dataclasses
+
+    key = "spark.sql.execution.arrow.maxBytesPerBatch"
+    setup.create()
+    spec = spec_of(setup)
+    try:
+        PlanRunner(spark, spec).run(
+            plan_script("CREATE TABLE t AS SELECT range AS id, repeat('x', 100) AS s FROM range(5000);")
+        )
+        assert spark.conf.get(key) == str(2**31 - 1)
+        spark.conf.set(key, "4096")  # as the hook does with a lake's spark_conf when it opens the session
+        limited = dataclasses.replace(spec, spark_conf={**spec.spark_conf, key: "4096"})
+        PlanRunner(spark, limited).run(plan_script("INSERT INTO t SELECT range + 5000, 'y' FROM range(5000);"))
+        assert spark.conf.get(key) == "4096"
+    finally:
+        spark.conf.unset(key)
+    con = referee.connect()
+    setup.attach(con)
+    assert con.sql("SELECT count(*), sum(id), count(DISTINCT s) FROM lake.t").fetchall() == [(10000, 49995000, 2)]
