@@ -1,5 +1,5 @@
-"""Test DAG for the real-scheduler test: 16 mapped inserts into one lake table at once, some failing after their
-commit on the first try; one task killed after its commit, one killed in the middle of its script. Airflow retries
+"""Test DAG for the real-scheduler test: 16 mapped inserts into one partitioned lake table at once, some failing
+after their commit on the first try; one task killed after its commit, one killed in the middle of its script. Airflow retries
 them all; the table must end with every row exactly once.
 
 With ``LAKE_SCHEDULER_DATATABLE=SCHEMA`` every task also writes its rows to table ``sched_rows`` of Data Table
@@ -72,7 +72,9 @@ class KilledMidScript(DucklakeOperator):
 )
 def lake_scheduler_retries() -> None:
     create_sql = "CREATE TABLE IF NOT EXISTS sched_rows (source INTEGER, i INTEGER)"
-    create = DucklakeOperator(task_id="create", sql=both_stores(create_sql, create_sql.replace("sched", "dt.sched")))
+    # The lake table is partitioned by source: every concurrent insert writes under its own source=N/ directory.
+    partitioned = f"{create_sql}; ALTER TABLE sched_rows SET PARTITIONED BY (source)"
+    create = DucklakeOperator(task_id="create", sql=both_stores(partitioned, create_sql.replace("sched", "dt.sched")))
     insert_sql = "INSERT INTO sched_rows SELECT {source}, i FROM range(10) r(i)"
     inserts = FailsAfterCommit.partial(
         task_id="insert",
