@@ -765,9 +765,18 @@ class PlanRunner:
     # -- reads -------------------------------------------------------------------------------
     def _register_reads(self, step: Step, args: dict[str, Any], result: StepResult) -> None:
         scans = []
+        registered: dict[str, tuple[str, dict[str, Any]]] = {}
         for ref in step.tables:
-            frame, scan = self._table_frame(ref, args)
-            self._temp_view(ref.view, frame)
+            same_rows = repr(replace(ref, view=""))  # the same table, snapshot, columns and filters
+            if same_rows in registered:
+                # A statement reading a table again (a self-join, a subquery per check) gets a view over the
+                # first reference's: Spark resolves the files once (on S3 two requests per file and reference).
+                first_view, scan = registered[same_rows]
+                self._temp_view(ref.view, self.spark.table(f"`{first_view}`"))
+            else:
+                frame, scan = self._table_frame(ref, args)
+                self._temp_view(ref.view, frame)
+                registered[same_rows] = (ref.view, scan)
             scans.append(scan)
         if scans:
             result.data["scans"] = scans
@@ -840,7 +849,8 @@ class PlanRunner:
         if self._native_ok(plan, ref):
             from airflow_provider_lakehouse.spark.native import native_frame
 
-            return native_frame(self.spark, plan, self.lake.storage), {**scan, "reader": "spark-parquet"}
+            frame = native_frame(self.spark, plan, self.lake.storage, table.columns)
+            return frame, {**scan, "reader": "spark-parquet"}
         if not plan.files and not plan.inlined.num_rows:
             empty = spark_arrow_schema(output_schema(columns, virtual)).empty_table()
             return self._frame(empty), {**scan, "reader": "none"}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
-from airflow_provider_lakehouse.ducklake.reader import ScanPlan, deleted_positions
+from airflow_provider_lakehouse.ducklake.reader import ScanPlan, deleted_positions, output_schema
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.types import Column
 from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_table
@@ -44,30 +45,50 @@ def native_readable(plan: ScanPlan) -> bool:
     return all(c.initial_default is None and all(_native_type(n) for n in c.walk()) for c in plan.columns)
 
 
+def _natively_typed(column: Column) -> bool:
+    return column.initial_default is None and all(_native_type(n) for n in column.walk())
+
+
 def _native_type(column: Column) -> bool:
     return column.type in NATIVE_TYPES or column.type.startswith("decimal")
 
 
-def native_frame(spark: Any, plan: ScanPlan, storage: Storage) -> Any:
+def native_frame(spark: Any, plan: ScanPlan, storage: Storage, table_columns: Sequence[Column] = ()) -> Any:
     """A DataFrame of ``plan``'s rows: Spark reads the files, deleted positions are anti-joined away, inlined
     rows (from the catalog) are appended. ``s3://`` files are read as ``s3a://`` (the cluster needs hadoop-aws
-    and S3A credentials in its own configuration)."""
+    and S3A credentials in its own configuration).
+
+    :param table_columns: all of the table's columns. Spark sizes a file relation by its files' whole size, and
+        scales that down only by a projection above the relation: reading with every column Spark can read and
+        selecting ``plan``'s gives its join planning an estimate that counts the columns read (a 22 MB
+        ``customer`` read for its key becomes small enough to broadcast, as Iceberg's estimate makes it). Spark
+        still reads only the selected columns.
+    """
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
+    wanted = {c.column_id for c in plan.columns}
+    read = [c for c in table_columns if c.column_id in wanted or _natively_typed(c)]
+    if wanted - {c.column_id for c in read}:
+        read = list(plan.columns)
     arrow_schema = spark_arrow_schema(plan.output_schema())
-    schema = from_arrow_schema(arrow_schema)
-    for struct_field, column in zip(schema.fields, plan.columns, strict=False):
-        _attach_ids(struct_field, column)
+    schema = _schema_with_ids(from_arrow_schema(arrow_schema), plan.columns)
     names = [f"`{c.name}`" for c in plan.columns]
-    frame = spark.read.schema(schema).parquet(*[spark_path(f.path) for f in plan.files])
+    files = [spark_path(f.path) for f in plan.files]
+    if len(read) > len(plan.columns):
+        read_schema = _schema_with_ids(from_arrow_schema(spark_arrow_schema(output_schema(read))), read)
+        frame = spark.read.schema(read_schema).parquet(*files)
+    else:
+        frame = spark.read.schema(schema).parquet(*files)
     deleted = _deleted_rows(storage, plan)
     if deleted is not None:
         located = frame.select(
-            "*", F.col("_metadata.file_path").alias("__lh_path"), F.col("_metadata.row_index").alias("__lh_pos")
+            *names, F.col("_metadata.file_path").alias("__lh_path"), F.col("_metadata.row_index").alias("__lh_pos")
         )
         gone = spark.createDataFrame(deleted)
-        frame = located.join(gone, on=["__lh_path", "__lh_pos"], how="left_anti").select(*names)
+        frame = located.join(gone, on=["__lh_path", "__lh_pos"], how="left_anti")
+    if len(read) > len(plan.columns) or deleted is not None:
+        frame = frame.select(*names)
     if plan.inlined.num_rows:
         frame = frame.unionByName(spark.createDataFrame(to_spark_table(plan.inlined, arrow_schema), schema=schema))
     return frame
@@ -76,6 +97,12 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage) -> Any:
 def spark_path(path: str) -> str:
     """The path Spark's own readers use: ``s3a://`` for S3."""
     return "s3a://" + path[len("s3://") :] if path.startswith("s3://") else path
+
+
+def _schema_with_ids(schema: Any, columns: Sequence[Column]) -> Any:
+    for struct_field, column in zip(schema.fields, columns, strict=True):
+        _attach_ids(struct_field, column)
+    return schema
 
 
 def _attach_ids(struct_field: Any, column: Column) -> None:

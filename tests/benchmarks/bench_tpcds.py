@@ -61,7 +61,8 @@ ENGINES = {  # the operator's engine (DucklakeHook, what DucklakeOperator.execut
 }
 PEER_ENGINES = ("local41", "iceberg")  # run by the Spark 4.1 environment (see spark_peers)
 IN_PROCESS_SPARK = ("local", "local41", "iceberg")
-GOAL_SECONDS = 120.0  # SF 1 end to end on 2 vCPUs through Spark Connect
+#: SF 1 end to end on 2 vCPUs through Spark Connect, by where the lake keeps its data (issue 15's goals)
+GOAL_SECONDS = {"s3": 90.0, "fs": 75.0}
 
 
 def say(text: str = "") -> None:
@@ -460,9 +461,10 @@ def markdown(runs: list[EngineRun], scale_factor: float, input_gb: float, storag
     lines.append("")
     connect = next((r for r in runs if engine_of(r.engine)[0] == "connect" and not r.error), None)
     if connect and scale_factor == 1:
-        verdict = "met" if connect.wall_s <= GOAL_SECONDS else "missed"
+        goal = GOAL_SECONDS[storage]
+        verdict = "met" if connect.wall_s <= goal else "missed"
         lines.append(
-            f"Goal SF 1 within {GOAL_SECONDS:.0f} s through Spark Connect: {verdict} ({connect.wall_s:.1f} s)."
+            f"Goal SF 1 on {storage} within {goal:.0f} s through Spark Connect: {verdict} ({connect.wall_s:.1f} s)."
         )
     for run in runs:
         if run.ran_on and engine_of(run.engine)[0] == "auto":

@@ -759,3 +759,67 @@ def test_rows_reach_the_file_writers_in_unmeasured_batches_unless_the_lake_sets_
     con = referee.connect()
     setup.attach(con)
     assert con.sql("SELECT count(*), sum(id), count(DISTINCT s) FROM lake.t").fetchall() == [(10000, 49995000, 2)]
+
+
+def test_a_statement_reading_a_table_several_times_answers_as_duckdb(spark: Any, setup: LakeSetup) -> None:
+    """Every reference of a table gets its own view; equal ones (same table, snapshot, columns, filters) share the
+    first one's resolved files. Self-joins, repeated subqueries and deleted rows still answer as in DuckDB."""
+    setup.create()
+    run(
+        spark,
+        setup,
+        "CREATE TABLE t AS SELECT range AS k, range % 3 AS g FROM range(10);"
+        "INSERT INTO t SELECT range + 10, range % 3 FROM range(5);"
+        "DELETE FROM t WHERE k IN (4, 11);",
+    )
+    query = (
+        "SELECT (SELECT count(*) FROM t WHERE g = 0) AS zeros, (SELECT count(*) FROM t WHERE g = 0) AS zeros_again, "
+        "(SELECT count(*) FROM t) AS all_rows, (SELECT count(*) FROM t a JOIN t b ON a.k = b.k + 1) AS neighbours, "
+        "(SELECT sum(a.k * b.k) FROM t a JOIN t b ON a.g = b.g AND a.k < b.k) AS products"
+    )
+    response = run(spark, setup, query + ";")
+    scans = [c for c in response["result"]["commands"] if c["kind"] == "select"][-1]["scans"]
+    assert [s["table"] for s in scans] == ["main.t"] * 7
+    con = referee.connect()
+    setup.attach(con)
+    con.execute("USE lake")
+    assert selected(response) == duck_rows(con, query)
+
+
+def test_spark_sizes_a_lake_table_by_the_columns_it_reads(spark: Any, tmp_path: Path) -> None:
+    """A wide table read for its key is sized by that column, as Spark sizes a projection: joined with a larger
+    table it is broadcast, where sizing it by its whole files would shuffle both sides (a sort-merge join)."""
+    from airflow_provider_lakehouse.spark.native import native_frame
+
+    setup = referee.sqlite_lake(tmp_path)
+    setup.create()
+    pads = ", ".join(f"repeat(CAST(range % 97 AS VARCHAR), 30) AS pad{n}" for n in range(6))
+    run(
+        spark,
+        setup,
+        f"CREATE TABLE dim AS SELECT range AS k, {pads} FROM range(20000);"
+        "CREATE TABLE fact AS SELECT range % 25000 AS k FROM range(300000);",
+    )
+    lake = setup.open()
+
+    def frame(name: str, sized_by_columns: bool) -> Any:
+        table = lake.table(name)
+        return native_frame(
+            spark, lake.scan(name, columns=["k"]), lake.storage, table.columns if sized_by_columns else ()
+        )
+
+    dim_bytes, fact_bytes = (sum(f.file_size_bytes for f in lake.scan(t, columns=["k"]).files) for t in ("dim", "fact"))
+    threshold = min(dim_bytes, fact_bytes) // 2  # neither table, sized by whole files, is small enough
+    key = "spark.sql.autoBroadcastJoinThreshold"
+    spark.conf.set(key, str(threshold))
+    try:
+        joins = {}
+        for sized_by_columns in (True, False):
+            joined = frame("fact", sized_by_columns).join(frame("dim", sized_by_columns), "k")
+            plan = joined._jdf.queryExecution().sparkPlan().toString()
+            joins[sized_by_columns] = "BroadcastHashJoin" if "BroadcastHashJoin" in plan else plan
+            assert joined.count() == 240000  # keys 0..19999 of each 25,000-row cycle
+    finally:
+        spark.conf.unset(key)
+    assert joins[True] == "BroadcastHashJoin"
+    assert "SortMergeJoin" in joins[False]
