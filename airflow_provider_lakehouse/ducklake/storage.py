@@ -120,8 +120,8 @@ class Storage:
             self.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         with self.fs.open_output_stream(path) as sink:
             # No Arrow schema in the key-value metadata: DuckDB writes none, and field ids carry the mapping.
-            # Decimals of up to 18 digits as INT32/INT64, as DuckDB and Spark write them: Spark reads them
-            # about twice as fast as fixed-length byte arrays (tests/benchmarks/bench_decimal_storage.py).
+            # Decimals of up to 18 digits as INT32/INT64, as DuckDB and Spark write them: Spark decodes them
+            # faster than fixed-length byte arrays (tests/benchmarks/bench_decimal_storage.py).
             writer = pq.ParquetWriter(
                 sink, table.schema, compression=compression, store_schema=False, store_decimal_as_integer=True
             )

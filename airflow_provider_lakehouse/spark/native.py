@@ -42,7 +42,7 @@ def native_readable(plan: ScanPlan) -> bool:
         f.mapping_id is not None or (f.partial_max is not None and f.partial_max > plan.snapshot_id) for f in plan.files
     ):
         return False
-    return all(c.initial_default is None and all(_native_type(n) for n in c.walk()) for c in plan.columns)
+    return all(_natively_typed(c) for c in plan.columns)
 
 
 def _natively_typed(column: Column) -> bool:
@@ -100,7 +100,7 @@ def spark_path(path: str) -> str:
 
 
 def _schema_with_ids(schema: Any, columns: Sequence[Column]) -> Any:
-    for struct_field, column in zip(schema.fields, columns, strict=True):
+    for struct_field, column in zip(schema.fields, columns, strict=False):
         _attach_ids(struct_field, column)
     return schema
 
