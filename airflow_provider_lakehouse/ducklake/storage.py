@@ -62,6 +62,12 @@ class FileEntry:
     mtime_ns: int | None
 
 
+#: pyarrow ``ParquetWriter`` options that lay values out as DuckDB's own files do. Decimals of up to 18 digits
+#: become INT32/INT64 (as in DuckDB and Spark), which Spark decodes faster than fixed-length byte arrays
+#: (tests/benchmarks/bench_decimal_storage.py).
+DUCKDB_PARQUET_LAYOUT = {"store_decimal_as_integer": True}
+
+
 class Storage:
     """Reads and writes the files of one lake.
 
@@ -120,10 +126,8 @@ class Storage:
             self.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         with self.fs.open_output_stream(path) as sink:
             # No Arrow schema in the key-value metadata: DuckDB writes none, and field ids carry the mapping.
-            # Decimals of up to 18 digits as INT32/INT64, as DuckDB and Spark write them: Spark decodes them
-            # faster than fixed-length byte arrays (tests/benchmarks/bench_decimal_storage.py).
             writer = pq.ParquetWriter(
-                sink, table.schema, compression=compression, store_schema=False, store_decimal_as_integer=True
+                sink, table.schema, compression=compression, store_schema=False, **DUCKDB_PARQUET_LAYOUT
             )
             with writer:
                 if isinstance(table, pa.Table):

@@ -93,7 +93,7 @@ class ClassArchive:
             return merged
         options = self.java_options()
         if options:
-            merged[DRIVER_JAVA_OPTIONS] = f"{conf.get(DRIVER_JAVA_OPTIONS, '')} {options}".strip()
+            merged[DRIVER_JAVA_OPTIONS] = f"{own} {options}".strip()
         return merged
 
     def settle(self) -> bool:

@@ -17,7 +17,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
-from airflow_provider_lakehouse.ducklake.storage import Storage
+from airflow_provider_lakehouse.ducklake.storage import DUCKDB_PARQUET_LAYOUT, Storage
 from airflow_provider_lakehouse.exceptions import LakehouseError
 from airflow_provider_lakehouse.spark.plan import FileRef
 from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch
@@ -129,7 +129,7 @@ def write_single_file(frame: Any, path: str, fmt: str, options: Mapping[str, Any
         rows = 0
         with storage.fs.open_output_stream(storage.fs_path(path)) as sink:
             writer = (
-                pq.ParquetWriter(sink, schema, compression="snappy", store_decimal_as_integer=True)
+                pq.ParquetWriter(sink, schema, compression="snappy", **DUCKDB_PARQUET_LAYOUT)
                 if fmt == "parquet"
                 else pacsv.CSVWriter(
                     sink, schema, write_options=pacsv.WriteOptions(delimiter=str(options.get("delim", ",")))

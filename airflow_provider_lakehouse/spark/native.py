@@ -67,19 +67,15 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage, table_columns: Se
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    wanted = {c.column_id for c in plan.columns}
-    read = [c for c in table_columns if c.column_id in wanted or _natively_typed(c)]
-    if wanted - {c.column_id for c in read}:
-        read = list(plan.columns)
+    read = _columns_to_read(plan, table_columns)
+    widened = len(read) > len(plan.columns)
     arrow_schema = spark_arrow_schema(plan.output_schema())
     schema = _schema_with_ids(from_arrow_schema(arrow_schema), plan.columns)
     names = [f"`{c.name}`" for c in plan.columns]
-    files = [spark_path(f.path) for f in plan.files]
-    if len(read) > len(plan.columns):
-        read_schema = _schema_with_ids(from_arrow_schema(spark_arrow_schema(output_schema(read))), read)
-        frame = spark.read.schema(read_schema).parquet(*files)
-    else:
-        frame = spark.read.schema(schema).parquet(*files)
+    read_schema = (
+        _schema_with_ids(from_arrow_schema(spark_arrow_schema(output_schema(read))), read) if widened else schema
+    )
+    frame = spark.read.schema(read_schema).parquet(*[spark_path(f.path) for f in plan.files])
     deleted = _deleted_rows(storage, plan)
     if deleted is not None:
         located = frame.select(
@@ -87,11 +83,19 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage, table_columns: Se
         )
         gone = spark.createDataFrame(deleted)
         frame = located.join(gone, on=["__lh_path", "__lh_pos"], how="left_anti")
-    if len(read) > len(plan.columns) or deleted is not None:
+    if widened or deleted is not None:
         frame = frame.select(*names)
     if plan.inlined.num_rows:
         frame = frame.unionByName(spark.createDataFrame(to_spark_table(plan.inlined, arrow_schema), schema=schema))
     return frame
+
+
+def _columns_to_read(plan: ScanPlan, table_columns: Sequence[Column]) -> list[Column]:
+    """``plan``'s columns and every other column of the table Spark reads natively (see :func:`native_frame`);
+    just ``plan``'s when the table's columns are not given."""
+    wanted = {c.column_id for c in plan.columns}
+    read = [c for c in table_columns if c.column_id in wanted or _natively_typed(c)]
+    return read if not wanted - {c.column_id for c in read} else list(plan.columns)
 
 
 def spark_path(path: str) -> str:
