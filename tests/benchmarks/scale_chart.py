@@ -13,7 +13,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from tests.benchmarks.bench_tpcds import EngineRun, label
+from tests.benchmarks.bench_tpcds import EngineRun, run_labels
 
 
 def points(results: list[Path]) -> dict[str, list[tuple[float, float, float]]]:
@@ -21,12 +21,12 @@ def points(results: list[Path]) -> dict[str, list[tuple[float, float, float]]]:
     lines: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     for path in results:
         data = json.loads(path.read_text())
-        for raw in data["runs"]:
-            run = EngineRun.from_json(raw)
+        runs = [EngineRun.from_json(raw) for raw in data["runs"]]
+        for run, name in zip(runs, run_labels(runs), strict=True):
             if run.error:
-                print(f"left out: {label(run.engine)} at SF {data['scale_factor']:g} failed")
+                print(f"left out: {name} at SF {data['scale_factor']:g} failed")
                 continue
-            lines[label(run.engine)].append((data["scale_factor"], run.wall_s, run.cpu_s / data["input_gb"]))
+            lines[name].append((data["scale_factor"], run.wall_s, run.cpu_s / data["input_gb"]))
     return {name: sorted(values) for name, values in lines.items()}
 
 
