@@ -54,6 +54,7 @@ from airflow_provider_lakehouse.spark.responses import (
     response_of_earlier_try,
 )
 from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
+from airflow_provider_lakehouse.spark.statement_reads import StatementReads
 from airflow_provider_lakehouse.spark.tasks import (
     META_COLUMN,
     ROW_ID_INPUT,
@@ -157,7 +158,8 @@ class PlanRunner:
         self._savepoint: tuple[Savepoint, int] | None = None  # and how many results were pending at BEGIN
         self._pending: list[StepResult] = []  # write results waiting for their transaction's snapshot id
         self._committed: list[int] = []  # snapshots this run committed, in order
-        self._temp_views: set[str] = set()
+        self._temp_views: set[str] = set()  # the script's temp tables and views: session temp views
+        self._reads = StatementReads()  # what statements read: given to spark.sql with their text
         self._view_schemas: dict[str, dict[str, str]] = {}
         self._s3a: bool | None = None  # Spark reads this S3 lake itself (decided at the first read)
         self._cached: list[Any] = []
@@ -724,18 +726,19 @@ class PlanRunner:
         text = query or ""
         if has_markers(text):
             text = resolve(text, self._schemas_of(text))
-        return self.spark.sql(text, args=dict(args) if args else None)
+        return self._reads.sql(self.spark, text, args)
 
     def _schemas_of(self, query: str) -> dict[str, dict[str, str]]:
-        """Spark types of the columns of every registered view ``query`` reads."""
+        """Spark types of the columns of every read and temp view ``query`` reads."""
         schemas = {}
         lowered = query.lower()
-        for view in self._temp_views:
+        frames = self._reads.read_by(query)
+        for view in [*self._temp_views, *frames]:
             if view.lower() not in lowered:
                 continue
             if view not in self._view_schemas:
-                fields = self.spark.table(f"`{view}`").schema.fields
-                self._view_schemas[view] = {f.name: f.dataType.simpleString() for f in fields}
+                frame = frames.get(view) or self.spark.table(f"`{view}`")
+                self._view_schemas[view] = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
             schemas[view] = self._view_schemas[view]
         return schemas
 
@@ -747,6 +750,10 @@ class PlanRunner:
         self._temp_views.add(name)
         self._view_schemas.pop(name, None)
 
+    def _read(self, view: str, frame: Any) -> None:
+        self._reads.add(view, frame)
+        self._view_schemas.pop(view, None)
+
     def _drop_temp_views(self) -> None:
         for name in self._temp_views:
             try:
@@ -755,6 +762,7 @@ class PlanRunner:
                 pass
         self._temp_views.clear()
         self._view_schemas.clear()
+        self._reads.clear()
         for frame in self._cached:
             try:
                 frame.unpersist()
@@ -765,27 +773,26 @@ class PlanRunner:
     # -- reads -------------------------------------------------------------------------------
     def _register_reads(self, step: Step, args: dict[str, Any], result: StepResult) -> None:
         scans = []
-        registered: dict[str, tuple[str, dict[str, Any]]] = {}
+        registered: dict[str, tuple[Any, dict[str, Any]]] = {}
         for ref in step.tables:
             same_rows = repr(replace(ref, view=""))  # the same table, snapshot, columns and filters
             if same_rows in registered:
-                # A statement reading a table again (a self-join, a subquery per check) gets a view over the
-                # first reference's: Spark resolves the files once (on S3 two requests per file and reference).
-                first_view, scan = registered[same_rows]
-                self._temp_view(ref.view, self.spark.table(f"`{first_view}`"))
+                # A statement reading a table again (a self-join, a subquery per check) reads the first
+                # reference's frame: Spark resolves the files once (on S3 two requests per file and reference).
+                frame, scan = registered[same_rows]
             else:
                 frame, scan = self._table_frame(ref, args)
-                self._temp_view(ref.view, frame)
-                registered[same_rows] = (ref.view, scan)
+                registered[same_rows] = (frame, scan)
+            self._read(ref.view, frame)
             scans.append(scan)
         if scans:
             result.data["scans"] = scans
         for file_ref in step.files:
             from airflow_provider_lakehouse.spark.files import read_files
 
-            self._temp_view(file_ref.view, read_files(self.spark, file_ref, self.spec.s3))
+            self._read(file_ref.view, read_files(self.spark, file_ref, self.spec.s3))
         for catalog_ref in step.catalog:
-            self._temp_view(catalog_ref.view, self._catalog_frame(catalog_ref))
+            self._read(catalog_ref.view, self._catalog_frame(catalog_ref))
         datatable_reads = []
         for read in step.datatables:
             frame, reader = datatable_frame(
@@ -796,7 +803,7 @@ class PlanRunner:
                 read.table,
                 self.options.datatable_partition_bytes,
             )
-            self._temp_view(read.view, frame)
+            self._read(read.view, frame)
             datatable_reads.append({"table": read.uri, "reader": reader})
         if datatable_reads:
             result.data["datatable_reads"] = datatable_reads

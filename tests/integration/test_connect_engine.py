@@ -92,3 +92,59 @@ def test_tasks_of_one_process_share_one_connect_session_and_the_process_exits(st
     proc = subprocess.run([sys.executable, "-c", CONCURRENT_SESSIONS, url], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert proc.stdout.strip() == "1"
+
+
+RUN_AND_LIST_VIEWS = (
+    RUN_HOOK
+    + """
+from airflow_provider_lakehouse.spark.session import connect_session
+spark = connect_session(sys.argv[3], DucklakeHook(ducklake="main").spec.spark_conf)  # the session the hook used
+print(json.dumps(sorted(t.name for t in spark.catalog.listTables() if t.isTemporary)))
+"""
+)
+
+BRACES = """
+CREATE TABLE pairs (id INTEGER, label VARCHAR);
+INSERT INTO pairs VALUES (1, '{a}'), (2, '}{'), (3, NULL);
+SELECT a.id, b.label, '{"k": [1, 2]}' AS literal FROM pairs a JOIN pairs b ON a.id = b.id ORDER BY a.id;
+CREATE TEMP VIEW braced AS SELECT id, label FROM pairs WHERE label LIKE '%{%';
+SELECT count(*) AS n, max(label) AS last FROM braced;
+SELECT (SELECT count(*) FROM pairs) + (SELECT count(*) FROM pairs WHERE id > 1) AS total;
+"""
+
+
+@pytest.mark.integration
+def test_reads_travel_with_their_statement_and_leave_the_shared_session_clean(
+    stack: Any, stack_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Each statement's lake reads go to Spark with its SQL text (no temp view per read): braces in the text are
+    kept, a table read twice answers as DuckDB does, and the Connect session the tasks share holds no view of
+    the script afterwards (its temp view included)."""
+    from tests import referee
+
+    url = stack.start_spark_connect(log=lambda _m: None)
+    env, _setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
+    script = tmp_path / "script.sql"
+    script.write_text("ATTACH 'ducklake://main' AS dl; USE dl;" + BRACES)
+    out = tmp_path / "response.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_AND_LIST_VIEWS, str(script), str(out), url],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    commands = json.loads(out.read_text())["result"]["commands"]
+    selects = [c for c in commands if "rows" in c]
+    duck = referee.connect()
+    expected = []
+    for statement in filter(str.strip, BRACES.split(";")):
+        result = duck.execute(statement)
+        if statement.strip().upper().startswith("SELECT"):
+            expected.append(
+                [dict(zip([d[0] for d in result.description], row, strict=True)) for row in result.fetchall()]
+            )
+    assert [c["rows"] for c in selects] == expected
+    assert expected[0][0]["literal"] == '{"k": [1, 2]}' and expected[1] == [{"n": 2, "last": "}{"}]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
