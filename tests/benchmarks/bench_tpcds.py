@@ -59,7 +59,7 @@ ENGINES = {  # the operator's engine (DucklakeHook, what DucklakeOperator.execut
     "auto": "engine='auto' (DucklakeHook; Spark Connect above the threshold)",
     "local": "DuckLake on local Spark 4.3 in the runner (PlanRunner)",
     "local41": "DuckLake on local Spark 4.1 in the runner (PlanRunner)",
-    "iceberg": "Apache Iceberg 1.12 on local Spark 4.1 (JDBC catalog, S3A)",
+    "iceberg": "Apache Iceberg 1.12 on local Spark 4.1 (JDBC catalog; S3A on S3)",
 }
 PEER_ENGINES = ("local41", "iceberg")  # run by the Spark 4.1 environment (see spark_peers)
 IN_PROCESS_SPARK = ("local", "local41", "iceberg")
