@@ -56,10 +56,12 @@ def plot(lines: dict[str, list[tuple[float, float, float]]], out: Path, title: s
         "goal: 250", (cost_ax.get_xlim()[1], 250), xytext=(-50, -12), textcoords="offset points", fontsize=8
     )
     cost_ax.set_ylabel("vCPU-s per GB of Parquet input (log)")
-    time_ax.legend(fontsize=8, loc="upper left")  # the empty corner: small and slow
+    handles, names = time_ax.get_legend_handles_labels()
+    # below both plots: with four or more lines no corner of the time plot stays empty
+    fig.legend(handles, names, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
+    fig.savefig(out, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
