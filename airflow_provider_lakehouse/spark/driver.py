@@ -737,7 +737,7 @@ class PlanRunner:
             if view.lower() not in lowered:
                 continue
             if view not in self._view_schemas:
-                frame = frames.get(view) or self.spark.table(f"`{view}`")
+                frame = frames[view] if view in frames else self.spark.table(f"`{view}`")
                 self._view_schemas[view] = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
             schemas[view] = self._view_schemas[view]
         return schemas
