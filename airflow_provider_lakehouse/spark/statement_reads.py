@@ -24,10 +24,6 @@ class StatementReads:
         """Make ``view`` in a statement's text read ``frame``."""
         self._frames[view] = frame
 
-    def frame(self, view: str) -> Any | None:
-        """The frame ``view`` reads, or None when it is no statement read (a temp table, a lake view)."""
-        return self._frames.get(view)
-
     def read_by(self, text: str) -> dict[str, Any]:
         """The reads ``text`` names, by view name."""
         return {view: frame for view, frame in self._frames.items() if _names(text, view)}

@@ -326,16 +326,16 @@ def drop_lake(lake: dict[str, Any]) -> None:
 
     from airflow_provider_lakehouse.ducklake.storage import Storage
     from tests import referee
+    from tests.benchmarks.spark_peers import iceberg_warehouse
 
     conn, data_path = lake["conn"], lake["conn"]["extra"]["data_path"]
     s3 = referee.s3_spec(lake["aws"]) if data_path.startswith("s3://") else None
-    for root in (data_path, data_path.rstrip("/") + "_iceberg/"):  # see spark_peers.iceberg_runner
+    for root in (data_path, iceberg_warehouse(data_path)):
         storage = Storage(root, s3)
         path = storage.fs_path(root).rstrip("/")
         if storage.fs.get_file_info(path).type != pafs.FileType.NotFound:
             storage.fs.delete_dir(path)
-    login = {"host": conn["host"], "port": conn["port"], "user": conn["login"], "password": conn["password"]}
-    with psycopg.connect(dbname=conn["schema"], autocommit=True, **login) as pg:
+    with psycopg.connect(referee.postgres_conninfo(referee.postgres_spec(conn)), autocommit=True) as pg:
         pg.execute(f'DROP SCHEMA IF EXISTS "{conn["extra"]["metadata_schema"]}" CASCADE')
 
 

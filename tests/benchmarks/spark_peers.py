@@ -118,18 +118,27 @@ def _local_spark(jars: list[str], extra: dict[str, str], memory: str) -> Any:
 # ---------------------------------------------------------------------------------------------- runners
 
 
+def iceberg_warehouse(data_path: str) -> str:
+    """Where the Iceberg peer keeps its data for a lake at ``data_path``: next to it, on the same storage.
+
+    >>> iceberg_warehouse("s3://lakehouse/tpcds_bench_1/"), iceberg_warehouse("/tmp/lakes/tpcds_bench_1/")
+    ('s3://lakehouse/tpcds_bench_1_iceberg/', '/tmp/lakes/tpcds_bench_1_iceberg/')
+    """
+    return data_path.rstrip("/") + "_iceberg/"
+
+
 def iceberg_runner(lake: dict[str, Any], jars: list[str]) -> Callable[[PipelineTask], None]:
     """Run a pipeline task on Iceberg: the planner's Spark SQL, reads from and writes to catalog ``ice`` (a JDBC
-    catalog in database ``lakehouse_iceberg_bench`` of the stack's Postgres, data under
-    ``s3a://lakehouse/<that name>/``, or next to the lake's directory for a filesystem lake)."""
+    catalog in database ``lakehouse_iceberg_bench`` of the stack's Postgres, data at :func:`iceberg_warehouse`,
+    through S3A for an S3 lake)."""
     import psycopg
 
     from airflow_provider_lakehouse.spark import steps
     from airflow_provider_lakehouse.spark.files import read_files
+    from airflow_provider_lakehouse.spark.native import spark_path
     from airflow_provider_lakehouse.spark.plan import plan_script
 
     conn, aws = lake["conn"], lake["aws"]
-    name = conn["extra"]["metadata_schema"] + "_iceberg"
     # A database of its own: the JDBC catalog looks for its tables in every schema it can see and, finding them
     # anywhere, creates none in its own; each run starts from empty catalog tables.
     database = "lakehouse_iceberg_bench"
@@ -141,7 +150,7 @@ def iceberg_runner(lake: dict[str, Any], jars: list[str]) -> Callable[[PipelineT
         pg.execute("DROP TABLE IF EXISTS iceberg_tables, iceberg_namespace_properties")
     endpoint = aws["extra"]["endpoint_url"]
     data_path = conn["extra"]["data_path"]  # the DuckLake's: Iceberg's data goes next to it, on the same storage
-    warehouse = f"s3a://lakehouse/{name}/" if data_path.startswith("s3://") else data_path.rstrip("/") + "_iceberg/"
+    warehouse = spark_path(iceberg_warehouse(data_path))
     spark = _local_spark(
         jars,
         {
