@@ -58,6 +58,14 @@ class StatementError(TerminalError):
         super().__init__(f"Statement {index} failed: {message}\n  statement {index}: {shown}")
 
 
+class TaskKilledError(TerminalError):
+    """The task was killed (its ``on_kill``) between two statements of its script: the next one did not start,
+    and nothing of the script commits."""
+
+    def __init__(self) -> None:
+        super().__init__("the task was killed before this statement started, nothing was committed")
+
+
 class ServiceUnavailableError(TransientError):
     """A database or object store could not be reached; nothing was changed."""
 

@@ -42,7 +42,12 @@ from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.maintenance import referenced_files
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.task_commits import OUTCOME_FIELD
-from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.exceptions import (
+    LakehouseError,
+    StatementError,
+    TaskKilledError,
+    UnsupportedStatementError,
+)
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.datatable_changes import QueryRows, change_datatable
@@ -91,6 +96,7 @@ class DuckDBPlanRunner:
         self._pending: list[StepResult] = []  # results whose snapshot is the next commit's
         self._attached = False  # the script attaches the lake itself (else it runs under DEFAULT_ALIAS)
         self._con: Any = None  # the running script's connection, for interrupt()
+        self._killed = False  # interrupt() was called: a kill between two statements finds none to interrupt
 
     # -- entry -------------------------------------------------------------------------------
     def run(self, plan: Plan) -> dict[str, Any]:
@@ -135,6 +141,7 @@ class DuckDBPlanRunner:
     def interrupt(self) -> None:
         """Stop the running statement (the task was killed): the script fails as any failing script does, so
         nothing commits and the files it wrote are removed."""
+        self._killed = True
         con = self._con
         if con is not None:
             con.interrupt()
@@ -148,6 +155,8 @@ class DuckDBPlanRunner:
         try:
             for step in plan.steps:
                 last = step
+                if self._killed:
+                    raise TaskKilledError()
                 result = StepResult(step.index, step.kind)
                 step_started = time.monotonic()
                 details = step.details
@@ -354,6 +363,8 @@ class DuckDBPlanRunner:
         if isinstance(exc, StatementError):
             return exc
         message = str(exc).strip() or type(exc).__name__
+        if self._killed and not isinstance(exc, TaskKilledError):
+            message = f"the task was killed while this statement ran, nothing was committed: {message}"
         return StatementError(step.index if step else 0, step.text if step else "", self.redact(message[:4000]))
 
     def _remove_unreferenced_files(self, con: Any, lake: DuckLake) -> None:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from airflow_provider_lakehouse.duckdb_engine.choice import EngineChoice
     from airflow_provider_lakehouse.duckdb_engine.runner import DuckDBPlanRunner
     from airflow_provider_lakehouse.spark.driver import RunOptions
+    from airflow_provider_lakehouse.spark.interrupt import SparkOperations
     from airflow_provider_lakehouse.spark.plan import Plan
     from airflow_provider_lakehouse.sql.params import Parameters
 
@@ -75,6 +76,7 @@ class DucklakeHook(BaseHook):
         self.spark_conn_id = spark_conn_id or None
         self.requested_engine = check_engine(engine, f"Lake {self.name!r}") if engine else None
         self._duckdb_runner: DuckDBPlanRunner | None = None  # while a script runs on DuckDB, for kill()
+        self._spark_operations: SparkOperations | None = None  # the last script run on Spark here, for kill()
 
     def __repr__(self) -> str:
         return f"DucklakeHook(ducklake={self.name!r})"
@@ -236,6 +238,7 @@ class DucklakeHook(BaseHook):
     ) -> dict[str, Any]:
         # lazy, as every Spark import here: PySpark loads only in the task that runs
         from airflow_provider_lakehouse.spark.driver import PlanRunner
+        from airflow_provider_lakehouse.spark.interrupt import SparkOperations
         from airflow_provider_lakehouse.spark.progress import progress_lines
         from airflow_provider_lakehouse.spark.session import connect_session, local_session
 
@@ -246,8 +249,19 @@ class DucklakeHook(BaseHook):
 
             url = SparkConnectHook(conn_id=self.spec.spark_conn_id or "").get_connection_url()
             spark = connect_session(url, self.spec.spark_conf)  # shared with other tasks: never stopped here
-        with progress_lines(spark, logger=self.log):  # long statements say how far Spark is
-            return PlanRunner(spark, self.spec, options, redact=redactor.redact, datatables=datatables).run(plan)
+        # Tagged, so that kill() (or a timeout raised into the task) stops what Spark still runs for this script.
+        with SparkOperations(spark, logger=self.log) as operations, progress_lines(spark, logger=self.log):
+            # Kept after the run: an execution_timeout unwinds the run first and calls kill() (on_kill) after.
+            self._spark_operations = operations
+            runner = PlanRunner(
+                spark,
+                self.spec,
+                options,
+                redact=redactor.redact,
+                datatables=datatables,
+                killed=lambda: operations.interrupted,
+            )
+            return runner.run(plan)
 
     def _submit(self, plan: Plan, options: RunOptions, datatables: dict[str, PostgresSpec]) -> dict[str, Any]:
         """spark-submit the driver application; the plan, the lake spec and the Data Tables' connections travel
@@ -313,9 +327,19 @@ class DucklakeHook(BaseHook):
         return response
 
     def kill(self) -> None:
-        """Stop a running script (task killed or timed out): a spark-submit job, or the DuckDB statement."""
+        """Stop a running script (task killed or timed out): its Spark operations (Spark Connect or local), a
+        spark-submit job, or the DuckDB statement. The interrupted statement fails the script; nothing commits."""
         if self._duckdb_runner is not None:
             self._duckdb_runner.interrupt()
+        operations = self._spark_operations
+        if operations is not None:
+            stopped = operations.interrupt()
+            self.log.warning(
+                "lake %s: task killed; interrupted %d running Spark operation(s) of its script (tag %s)",
+                self.name,
+                len(stopped),
+                operations.tag,
+            )
         hook = getattr(self, "_submit_hook", None)
         if hook is not None:
             hook.on_kill()

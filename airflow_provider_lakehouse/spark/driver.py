@@ -34,7 +34,12 @@ from airflow_provider_lakehouse.ducklake.task_commits import (
 )
 from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transaction
 from airflow_provider_lakehouse.ducklake.types import Column, columns_from_arrow
-from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.exceptions import (
+    LakehouseError,
+    StatementError,
+    TaskKilledError,
+    UnsupportedStatementError,
+)
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.datatable_changes import QueryRows, change_datatable
@@ -135,6 +140,8 @@ class PlanRunner:
     :param redact: applied to every error message before it leaves (removes secrets).
     :param datatables: the Postgres connections of the Data Tables the script attaches, by name (they stay in
         this process: Data Table rows are read and written here, in the script's transaction on each).
+    :param killed: asked before each statement; once true (the task was killed between two statements), the run
+        stops there instead of starting the next one, and nothing more commits.
     """
 
     def __init__(
@@ -144,8 +151,10 @@ class PlanRunner:
         options: RunOptions | None = None,
         redact: Callable[[str], str] = lambda text: text,
         datatables: Mapping[str, PostgresSpec] | None = None,
+        killed: Callable[[], bool] = lambda: False,
     ) -> None:
         self.spark = spark
+        self._killed = killed
         self.spec = spec
         self.options = options or RunOptions()
         self.redact = redact
@@ -194,6 +203,8 @@ class PlanRunner:
                 result = StepResult(step.index, step.kind)
                 step_started = time.monotonic()
                 try:
+                    if self._killed():
+                        raise TaskKilledError()
                     self._run_step(step, plan.parameters, result)
                 except Exception as exc:  # Spark, Arrow and catalog errors all name the statement
                     raise self._error(step, exc) from None
@@ -256,6 +267,8 @@ class PlanRunner:
             message = message.split("\n\nJVM stacktrace:")[0]
         if commit:
             message = f"the script's commit failed, nothing was committed: {message}"
+        elif self._killed() and not isinstance(exc, TaskKilledError):
+            message = f"the task was killed while this statement ran, nothing was committed: {message}"
         return StatementError(step.index if step else 0, step.text if step else "", self.redact(message[:4000]))
 
     # -- transactions --------------------------------------------------------------------------

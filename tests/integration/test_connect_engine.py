@@ -148,3 +148,130 @@ def test_reads_travel_with_their_statement_and_leave_the_shared_session_clean(
     assert [c["rows"] for c in selects] == expected
     assert expected[0][0]["literal"] == '{"k": [1, 2]}' and expected[1] == [{"n": 2, "last": "}{"}]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+KILLED_RUN = """
+import json, logging, signal, sys
+from airflow_provider_lakehouse.exceptions import StatementError
+from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+hook = DucklakeHook(ducklake="main")
+if sys.argv[2] == "sigterm":
+    signal.signal(signal.SIGTERM, lambda *_: hook.kill())  # what Airflow's task runner does: on_kill, go on
+else:
+
+    class TaskTimeout(BaseException):  # as Airflow's AirflowTaskTimeout: past every ``except Exception``
+        pass
+
+    def timed_out(*_):  # what Airflow's execution_timeout does: raise into the task, then on_kill
+        raise TaskTimeout()
+
+    signal.signal(signal.SIGTERM, timed_out)
+try:
+    hook.run(open(sys.argv[1]).read())
+except StatementError as exc:
+    print(json.dumps({"index": exc.index, "statement": exc.statement, "message": exc.message}))
+    sys.exit(3)
+except BaseException as exc:
+    if type(exc).__name__ != "TaskTimeout":
+        raise
+    hook.kill()
+    print(json.dumps({"timeout": True}))
+    sys.exit(4)
+"""
+
+INTERRUPT_TAG = """
+import json, sys
+from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+from airflow_provider_lakehouse.spark.session import connect_session
+spark = connect_session(sys.argv[1], DucklakeHook(ducklake="main").spec.spark_conf)  # the session tasks share
+print(json.dumps(spark.interruptTag(sys.argv[2])))
+"""
+
+#: an insert whose file lands, then a count Spark would need hours for
+KILLED_SCRIPT = """ATTACH 'ducklake://main' AS dl; USE dl;
+CREATE TABLE killed_rows (i INTEGER);
+INSERT INTO killed_rows SELECT i FROM range(10) r(i);
+SELECT count(*) AS n FROM range(CAST(4000000000 AS BIGINT)) a, range(10000) b
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.parametrize(("spark", "how"), [("connect", "sigterm"), ("connect", "timeout"), ("local", "sigterm")])
+def test_a_killed_task_stops_its_running_statement(
+    spark: str, how: str, stack: Any, stack_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A task killed in the middle of a statement (SIGTERM: the operator's ``on_kill``) or timed out in it (an
+    exception raised into the run, then ``on_kill``) interrupts that statement: on the shared Spark Connect
+    server, which would otherwise run it to its end, and in the task's own Spark. The script fails naming the
+    statement, nothing is committed, no file is left, and the server holds no operation of the script
+    afterwards."""
+    import os
+    import signal
+    import time
+
+    from airflow_provider_lakehouse.ducklake.storage import Storage
+
+    url = stack.start_spark_connect(log=lambda _m: None)
+    env, setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local" if spark == "connect" else None)
+    script = tmp_path / "script.sql"
+    script.write_text(KILLED_SCRIPT)
+    output = tmp_path / "output.log"  # the task log (Airflow logs to stdout) and the outcome, last
+    storage = Storage(setup.data_path, setup.s3)
+
+    def insert_done() -> bool:
+        """The insert's file is written and its job has ended (its write lease is released)."""
+        uris = [entry.uri for entry in storage.list_files(setup.data_path)]
+        return any(uri.endswith(".parquet") for uri in uris) and not any(uri.endswith(".lease") for uri in uris)
+
+    def wait_for(condition: Any) -> None:
+        deadline = time.monotonic() + 300
+        while not condition():
+            assert proc.poll() is None and time.monotonic() < deadline, output.read_text()[-4000:]
+            time.sleep(0.5)
+
+    with output.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", KILLED_RUN, str(script), how], env=env, stdout=sink, stderr=subprocess.STDOUT
+        )
+        try:
+            # Evidence that the count runs: after the insert's job ended, a progress line (only an operation in
+            # flight reports progress, and the count is the script's only one after the insert).
+            wait_for(insert_done)
+            offset = len(output.read_text())
+            wait_for(lambda: "still running after" in output.read_text()[offset:])
+            os.kill(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=180)  # the count alone would take hours
+        finally:
+            if proc.poll() is None:  # never leave the count running on the shared server
+                proc.send_signal(signal.SIGTERM)
+                time.sleep(5)
+                proc.kill()
+    log = output.read_text()
+    outcome = json.loads(log.strip().splitlines()[-1])
+    if how == "sigterm":  # on_kill stopped the count
+        assert proc.returncode == 3, log[-4000:]
+        assert outcome["index"] == 5 and "range(10000)" in outcome["statement"], outcome
+        assert outcome["message"].startswith("the task was killed while this statement ran"), outcome
+        cancelled = "OPERATION_CANCELED" if spark == "connect" else "SPARK_JOB_CANCELLED"
+        assert cancelled in log, log[-4000:]
+        assert "task killed; interrupted 1 running Spark operation(s)" in log, log[-4000:]
+    else:
+        assert proc.returncode == 4 and outcome == {"timeout": True}, log[-4000:]
+    tag = log.split("(tag ")[-1].split(")")[0]
+    lake = setup.open()
+    assert lake.current_snapshot_id() == 0, "the killed script committed"
+    assert storage.list_files(setup.data_path) == [], "the killed script left files"
+    if spark == "connect":
+        assert running_with_tag(env, url, tag) == [], "the server still runs the statement"
+
+
+def running_with_tag(env: dict[str, str], url: str, tag: str) -> list[str]:
+    """The Connect server's operations tagged ``tag`` in the session tasks share (interrupted, if any)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", INTERRUPT_TAG, url, tag], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return list(json.loads(proc.stdout.strip().splitlines()[-1]))

@@ -279,6 +279,30 @@ def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: 
     assert duck_rows(con, "SELECT answer FROM lake.u") == [{"answer": 42}]
 
 
+def test_a_run_killed_between_statements_starts_no_more_and_commits_nothing(spark: Any, setup: LakeSetup) -> None:
+    """The task's kill found nothing running (it landed between two statements): the next statement must not
+    start, and the statements before it do not commit."""
+    run(spark, setup, "CREATE TABLE k (id BIGINT)")
+    lake = setup.open()
+    good = lake.current_snapshot_id()
+    files_before = {f.uri for f in lake.storage.list_files(lake.data_path)}
+    asked = []
+
+    def killed() -> bool:  # the kill arrives while statement 2 runs: asked again before statement 3
+        asked.append(True)
+        return len(asked) > 2
+
+    plan = plan_script("INSERT INTO k VALUES (1); INSERT INTO k VALUES (2); INSERT INTO k VALUES (3)")
+    with pytest.raises(StatementError) as failure:
+        PlanRunner(spark, spec_of(setup), killed=killed).run(plan)
+    assert failure.value.index == 3 and "killed before this statement started" in str(failure.value)
+    assert lake.current_snapshot_id() == good
+    assert {f.uri for f in lake.storage.list_files(lake.data_path)} == files_before
+    con = referee.connect()
+    setup.attach(con)
+    assert duck_rows(con, "SELECT count(*) AS n FROM lake.k") == [{"n": 0}]
+
+
 def test_catalog_functions_and_maintenance(spark: Any, setup: LakeSetup) -> None:
     run(
         spark,

@@ -21,15 +21,18 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.tpcds.generate import generate
 from tests import referee
 from tests.dags.test_example_ducklake import lake_env
 from tests.dags.test_tpcds_pipeline import check_tpcds_results
+from tests.integration.test_connect_engine import running_with_tag
 from tests.integration.test_partitioned_writes import file_layout
 from tests.support.airflow_cluster import airflow_cluster
 
@@ -38,20 +41,66 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
 RETRIES_DAG = Path(__file__).parent / "dags" / "lake_scheduler_retries.py"
 ARCHIVE_DAG = Path(__file__).parent / "dags" / "lake_submit_archive.py"
+MARKED_DAG = Path(__file__).parent / "dags" / "lake_marked_failed.py"
 TPCDS_DAG = REPO / "dags_examples" / "tpcds_pipeline.py"
 
 
-def _kill_when_announced(markers: Path, killed: dict[str, float]) -> None:
-    """SIGKILL the task processes that wrote their pid (after-commit at once, mid-script a few seconds in)."""
-    for name, delay in (("after_commit", 0.0), ("mid_script", 6.0)):
+def _kill_when_announced(markers: Path, killed: dict[str, float], mid_script_wrote: Callable[[], bool]) -> None:
+    """SIGKILL the task processes that wrote their pid: after-commit at once, mid-script once ``mid_script_wrote()``
+    says its first statement's files exist (its slow second statement is then running). Evidence, not a delay: a
+    fixed wait raced the task on a faster machine, which had finished the whole script by then."""
+    for name, ready in (("after_commit", lambda: True), ("mid_script", mid_script_wrote)):
         marker = markers / f"{name}.pid"
-        if name in killed or not marker.exists():
+        if name in killed or not marker.exists() or not ready():
             continue
-        first_seen = killed.setdefault(f"{name}_seen", time.monotonic())
-        if time.monotonic() - first_seen < delay:
-            continue
-        os.kill(int(marker.read_text()), signal.SIGKILL)
+        pid = int(marker.read_text())
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            raise AssertionError(f"the {name} task (pid {pid}) ended before the test could kill it") from None
         killed[name] = time.monotonic()
+
+
+def _files_under(setup: Any, part: str) -> Callable[[], bool]:
+    """Whether any file of the lake lies under a path containing ``part`` (an insert's partition directory)."""
+    storage = Storage(setup.data_path, setup.s3)  # no catalog: the lake may not exist yet when polling starts
+    return lambda: any(part in entry.uri for entry in storage.list_files(setup.data_path))
+
+
+def _seconds_after_announced(markers: Path, name: str, delay: float) -> Callable[[], bool]:
+    """Whether ``delay`` seconds have passed since task ``name`` wrote its pid marker: for engines whose first
+    statement leaves no file to watch for (DuckDB inlines small inserts in the catalog)."""
+    marker = markers / f"{name}.pid"
+    return lambda: marker.exists() and time.time() - marker.stat().st_mtime >= delay
+
+
+class _MarkFailedWhileCounting:
+    """Marks the ``lake_marked_failed`` task failed (as a user in the UI) once its hours-long count runs: its
+    insert's job has ended (the file is written, the write lease released), and its log has reported progress
+    since (only an operation in flight does, and the count is the script's only one after the insert)."""
+
+    def __init__(self, airflow: Any, run_id: str, setup: Any) -> None:
+        self.airflow = airflow
+        self.run_id = run_id
+        self.setup = setup
+        self.storage = Storage(setup.data_path, setup.s3)
+        self.log_offset: int | None = None
+        self.marked = False
+
+    def task_log(self) -> str:
+        logs = [p for p in self.airflow.task_logs() if "dag_id=lake_marked_failed" in str(p)]
+        return "".join(p.read_text(errors="replace") for p in logs)
+
+    def poll(self) -> None:
+        if self.marked:
+            return
+        if self.log_offset is None:
+            uris = [e.uri for e in self.storage.list_files(self.setup.data_path) if "/marked_rows/" in e.uri]
+            if any(u.endswith(".parquet") for u in uris) and not any(u.endswith(".lease") for u in uris):
+                self.log_offset = len(self.task_log())
+        elif "still running after" in self.task_log()[self.log_offset :]:
+            self.airflow.mark_task_failed("lake_marked_failed", self.run_id, "runs_for_hours")
+            self.marked = True
 
 
 def _processes_with(needle: str) -> list[int]:
@@ -69,7 +118,7 @@ def _processes_with(needle: str) -> list[int]:
 
 
 def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str], tmp_path: Path) -> None:
-    stack.start_spark_connect(log=lambda _m: None)
+    url = stack.start_spark_connect(log=lambda _m: None)
     # The server is shared with earlier tests: their sessions (other settings, other daemons) live on until the
     # server's session timeout, so only daemons that start during this test are this test's.
     earlier_daemons = set(_connect_server_daemons(stack))
@@ -90,16 +139,31 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
         json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
     ]
 
-    with airflow_cluster(stack, env, [RETRIES_DAG, TPCDS_DAG], parallelism=4) as airflow:
-        airflow.wait_parsed(["lake_scheduler_retries", "tpcds_pipeline"])
+    with airflow_cluster(stack, env, [RETRIES_DAG, TPCDS_DAG, MARKED_DAG], parallelism=4) as airflow:
+        airflow.wait_parsed(["lake_scheduler_retries", "tpcds_pipeline", "lake_marked_failed"])
+        marked = _MarkFailedWhileCounting(airflow, airflow.trigger("lake_marked_failed"), setup)
         retries_run = airflow.trigger("lake_scheduler_retries")
         killed: dict[str, float] = {}
-        state = airflow.wait_run(
-            "lake_scheduler_retries", retries_run, on_poll=lambda: _kill_when_announced(markers, killed)
-        )
+        mid_script_wrote = _files_under(setup, "source=200/")
+
+        def poll() -> None:
+            _kill_when_announced(markers, killed, mid_script_wrote)
+            marked.poll()
+
+        state = airflow.wait_run("lake_scheduler_retries", retries_run, on_poll=poll)
         tis = airflow.task_instances("lake_scheduler_retries", retries_run)
         assert state == "success", (tis, airflow.component_log("scheduler")[-3000:])
         assert {"after_commit", "mid_script"} <= set(killed), f"the kills did not happen: {killed}"
+
+        # -- marked failed while its statement ran: on_kill stopped the statement on the server ------------
+        assert airflow.wait_run("lake_marked_failed", marked.run_id, timeout_s=600, on_poll=marked.poll) == "failed"
+        marked_log = marked.task_log()
+        assert marked.marked, marked_log[-4000:]
+        assert "task killed; interrupted 1 running Spark operation(s)" in marked_log, marked_log[-4000:]
+        assert running_with_tag(env, url, marked_log.split("(tag ")[-1].split(")")[0]) == []
+        assert not any(
+            "/marked_rows/" in entry.uri for entry in Storage(setup.data_path, setup.s3).list_files(setup.data_path)
+        ), "the killed task left files"
 
         tpcds_run = airflow.trigger("tpcds_pipeline", {"scale_factor": 0.01})
         tpcds_state = airflow.wait_run("tpcds_pipeline", tpcds_run, timeout_s=2400)
@@ -140,6 +204,8 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
     counts = dict(con.execute("SELECT source, count(*) FROM lake.sched_rows GROUP BY source").fetchall())
     assert counts == {**dict.fromkeys(range(16), 10), 100: 10, 200: 10}, counts
     assert con.execute("SELECT count(*) = count(DISTINCT (source, i)) FROM lake.sched_rows").fetchone() == (True,)
+    tables = con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()
+    assert ("sched_rows",) in tables and ("marked_rows",) not in tables, f"the task marked failed committed: {tables}"
     assert _assert_partitioned_by_source(setup, con) >= 18  # one file per insert at least: 16 mapped, 2 killed
     lake = setup.open()
     orphans = lake.delete_orphaned_files(older_than=_future()).files_deleted
@@ -183,7 +249,9 @@ def test_duckdb_engine_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[
         run_id = airflow.trigger("lake_scheduler_retries")
         killed: dict[str, float] = {}
         state = airflow.wait_run(
-            "lake_scheduler_retries", run_id, on_poll=lambda: _kill_when_announced(markers, killed)
+            "lake_scheduler_retries",
+            run_id,
+            on_poll=lambda: _kill_when_announced(markers, killed, _seconds_after_announced(markers, "mid_script", 6)),
         )
         tis = airflow.task_instances("lake_scheduler_retries", run_id)
         assert state == "success", (tis, airflow.component_log("scheduler")[-3000:])

@@ -1,0 +1,74 @@
+"""Stopping a script's Spark operations when its task is killed or times out.
+
+Spark runs an operation to its end whether or not its client still waits for it. Over Spark Connect that means a
+task killed in the middle of a statement (Airflow's SIGTERM, its ``execution_timeout``) left the statement running
+on the shared server: a count whose client was SIGKILLed went on using both cores of this machine for minutes. A
+:class:`SparkOperations` block tags every operation its thread sends with a tag unique to the script's run, so all
+of them can be interrupted at once, from a signal handler or another thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from types import TracebackType
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class SparkOperations:
+    """The Spark operations of one script run, tagged so they can be interrupted together.
+
+    Use as a context manager around the run: inside it, every Spark operation this thread starts carries
+    :attr:`tag`. Leaving the block by an exception (a timeout raised into the task) interrupts whatever is
+    still running, as does :meth:`interrupt` from elsewhere (the operator's ``on_kill``). Works on Spark Connect
+    and on classic sessions (job tags).
+
+    :param spark: the session the run uses; shared sessions are fine, the tag is unique to this run.
+    :param logger: where interruptions are reported (the task log).
+    """
+
+    def __init__(self, spark: Any, *, logger: logging.Logger | Any = log) -> None:
+        self._spark = spark
+        self._logger = logger
+        #: unique per run: the session may be shared with other tasks, which must not be interrupted
+        self.tag = f"lakehouse-{uuid.uuid4().hex}"
+        #: set by :meth:`interrupt`: a kill between two statements finds nothing running, so the run must not
+        #: start the next one (ask before each statement)
+        self.interrupted = False
+
+    def __enter__(self) -> SparkOperations:
+        self._spark.addTag(self.tag)
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        try:
+            # A failed statement has ended already; what is still running here was left by an exception raised
+            # into the run (a timeout), and the client does not stop it.
+            if exc_type is not None and (stopped := self.interrupt()):
+                self._logger.warning(
+                    "interrupted %d running Spark operation(s) of the script, which ended with %s (tag %s)",
+                    len(stopped),
+                    exc_type.__name__,
+                    self.tag,
+                )
+        finally:
+            try:
+                self._spark.removeTag(self.tag)
+            except Exception:  # a stopped session has no tags left to remove
+                pass
+
+    def interrupt(self) -> list[str]:
+        """Interrupt this run's operations that are still running; returns their ids (empty if none was).
+
+        Never raises: it runs while a task is being killed, where a second error would hide the first.
+        """
+        self.interrupted = True
+        try:
+            return [str(op) for op in self._spark.interruptTag(self.tag) or ()]
+        except Exception as exc:
+            self._logger.warning("could not interrupt the Spark operations tagged %s: %s", self.tag, exc)
+            return []
