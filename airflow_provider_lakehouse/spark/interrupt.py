@@ -1,10 +1,10 @@
 """Stopping a script's Spark operations when its task is killed or times out.
 
 Spark runs an operation to its end whether or not its client still waits for it. Over Spark Connect that means a
-task killed in the middle of a statement (Airflow's SIGTERM, its ``execution_timeout``) left the statement running
-on the shared server: a count whose client was SIGKILLed went on using both cores of this machine for minutes. A
-:class:`SparkOperations` block tags every operation its thread sends with a tag unique to the script's run, so all
-of them can be interrupted at once, from a signal handler or another thread.
+task killed in the middle of a statement left the statement running on the shared server: Airflow's SIGTERM only
+calls ``on_kill`` and its SIGKILL follows 5 s later, and a count whose client was SIGKILLed went on using both
+cores of this machine for minutes. A :class:`SparkOperations` block tags every operation its thread sends with a
+tag unique to the script's run, so all of them can be interrupted at once, from a signal handler or another thread.
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ class SparkOperations:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         try:
-            # A failed statement has ended already; what is still running here was left by an exception raised
-            # into the run (a timeout), and the client does not stop it.
+            # A failed statement has ended already. An exception raised into the run (a timeout) leaves its
+            # operation behind: PySpark's Connect client releases it, which stops it (measured), but a classic
+            # session's job runs on in this process's JVM.
             if exc_type is not None and (stopped := self.interrupt()):
                 self._logger.warning(
                     "interrupted %d running Spark operation(s) of the script, which ended with %s (tag %s)",

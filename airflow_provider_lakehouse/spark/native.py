@@ -64,7 +64,6 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage, table_columns: Se
         ``customer`` read for its key becomes small enough to broadcast, as Iceberg's estimate makes it). Spark
         still reads only the selected columns.
     """
-    from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
     read = _columns_to_read(plan, table_columns)
@@ -78,9 +77,10 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage, table_columns: Se
     frame = spark.read.schema(read_schema).parquet(*[spark_path(f.path) for f in plan.files])
     deleted = _deleted_rows(storage, plan)
     if deleted is not None:
-        located = frame.select(
-            *names, F.col("_metadata.file_path").alias("__lh_path"), F.col("_metadata.row_index").alias("__lh_pos")
-        )
+        # SQL text, not pyspark.sql.functions: a Connect client process has no SparkContext, and functions.col
+        # asserts one unless PySpark's process-wide Connect flag is set (see session.connect_session, which
+        # clears it so a later local session can start).
+        located = frame.selectExpr(*names, "_metadata.file_path AS __lh_path", "_metadata.row_index AS __lh_pos")
         gone = spark.createDataFrame(deleted)
         frame = located.join(gone, on=["__lh_path", "__lh_pos"], how="left_anti")
     if widened or deleted is not None:

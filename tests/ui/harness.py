@@ -80,7 +80,10 @@ def plugins_folder(workdir: Path) -> Path:
 
 @contextmanager
 def lakehouse_airflow(stack: Any, stack_env: dict[str, str], workdir: Path) -> Iterator[LakehouseAirflow]:
-    env, setup = lake_env(dict(stack_env), None)
+    # Over Spark Connect: with in-process Spark every task started a JVM, and these runs were the suite's
+    # longest setup (192 s).
+    stack.start_spark_connect(log=lambda _m: None)
+    env, setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
     passwords = {"admin": secrets.token_urlsafe(12), "viewer": secrets.token_urlsafe(12)}
     password_file = workdir / "passwords.json"
     password_file.write_text(json.dumps(passwords))
