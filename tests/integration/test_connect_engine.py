@@ -36,18 +36,24 @@ SELECT sum(qty) AS total FROM stock;
 """
 
 
-@pytest.mark.integration
-def test_empty_results_over_spark_connect(stack: Any, stack_env: dict[str, str], tmp_path: Path) -> None:
+def run_over_connect(stack: Any, stack_env: dict[str, str], tmp_path: Path, sql: str) -> tuple[dict[str, Any], Any]:
+    """Run ``sql`` on a fresh lake over the stack's Spark Connect server, through ``DucklakeHook`` in a child
+    process; returns the response and the lake's setup."""
     stack.start_spark_connect(log=lambda _m: None)
-    env, _setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
+    env, setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
     script = tmp_path / "script.sql"
-    script.write_text("ATTACH 'ducklake://main' AS dl; USE dl;" + SQL)
+    script.write_text("ATTACH 'ducklake://main' AS dl; USE dl;" + sql)
     out = tmp_path / "response.json"
     proc = subprocess.run(
         [sys.executable, "-c", RUN_HOOK, str(script), str(out)], env=env, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    response = json.loads(out.read_text())
+    return json.loads(out.read_text()), setup
+
+
+@pytest.mark.integration
+def test_empty_results_over_spark_connect(stack: Any, stack_env: dict[str, str], tmp_path: Path) -> None:
+    response, _setup = run_over_connect(stack, stack_env, tmp_path, SQL)
     assert response["engine"] == "spark_connect"
     commands = response["result"]["commands"]
     pruned = commands[4]
@@ -80,16 +86,8 @@ def test_s3_lake_with_deletes_is_read_by_sparks_own_reader_over_spark_connect(
     building that projection with ``pyspark.sql.functions`` failed with a bare ``AssertionError``."""
     from tests import referee
 
-    stack.start_spark_connect(log=lambda _m: None)
-    env, setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
-    script = tmp_path / "script.sql"
-    script.write_text("ATTACH 'ducklake://main' AS dl; USE dl;" + DELETES)
-    out = tmp_path / "response.json"
-    proc = subprocess.run(
-        [sys.executable, "-c", RUN_HOOK, str(script), str(out)], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    last = json.loads(out.read_text())["result"]["commands"][-1]
+    response, setup = run_over_connect(stack, stack_env, tmp_path, DELETES)
+    last = response["result"]["commands"][-1]
     assert last["scans"][0]["reader"] == "spark-parquet", last
     con = referee.connect()
     setup.attach(con)
