@@ -65,6 +65,11 @@ class TaskKilledError(TerminalError):
     def __init__(self) -> None:
         super().__init__("the task was killed before this statement started, nothing was committed")
 
+    @staticmethod
+    def while_running(message: str) -> str:
+        """The error ``message`` of a statement the kill interrupted, saying so."""
+        return f"the task was killed while this statement ran, nothing was committed: {message}"
+
 
 class ServiceUnavailableError(TransientError):
     """A database or object store could not be reached; nothing was changed."""

@@ -14,6 +14,7 @@ from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
 from airflow_provider_lakehouse.devstack.stack import default_state_dir
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
+from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.store import MetadataStore, PostgresStore, SqliteStore
 
 EXTENSIONS = ("ducklake", "postgres", "httpfs", "sqlite")
@@ -67,6 +68,10 @@ class LakeSetup:
 
     def open(self) -> DuckLake:
         return DuckLake(self.store, s3=self.s3)
+
+    def file_uris(self) -> list[str]:
+        """Every file under the data path, listed from storage alone (the catalog may not exist yet)."""
+        return [entry.uri for entry in Storage(self.data_path, self.s3).list_files(self.data_path)]
 
     def attach(self, con: duckdb.DuckDBPyConnection, alias: str = "lake", **options: Any) -> None:
         """ATTACH the lake in DuckDB (creating it if it does not exist yet)."""

@@ -364,7 +364,7 @@ class DuckDBPlanRunner:
             return exc
         message = str(exc).strip() or type(exc).__name__
         if self._killed and not isinstance(exc, TaskKilledError):
-            message = f"the task was killed while this statement ran, nothing was committed: {message}"
+            message = TaskKilledError.while_running(message)
         return StatementError(step.index if step else 0, step.text if step else "", self.redact(message[:4000]))
 
     def _remove_unreferenced_files(self, con: Any, lake: DuckLake) -> None:

@@ -268,7 +268,7 @@ class PlanRunner:
         if commit:
             message = f"the script's commit failed, nothing was committed: {message}"
         elif self._killed() and not isinstance(exc, TaskKilledError):
-            message = f"the task was killed while this statement ran, nothing was committed: {message}"
+            message = TaskKilledError.while_running(message)
         return StatementError(step.index if step else 0, step.text if step else "", self.redact(message[:4000]))
 
     # -- transactions --------------------------------------------------------------------------

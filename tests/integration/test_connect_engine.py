@@ -246,19 +246,11 @@ def test_a_killed_task_stops_its_running_statement(
     import signal
     import time
 
-    from airflow_provider_lakehouse.ducklake.storage import Storage
-
     url = stack.start_spark_connect(log=lambda _m: None)
     env, setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local" if spark == "connect" else None)
     script = tmp_path / "script.sql"
     script.write_text(KILLED_SCRIPT)
     output = tmp_path / "output.log"  # the task log (Airflow logs to stdout) and the outcome, last
-    storage = Storage(setup.data_path, setup.s3)
-
-    def insert_done() -> bool:
-        """The insert's file is written and its job has ended (its write lease is released)."""
-        uris = [entry.uri for entry in storage.list_files(setup.data_path)]
-        return any(uri.endswith(".parquet") for uri in uris) and not any(uri.endswith(".lease") for uri in uris)
 
     def wait_for(condition: Any) -> None:
         deadline = time.monotonic() + 300
@@ -273,7 +265,7 @@ def test_a_killed_task_stops_its_running_statement(
         try:
             # Evidence that the count runs: after the insert's job ended, a progress line (only an operation in
             # flight reports progress, and the count is the script's only one after the insert).
-            wait_for(insert_done)
+            wait_for(lambda: write_ended(setup.file_uris()))
             offset = len(output.read_text())
             wait_for(lambda: "still running after" in output.read_text()[offset:])
             os.kill(proc.pid, signal.SIGTERM)
@@ -294,12 +286,22 @@ def test_a_killed_task_stops_its_running_statement(
         assert "task killed; interrupted 1 running Spark operation(s)" in log, log[-4000:]
     else:
         assert proc.returncode == 4 and outcome == {"timeout": True}, log[-4000:]
-    tag = log.split("(tag ")[-1].split(")")[0]
     lake = setup.open()
     assert lake.current_snapshot_id() == 0, "the killed script committed"
-    assert storage.list_files(setup.data_path) == [], "the killed script left files"
+    assert setup.file_uris() == [], "the killed script left files"
     if spark == "connect":
-        assert running_with_tag(env, url, tag) == [], "the server still runs the statement"
+        assert running_with_tag(env, url, last_tag(log)) == [], "the server still runs the statement"
+
+
+def write_ended(uris: list[str]) -> bool:
+    """A write among ``uris`` (a lake's files) has ended: its Parquet file exists and its job released the write
+    lease (``ducklake-write-<tag>.lease``)."""
+    return any(uri.endswith(".parquet") for uri in uris) and not any(uri.endswith(".lease") for uri in uris)
+
+
+def last_tag(log: str) -> str:
+    """The Spark operation tag the last kill line of a task log names (``... (tag lakehouse-...)``)."""
+    return log.split("(tag ")[-1].split(")")[0]
 
 
 def running_with_tag(env: dict[str, str], url: str, tag: str) -> list[str]:

@@ -27,12 +27,11 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.tpcds.generate import generate
 from tests import referee
 from tests.dags.test_example_ducklake import lake_env
 from tests.dags.test_tpcds_pipeline import check_tpcds_results
-from tests.integration.test_connect_engine import running_with_tag
+from tests.integration.test_connect_engine import last_tag, running_with_tag, write_ended
 from tests.integration.test_partitioned_writes import file_layout
 from tests.support.airflow_cluster import airflow_cluster
 
@@ -63,8 +62,7 @@ def _kill_when_announced(markers: Path, killed: dict[str, float], mid_script_wro
 
 def _files_under(setup: Any, part: str) -> Callable[[], bool]:
     """Whether any file of the lake lies under a path containing ``part`` (an insert's partition directory)."""
-    storage = Storage(setup.data_path, setup.s3)  # no catalog: the lake may not exist yet when polling starts
-    return lambda: any(part in entry.uri for entry in storage.list_files(setup.data_path))
+    return lambda: any(part in uri for uri in setup.file_uris())
 
 
 def _seconds_after_announced(markers: Path, name: str, delay: float) -> Callable[[], bool]:
@@ -83,7 +81,6 @@ class _MarkFailedWhileCounting:
         self.airflow = airflow
         self.run_id = run_id
         self.setup = setup
-        self.storage = Storage(setup.data_path, setup.s3)
         self.log_offset: int | None = None
         self.marked = False
 
@@ -95,8 +92,7 @@ class _MarkFailedWhileCounting:
         if self.marked:
             return
         if self.log_offset is None:
-            uris = [e.uri for e in self.storage.list_files(self.setup.data_path) if "/marked_rows/" in e.uri]
-            if any(u.endswith(".parquet") for u in uris) and not any(u.endswith(".lease") for u in uris):
+            if write_ended([uri for uri in self.setup.file_uris() if "/marked_rows/" in uri]):
                 self.log_offset = len(self.task_log())
         elif "still running after" in self.task_log()[self.log_offset :]:
             self.airflow.mark_task_failed("lake_marked_failed", self.run_id, "runs_for_hours")
@@ -160,10 +156,8 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
         marked_log = marked.task_log()
         assert marked.marked, marked_log[-4000:]
         assert "task killed; interrupted 1 running Spark operation(s)" in marked_log, marked_log[-4000:]
-        assert running_with_tag(env, url, marked_log.split("(tag ")[-1].split(")")[0]) == []
-        assert not any(
-            "/marked_rows/" in entry.uri for entry in Storage(setup.data_path, setup.s3).list_files(setup.data_path)
-        ), "the killed task left files"
+        assert running_with_tag(env, url, last_tag(marked_log)) == []
+        assert not any("/marked_rows/" in uri for uri in setup.file_uris()), "the killed task left files"
 
         tpcds_run = airflow.trigger("tpcds_pipeline", {"scale_factor": 0.01})
         tpcds_state = airflow.wait_run("tpcds_pipeline", tpcds_run, timeout_s=2400)
