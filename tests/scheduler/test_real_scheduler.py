@@ -311,13 +311,13 @@ def _new_daemons(stack: Any, earlier: set[int]) -> list[str]:
 def test_spark_submit_tasks_started_together_share_one_class_archive(
     stack: Any, stack_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Four spark-submit tasks that the scheduler starts at once, on a machine without a class-data archive: each
+    """Three spark-submit tasks that the scheduler starts at once, on a machine without a class-data archive: each
     first driver may write one, and exactly one whole archive is left, with no partial file. A later driver run
     with ``-Xshare:on`` (which refuses to start without mapping an archive) proves it is usable."""
     cache = tmp_path / "cache"
     env, setup = lake_env(dict(stack_env, **stack.env(), XDG_CACHE_HOME=str(cache)), "spark_local")
     archives = cache / "airflow-provider-lakehouse" / "class-archives"
-    with airflow_cluster(stack, env, [ARCHIVE_DAG], parallelism=4) as airflow:
+    with airflow_cluster(stack, env, [ARCHIVE_DAG], parallelism=3) as airflow:
         airflow.wait_parsed(["lake_submit_archive"])
         run_id = airflow.trigger("lake_submit_archive")
         state = airflow.wait_run("lake_submit_archive", run_id, timeout_s=900)
@@ -332,7 +332,7 @@ def test_spark_submit_tasks_started_together_share_one_class_archive(
     assert not list(archives.glob(".*")), "a partial archive was left behind"
     con = referee.connect()
     setup.attach(con)
-    for task in range(4):
+    for task in range(3):
         assert con.execute(f"SELECT count(*), min(task), max(task) FROM lake.submit_{task}").fetchone() == (
             1000,
             task,
