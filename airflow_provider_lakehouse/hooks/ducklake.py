@@ -240,7 +240,7 @@ class DucklakeHook(BaseHook):
         from airflow_provider_lakehouse.spark.driver import PlanRunner
         from airflow_provider_lakehouse.spark.interrupt import SparkOperations
         from airflow_provider_lakehouse.spark.progress import progress_lines
-        from airflow_provider_lakehouse.spark.session import connect_session, local_session
+        from airflow_provider_lakehouse.spark.session import connect_session, connect_settings, local_session
 
         if self.spark_mode != "spark_connect":
             spark = local_session(self.spec.spark_conf)
@@ -249,6 +249,14 @@ class DucklakeHook(BaseHook):
 
             url = SparkConnectHook(conn_id=self.spec.spark_conn_id or "").get_connection_url()
             spark = connect_session(url, self.spec.spark_conf)  # shared with other tasks: never stopped here
+            _applied, server_side = connect_settings(self.spec.spark_conf)
+            if server_side:  # names only: a value may be anything, a secret included
+                self.log.info(
+                    "lake %s: Spark Connect sets only spark.sql.* settings per task; the server's own "
+                    "configuration decides these of the lake's spark_conf, not applied: %s",
+                    self.name,
+                    ", ".join(server_side),
+                )
         # Tagged, so that kill() (or a timeout raised into the task) stops what Spark still runs for this script.
         with SparkOperations(spark, logger=self.log) as operations, progress_lines(spark, logger=self.log):
             # Kept after the run: an execution_timeout unwinds the run first and calls kill() (on_kill) after.

@@ -128,13 +128,26 @@ def connect_session(url: str, conf: Mapping[str, str] | None = None) -> Any:
     :mod:`.plan`); they register nothing else in the session. If the server closed the session (its idle
     timeout), the next id of the same series is used.
     """
-    settings = {k: v for k, v in sorted((conf or {}).items()) if k.startswith("spark.sql.")}
+    settings, _server_side = connect_settings(conf)
     key = json.dumps([url.rstrip("/"), settings])
     with _CONNECT_LOCK:
         cached = _CONNECT_SESSIONS.get(key)
         if cached is not None and _alive(cached):
             return cached
         return _open_connect_session(url, key, settings)
+
+
+def connect_settings(conf: Mapping[str, str] | None) -> tuple[dict[str, str], list[str]]:
+    """Split a lake's ``spark_conf`` for a Spark Connect session: the runtime SQL settings a task sets on its
+    session (``spark.sql.*``), and the names of the others, which only the server's own configuration decides
+    (Spark refuses to change core settings such as ``spark.executor.memory`` in a running session).
+
+    >>> connect_settings({"spark.executor.memory": "8g", "spark.sql.shuffle.partitions": "8"})
+    ({'spark.sql.shuffle.partitions': '8'}, ['spark.executor.memory'])
+    """
+    conf = conf or {}
+    settings = {k: v for k, v in sorted(conf.items()) if k.startswith("spark.sql.")}
+    return settings, sorted(k for k in conf if k not in settings)
 
 
 def _open_connect_session(url: str, key: str, settings: Mapping[str, str]) -> Any:

@@ -311,3 +311,43 @@ def running_with_tag(env: dict[str, str], url: str, tag: str) -> list[str]:
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return list(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+LOGGED_RUN = """
+import json, logging, sys
+from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)  # after Airflow's import has set its logging up
+response = DucklakeHook(ducklake="main").run(sys.argv[1])
+print(json.dumps(response["result"]["commands"][-1]["rows"]))
+"""
+
+
+@pytest.mark.integration
+def test_lake_settings_spark_connect_cannot_set_are_named_in_the_task_log(
+    stack: Any, stack_env: dict[str, str]
+) -> None:
+    """A task sets only ``spark.sql.*`` settings on its Connect session; the lake's other ``spark_conf`` settings
+    belong to the server. They are named in the task log (names only, never values) instead of vanishing."""
+    stack.start_spark_connect(log=lambda _m: None)
+    env, _setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
+    conn = json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
+    conn["extra"]["spark_conf"] = {
+        **(conn["extra"].get("spark_conf") or {}),
+        "spark.executor.memory": "7g-not-for-logs",
+        "spark.sql.shuffle.partitions": "3",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", LOGGED_RUN, "ATTACH 'ducklake://main' AS dl; USE dl; SELECT 41 + 1 AS answer"],
+        env=dict(env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [{"answer": 42}]
+    log = proc.stdout + proc.stderr  # Airflow's logging writes to stdout, or to stderr once configured so
+    named = [line for line in log.splitlines() if "not applied" in line]
+    assert len(named) == 1, log[-4000:]
+    assert "spark.executor.memory" in named[0] and "spark.sql.shuffle.partitions" not in named[0], named[0]
+    assert "7g-not-for-logs" not in log
