@@ -18,8 +18,10 @@ import pytest
 from tests.dags.test_example_ducklake import lake_env
 
 RUN_HOOK = """
-import json, sys
+import json, logging, sys
 from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)  # after Airflow's import has set its logging up
 response = DucklakeHook(ducklake="main").run(open(sys.argv[1]).read(), autocommit=True)  # snapshots per statement
 open(sys.argv[2], "w").write(json.dumps(response, default=str))
 """
@@ -36,11 +38,17 @@ SELECT sum(qty) AS total FROM stock;
 """
 
 
-def run_over_connect(stack: Any, stack_env: dict[str, str], tmp_path: Path, sql: str) -> tuple[dict[str, Any], Any]:
+def run_over_connect(
+    stack: Any, stack_env: dict[str, str], tmp_path: Path, sql: str, spark_conf: dict[str, str] | None = None
+) -> tuple[dict[str, Any], Any, str]:
     """Run ``sql`` on a fresh lake over the stack's Spark Connect server, through ``DucklakeHook`` in a child
-    process; returns the response and the lake's setup."""
+    process, with ``spark_conf`` added to the lake's; returns the response, the lake's setup and the task log."""
     stack.start_spark_connect(log=lambda _m: None)
     env, setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
+    if spark_conf:
+        conn = json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
+        conn["extra"]["spark_conf"] = {**(conn["extra"].get("spark_conf") or {}), **spark_conf}
+        env["AIRFLOW_CONN_DUCKLAKE_MAIN"] = json.dumps(conn)
     script = tmp_path / "script.sql"
     script.write_text("ATTACH 'ducklake://main' AS dl; USE dl;" + sql)
     out = tmp_path / "response.json"
@@ -48,12 +56,12 @@ def run_over_connect(stack: Any, stack_env: dict[str, str], tmp_path: Path, sql:
         [sys.executable, "-c", RUN_HOOK, str(script), str(out)], env=env, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(out.read_text()), setup
+    return json.loads(out.read_text()), setup, proc.stdout + proc.stderr
 
 
 @pytest.mark.integration
 def test_empty_results_over_spark_connect(stack: Any, stack_env: dict[str, str], tmp_path: Path) -> None:
-    response, _setup = run_over_connect(stack, stack_env, tmp_path, SQL)
+    response, _setup, _log = run_over_connect(stack, stack_env, tmp_path, SQL)
     assert response["engine"] == "spark_connect"
     commands = response["result"]["commands"]
     pruned = commands[4]
@@ -86,7 +94,7 @@ def test_s3_lake_with_deletes_is_read_by_sparks_own_reader_over_spark_connect(
     building that projection with ``pyspark.sql.functions`` failed with a bare ``AssertionError``."""
     from tests import referee
 
-    response, setup = run_over_connect(stack, stack_env, tmp_path, DELETES)
+    response, setup, _log = run_over_connect(stack, stack_env, tmp_path, DELETES)
     last = response["result"]["commands"][-1]
     assert last["scans"][0]["reader"] == "spark-parquet", last
     con = referee.connect()
@@ -313,40 +321,15 @@ def running_with_tag(env: dict[str, str], url: str, tag: str) -> list[str]:
     return list(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
-LOGGED_RUN = """
-import json, logging, sys
-from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
-
-logging.basicConfig(level=logging.INFO, stream=sys.stderr)  # after Airflow's import has set its logging up
-response = DucklakeHook(ducklake="main").run(sys.argv[1])
-print(json.dumps(response["result"]["commands"][-1]["rows"]))
-"""
-
-
 @pytest.mark.integration
 def test_lake_settings_spark_connect_cannot_set_are_named_in_the_task_log(
-    stack: Any, stack_env: dict[str, str]
+    stack: Any, stack_env: dict[str, str], tmp_path: Path
 ) -> None:
     """A task sets only ``spark.sql.*`` settings on its Connect session; the lake's other ``spark_conf`` settings
     belong to the server. They are named in the task log (names only, never values) instead of vanishing."""
-    stack.start_spark_connect(log=lambda _m: None)
-    env, _setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
-    conn = json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
-    conn["extra"]["spark_conf"] = {
-        **(conn["extra"].get("spark_conf") or {}),
-        "spark.executor.memory": "7g-not-for-logs",
-        "spark.sql.shuffle.partitions": "3",
-    }
-    proc = subprocess.run(
-        [sys.executable, "-c", LOGGED_RUN, "ATTACH 'ducklake://main' AS dl; USE dl; SELECT 41 + 1 AS answer"],
-        env=dict(env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [{"answer": 42}]
-    log = proc.stdout + proc.stderr  # Airflow's logging writes to stdout, or to stderr once configured so
+    conf = {"spark.executor.memory": "7g-not-for-logs", "spark.sql.shuffle.partitions": "3"}
+    response, _setup, log = run_over_connect(stack, stack_env, tmp_path, "SELECT 41 + 1 AS answer", conf)
+    assert response["result"]["commands"][-1]["rows"] == [{"answer": 42}]
     named = [line for line in log.splitlines() if "not applied" in line]
     assert len(named) == 1, log[-4000:]
     assert "spark.executor.memory" in named[0] and "spark.sql.shuffle.partitions" not in named[0], named[0]

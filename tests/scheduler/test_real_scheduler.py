@@ -33,6 +33,7 @@ from tests.dags.test_example_ducklake import lake_env
 from tests.dags.test_tpcds_pipeline import check_tpcds_results
 from tests.integration.test_connect_engine import last_tag, running_with_tag, write_ended
 from tests.integration.test_partitioned_writes import file_layout
+from tests.scheduler.dags.lake_submit_archive import TASKS as ARCHIVE_TASKS
 from tests.support.airflow_cluster import airflow_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -317,7 +318,7 @@ def test_spark_submit_tasks_started_together_share_one_class_archive(
     cache = tmp_path / "cache"
     env, setup = lake_env(dict(stack_env, **stack.env(), XDG_CACHE_HOME=str(cache)), "spark_local")
     archives = cache / "airflow-provider-lakehouse" / "class-archives"
-    with airflow_cluster(stack, env, [ARCHIVE_DAG], parallelism=3) as airflow:
+    with airflow_cluster(stack, env, [ARCHIVE_DAG], parallelism=ARCHIVE_TASKS) as airflow:
         airflow.wait_parsed(["lake_submit_archive"])
         run_id = airflow.trigger("lake_submit_archive")
         state = airflow.wait_run("lake_submit_archive", run_id, timeout_s=900)
@@ -332,7 +333,7 @@ def test_spark_submit_tasks_started_together_share_one_class_archive(
     assert not list(archives.glob(".*")), "a partial archive was left behind"
     con = referee.connect()
     setup.attach(con)
-    for task in range(3):
+    for task in range(ARCHIVE_TASKS):
         assert con.execute(f"SELECT count(*), min(task), max(task) FROM lake.submit_{task}").fetchone() == (
             1000,
             task,
