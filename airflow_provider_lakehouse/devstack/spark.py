@@ -140,6 +140,15 @@ def connect_conf(*, bind_address: str, port: int, driver_host: str) -> dict[str,
         # Idle Python workers (not their daemons) end after a minute instead of holding memory between tasks.
         "spark.python.worker.idleTimeoutSeconds": "60",
         "spark.python.worker.killOnIdleTimeout": "true",
+        # A client that vanished without interrupting its operation (a task process SIGKILLed) leaves it running
+        # until the server drops it. The server does not notice the dead client while the operation sends
+        # nothing: the execution counts as attached until its response stream ends (after 2 min by default),
+        # then is dropped once nothing reattached for 5 min, checked every 30 s: 7.5 min of a runaway statement.
+        # A live client reattaches at once whenever its stream ends, so shorter streams and a 30 s detach
+        # timeout bound that to about a minute (measured in docs/scheduler.md).
+        "spark.connect.execute.reattachable.senderMaxStreamDuration": "20s",
+        "spark.connect.execute.manager.detachedTimeout": "30s",
+        "spark.connect.execute.manager.maintenanceInterval": "10s",
     }
 
 
@@ -504,6 +513,11 @@ class SparkConnectServer:
     def pid(self) -> int | None:
         """PID of our running server JVM."""
         return self._jvm.pid()
+
+    @property
+    def log_file(self) -> Path:
+        """The server's log (it keeps earlier runs' output too)."""
+        return self._jvm.log_file
 
     def running(self) -> bool:
         """True when the JVM is ours and alive and it listens on the gRPC port."""

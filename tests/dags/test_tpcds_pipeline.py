@@ -1,7 +1,8 @@
-"""The 52-task TPC-DS pipeline with ``airflow dags test``, at SF 0.01 on Spark in the task's process and at SF 1
-over Spark Connect: every query result in the lake equals DuckDB's answer on the generated files and the
-generator's reference answer for that scale factor; the Data Table holds the published aggregates; the graph
-declares the lake tables as assets between the stages."""
+"""The 52-task TPC-DS pipeline with ``airflow dags test`` at SF 0.01, on Spark in the task's process and on the
+DuckDB engine: every query result in the lake equals DuckDB's answer on the generated files and the generator's
+reference answer for that scale factor; the Data Table holds the published aggregates; the graph declares the lake
+tables as assets between the stages. SF 1 over Spark Connect, under Airflow's real scheduler, is in
+``tests/scheduler/test_real_scheduler.py``."""
 
 from __future__ import annotations
 
@@ -74,21 +75,20 @@ def run_pipeline_and_check_answers(
     stack_env: dict[str, str],
     landing: str,
     scale_factor: str,
-    spark_conn_id: str = "",
     engine: str = "spark",
 ) -> None:
     """``airflow dags test`` of the pipeline on ``landing`` (on the lake's own Spark, or the run parameter
-    ``spark_conn_id``, or the run parameter ``engine``); then every ``results.qNN`` must equal DuckDB's answer on
+    ``engine``); then every ``results.qNN`` must equal DuckDB's answer on
     the landing files and the generator's reference answer, and the Data Table must hold the published
     aggregates."""
     env, setup = lake_env(stack_env, None)
     env.update(TPCDS_LANDING=landing, LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir())
-    conf = {"scale_factor": float(scale_factor), "spark_conn_id": spark_conn_id, "engine": engine}
+    conf = {"scale_factor": float(scale_factor), "engine": engine}
     result = run_airflow(env, "dags", "test", "tpcds_pipeline", "-c", json.dumps(conf), timeout=1500)
     assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
     xcoms = read_xcoms("tpcds_pipeline", env)
     engines = {xcom["engine"] for xcom in xcoms.values() if isinstance(xcom, dict) and "engine" in xcom}
-    expected = "duckdb" if engine == "duckdb" else "spark_connect" if spark_conn_id else "local"
+    expected = "duckdb" if engine == "duckdb" else "local"
     assert engines == {expected}
     assert len([x for x in xcoms.values() if isinstance(x, dict) and "engine" in x]) == 52  # all SQL tasks
     check_tpcds_results(env, setup, landing, scale_factor)
@@ -145,16 +145,3 @@ def test_pipeline_answers_match_duckdb_on_the_duckdb_engine(
     landing = f"s3://landing/tests/{uuid.uuid4().hex[:8]}"
     generate(0.01, landing, extension_dir=referee.extension_dir(), s3=s3)
     run_pipeline_and_check_answers(stack, stack_env, landing, "0.01", engine="duckdb")
-
-
-@pytest.mark.integration
-@pytest.mark.slow
-def test_scale_factor_1_answers_match_the_reference_over_spark_connect(
-    stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path
-) -> None:
-    """SF 1 (about 340 MB of Parquet, 19.6 M rows) over Spark Connect, chosen by the run parameter
-    ``spark_conn_id``: the ten results are the generator's SF 1 reference answers."""
-    landing = str(tmp_path / "landing")
-    generate(1, landing, extension_dir=referee.extension_dir())
-    stack.start_spark_connect(log=lambda _m: None)
-    run_pipeline_and_check_answers(stack, dict(stack_env, **stack.env()), landing, "1", "spark_connect_local")

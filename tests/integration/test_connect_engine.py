@@ -7,6 +7,7 @@ one kind per process."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -241,7 +242,9 @@ SELECT count(*) AS n FROM range(CAST(4000000000 AS BIGINT)) a, range(10000) b
 
 @pytest.mark.integration
 @pytest.mark.slow
-@pytest.mark.parametrize(("spark", "how"), [("connect", "sigterm"), ("connect", "timeout"), ("local", "sigterm")])
+@pytest.mark.parametrize(
+    ("spark", "how"), [("connect", "sigterm"), ("connect", "timeout"), ("connect", "sigkill"), ("local", "sigterm")]
+)
 def test_a_killed_task_stops_its_running_statement(
     spark: str, how: str, stack: Any, stack_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -249,7 +252,11 @@ def test_a_killed_task_stops_its_running_statement(
     exception raised into the run, then ``on_kill``) interrupts that statement: on the shared Spark Connect
     server, which would otherwise run it to its end, and in the task's own Spark. The script fails naming the
     statement, nothing is committed, no file is left, and the server holds no operation of the script
-    afterwards."""
+    afterwards.
+
+    A task SIGKILLed alone runs no ``on_kill``: then the server must drop the orphaned statement itself, which the
+    stack's server settings bound to about a minute (Spark's defaults: up to 7.5 min). Nothing is committed; the
+    files its first statement wrote are orphans, which ``delete_orphaned_files`` removes."""
     import os
     import signal
     import time
@@ -266,6 +273,7 @@ def test_a_killed_task_stops_its_running_statement(
             assert proc.poll() is None and time.monotonic() < deadline, output.read_text()[-4000:]
             time.sleep(0.5)
 
+    server_log = stack.spark_connect_server().log_file
     with output.open("w") as sink:
         proc = subprocess.Popen(
             [sys.executable, "-c", KILLED_RUN, str(script), how], env=env, stdout=sink, stderr=subprocess.STDOUT
@@ -276,7 +284,8 @@ def test_a_killed_task_stops_its_running_statement(
             wait_for(lambda: write_ended(setup.file_uris()))
             offset = len(output.read_text())
             wait_for(lambda: "still running after" in output.read_text()[offset:])
-            os.kill(proc.pid, signal.SIGTERM)
+            server_log_offset = server_log.stat().st_size
+            os.kill(proc.pid, signal.SIGKILL if how == "sigkill" else signal.SIGTERM)
             proc.wait(timeout=180)  # the count alone would take hours
         finally:
             if proc.poll() is None:  # never leave the count running on the shared server
@@ -284,6 +293,16 @@ def test_a_killed_task_stops_its_running_statement(
                 time.sleep(5)
                 proc.kill()
     log = output.read_text()
+    if how == "sigkill":
+        tag = abandoned_tag(server_log, server_log_offset, timeout_s=150)
+        assert running_with_tag(env, url, tag) == [], "the server still runs the statement"
+        lake = setup.open()
+        assert lake.current_snapshot_id() == 0, "the killed script committed"
+        left = setup.file_uris()
+        assert left and all("/killed_rows/" in uri for uri in left), left  # the insert's, never committed
+        report = lake.delete_orphaned_files(older_than=dt.datetime.now(dt.UTC) + dt.timedelta(days=1), dry_run=False)
+        assert sorted(report.files_deleted) == sorted(left) and setup.file_uris() == []
+        return
     outcome = json.loads(log.strip().splitlines()[-1])
     if how == "sigterm":  # on_kill stopped the count
         assert proc.returncode == 3, log[-4000:]
@@ -299,6 +318,24 @@ def test_a_killed_task_stops_its_running_statement(
     assert setup.file_uris() == [], "the killed script left files"
     if spark == "connect":
         assert running_with_tag(env, url, last_tag(log)) == [], "the server still runs the statement"
+
+
+def abandoned_tag(server_log: Path, offset: int, timeout_s: float) -> str:
+    """Wait until the Spark Connect server logs that it dropped an abandoned execution of a lake script (one
+    tagged ``lakehouse-...``) after ``offset`` of its log; return that tag."""
+    import re
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with server_log.open("rb") as log:
+            log.seek(offset)
+            text = log.read().decode(errors="replace")
+        found = re.search(r"Set\((lakehouse-[0-9a-f]+)\).* that was abandoned and expired and will be removed", text)
+        if found:
+            return found.group(1)
+        assert time.monotonic() < deadline, f"the server kept the orphaned statement for {timeout_s} s"
+        time.sleep(2)
 
 
 def write_ended(uris: list[str]) -> bool:

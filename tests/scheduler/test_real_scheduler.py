@@ -1,7 +1,8 @@
 """Lake tasks under Airflow's real scheduler (LocalExecutor, parallelism 4, metadata in the stack's PostgreSQL), on
 Spark Connect: tasks run in parallel processes, fail, get killed and are retried, as in production.
 
-- the 52-task TPC-DS DAG at SF 0.01, its ingest tasks writing one lake concurrently; answers checked;
+- the 52-task TPC-DS DAG at SF 1 on the Spark connection its run names (the ``spark_conn_id`` run parameter), its
+  ingest tasks writing one lake concurrently; the ten answers equal DuckDB's and the generator's SF 1 reference;
 - 16 mapped inserts at once into one table partitioned by their source, every fifth failing after its commit on
   the first try; one task killed (SIGKILL) after its commit, one killed in the middle of its script; Airflow
   retries them. Every file sits in its partition's directory with its partition value, as DuckDB writes it.
@@ -119,9 +120,11 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
     # The server is shared with earlier tests: their sessions (other settings, other daemons) live on until the
     # server's session timeout, so only daemons that start during this test are this test's.
     earlier_daemons = set(_connect_server_daemons(stack))
-    env, setup = lake_env(dict(stack_env, **stack.env()), "spark_connect_local")
+    # The lake's own Spark is in-process: the test DAGs name the Connect server per operator and the TPC-DS run
+    # per run parameter, so only that parameter can have sent the pipeline's tasks there.
+    env, setup = lake_env(dict(stack_env, **stack.env()), None)
     landing = str(tmp_path / "landing")
-    generate(0.01, landing, extension_dir=referee.extension_dir())
+    generate(1, landing, extension_dir=referee.extension_dir())
     markers = tmp_path / "markers"
     markers.mkdir()
     env.update(
@@ -129,6 +132,7 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
         LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir(),
         TPCDS_MAX_ACTIVE_TASKS="4",
         LAKE_SCHEDULER_MARKERS=str(markers),
+        LAKE_SCHEDULER_SPARK_CONN_ID="spark_connect_local",
         LAKEHOUSE_TEST_TMP=str(tmp_path),
     )
     secrets = [
@@ -140,6 +144,7 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
         airflow.wait_parsed(["lake_scheduler_retries", "tpcds_pipeline", "lake_marked_failed"])
         marked = _MarkFailedWhileCounting(airflow, airflow.trigger("lake_marked_failed"), setup)
         retries_run = airflow.trigger("lake_scheduler_retries")
+        tpcds_run = airflow.trigger("tpcds_pipeline", {"scale_factor": 1, "spark_conn_id": "spark_connect_local"})
         killed: dict[str, float] = {}
         mid_script_wrote = _files_under(setup, "source=200/")
 
@@ -160,7 +165,6 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
         assert running_with_tag(env, url, last_tag(marked_log)) == []
         assert not any("/marked_rows/" in uri for uri in setup.file_uris()), "the killed task left files"
 
-        tpcds_run = airflow.trigger("tpcds_pipeline", {"scale_factor": 0.01})
         tpcds_state = airflow.wait_run("tpcds_pipeline", tpcds_run, timeout_s=2400)
         tpcds_tis = airflow.task_instances("tpcds_pipeline", tpcds_run)
         assert tpcds_state == "success", [t for t in tpcds_tis if t["state"] != "success"]
@@ -183,7 +187,17 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
         assert by_task[("killed_mid_script", -1)]["try_number"] == 2
         assert "deduplicated" not in airflow.xcom("lake_scheduler_retries", retries_run, "killed_mid_script")
 
-        # -- TPC-DS: ingest tasks overlapped in time, answers equal DuckDB's and the reference -------------
+        # -- TPC-DS: every SQL task ran on the run's Spark Connect server, ingest tasks overlapped in time,
+        # answers equal DuckDB's and the generator's SF 1 reference ------------------------------------------
+        returned = [
+            json.loads(value) if isinstance(value, str) else value
+            for (value,) in airflow.query(
+                "SELECT value FROM xcom WHERE dag_id = 'tpcds_pipeline' AND run_id = %s AND key = 'return_value'",
+                (tpcds_run,),
+            )
+        ]
+        engines = [value["engine"] for value in returned if isinstance(value, dict) and "engine" in value]
+        assert engines == ["spark_connect"] * 52, engines
         ingest = sorted((t["start_date"], t["end_date"]) for t in tpcds_tis if t["task_id"].startswith("ingest."))
         assert any(b[0] < a[1] for a, b in itertools.pairwise(ingest)), "ingest tasks never ran at the same time"
         logs = airflow.task_logs()
@@ -193,7 +207,7 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
             assert all(secret not in text for secret in secrets), f"a credential is in {path}"
         home = str(airflow.home)
 
-    check_tpcds_results(env, setup, landing, "0.01")
+    check_tpcds_results(env, setup, landing, "1")
     con = referee.connect()
     setup.attach(con)
     counts = dict(con.execute("SELECT source, count(*) FROM lake.sched_rows GROUP BY source").fetchall())

@@ -4,6 +4,8 @@ statement on the shared Spark Connect server (which otherwise runs it to its end
 
 from __future__ import annotations
 
+import os
+
 import pendulum
 from airflow.sdk import dag
 
@@ -16,6 +18,7 @@ def lake_marked_failed() -> None:
         task_id="runs_for_hours",
         sql="CREATE TABLE marked_rows (i INTEGER); INSERT INTO marked_rows SELECT i FROM range(10) r(i); "
         "SELECT count(*) AS n FROM range(CAST(4000000000 AS BIGINT)) a, range(10000) b",
+        spark_conn_id=os.environ.get("LAKE_SCHEDULER_SPARK_CONN_ID") or None,  # the shared server, if one is named
     )
 
 

@@ -23,6 +23,8 @@ MAPPED = 16
 #: counts 4e10 in about 25 s on 2 cores, DuckDB 4e11 in about 30 s; 4e9 had ended on a faster machine before the kill)
 SPIN = int(os.environ.get("LAKE_SCHEDULER_SPIN", "40000000"))
 DATATABLE_SCHEMA = os.environ.get("LAKE_SCHEDULER_DATATABLE", "")
+#: the Spark connection every task names (``spark_conn_id``) instead of the lake's own Spark
+SPARK_CONN_ID = os.environ.get("LAKE_SCHEDULER_SPARK_CONN_ID") or None
 
 
 def both_stores(lake_sql: str, datatable_sql: str) -> str:
@@ -69,7 +71,7 @@ class KilledMidScript(DucklakeOperator):
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     max_active_tasks=8,
-    default_args={"retries": 2, "retry_delay": dt.timedelta(seconds=3)},
+    default_args={"retries": 2, "retry_delay": dt.timedelta(seconds=3), "spark_conn_id": SPARK_CONN_ID},
 )
 def lake_scheduler_retries() -> None:
     create_sql = "CREATE TABLE IF NOT EXISTS sched_rows (source INTEGER, i INTEGER)"
