@@ -11,7 +11,7 @@ import pytest
 
 from airflow_provider_lakehouse.devstack.commands import read_xcoms
 from tests.conftest import run_airflow
-from tests.dags.test_example_ducklake import engine_env
+from tests.dags.test_example_ducklake import check_operations_run, check_sentiment_run, engine_env
 from tests.dags.test_lineage_events import complete_events
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -40,17 +40,21 @@ def task_lineage(events_file: Path, dag_id: str) -> dict[str, dict[str, Any]]:
     }
 
 
-@pytest.mark.parametrize("dag_id", ["example_ducklake_sentiment", "example_ducklake_operations"])
+#: per example, what one run must have done on the engine it ran on
+CHECKS = {"example_ducklake_sentiment": check_sentiment_run, "example_ducklake_operations": check_operations_run}
+
+
+@pytest.mark.parametrize("dag_id", sorted(CHECKS))
 def test_every_lake_example_has_the_same_lineage_and_snapshots_on_spark_and_duckdb(
     dag_id: str, stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path
 ) -> None:
     """The engine is an implementation detail of a task: the OpenLineage events of the lake examples (datasets,
     columns, column lineage, the snapshot each task read or wrote, rows written) are the same on both, and so are
     the snapshots each task committed. Maintenance is the exception: which files it merges depends on how the
-    engine wrote them."""
+    engine wrote them. Each run must also have done what its example promises on that engine (``CHECKS``)."""
     seen = {}
     for engine in ("local", "duckdb"):
-        env, _setup = engine_env(stack, stack_env, engine)
+        env, setup = engine_env(stack, stack_env, engine)
         events_file = tmp_path / f"{dag_id}-{engine}.jsonl"
         env.update(
             AIRFLOW__OPENLINEAGE__DISABLED="false",
@@ -61,6 +65,7 @@ def test_every_lake_example_has_the_same_lineage_and_snapshots_on_spark_and_duck
         )
         result = run_airflow(env, "dags", "test", dag_id)
         assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+        CHECKS[dag_id](engine, env, setup, result)
         xcoms = read_xcoms(dag_id, env)
         snapshots = {
             task: (x["catalog_info"]["snapshot_before"], x["catalog_info"]["snapshots_created"])
