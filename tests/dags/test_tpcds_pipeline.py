@@ -78,9 +78,8 @@ def run_pipeline_and_check_answers(
     engine: str = "spark",
 ) -> None:
     """``airflow dags test`` of the pipeline on ``landing`` (on the lake's own Spark, or the run parameter
-    ``engine``); then every ``results.qNN`` must equal DuckDB's answer on
-    the landing files and the generator's reference answer, and the Data Table must hold the published
-    aggregates."""
+    ``engine``); then every ``results.qNN`` must equal DuckDB's answer on the landing files and the generator's
+    reference answer, and the Data Table must hold the published aggregates."""
     env, setup = lake_env(stack_env, None)
     env.update(TPCDS_LANDING=landing, LAKEHOUSE_DUCKDB_EXTENSIONS=referee.extension_dir())
     conf = {"scale_factor": float(scale_factor), "engine": engine}

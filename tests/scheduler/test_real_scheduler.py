@@ -189,13 +189,7 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
 
         # -- TPC-DS: every SQL task ran on the run's Spark Connect server, ingest tasks overlapped in time,
         # answers equal DuckDB's and the generator's SF 1 reference ------------------------------------------
-        returned = [
-            json.loads(value) if isinstance(value, str) else value
-            for (value,) in airflow.query(
-                "SELECT value FROM xcom WHERE dag_id = 'tpcds_pipeline' AND run_id = %s AND key = 'return_value'",
-                (tpcds_run,),
-            )
-        ]
+        returned = airflow.xcoms("tpcds_pipeline", tpcds_run).values()
         engines = [value["engine"] for value in returned if isinstance(value, dict) and "engine" in value]
         assert engines == ["spark_connect"] * 52, engines
         ingest = sorted((t["start_date"], t["end_date"]) for t in tpcds_tis if t["task_id"].startswith("ingest."))

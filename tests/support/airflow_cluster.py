@@ -152,15 +152,19 @@ class AirflowCluster:
         return [dict(zip(keys, r, strict=False)) for r in rows]
 
     def xcom(self, dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> Any:
+        """The return value of one task instance (``None`` if it returned nothing)."""
+        return self.xcoms(dag_id, run_id).get((task_id, map_index))
+
+    def xcoms(self, dag_id: str, run_id: str) -> dict[tuple[str, int], Any]:
+        """The return values of a run's task instances, by (task id, map index)."""
         rows = self.query(
-            "SELECT value FROM xcom WHERE dag_id = %s AND run_id = %s AND task_id = %s AND "
-            "map_index = %s AND key = 'return_value'",
-            (dag_id, run_id, task_id, map_index),
+            "SELECT task_id, map_index, value FROM xcom WHERE dag_id = %s AND run_id = %s AND key = 'return_value'",
+            (dag_id, run_id),
         )
-        if not rows:
-            return None
-        value = rows[0][0]
-        return json.loads(value) if isinstance(value, str) else value
+        return {
+            (task_id, map_index): json.loads(value) if isinstance(value, str) else value
+            for task_id, map_index, value in rows
+        }
 
     def mark_task_failed(self, dag_id: str, run_id: str, task_id: str) -> None:
         """Mark a task instance failed through the REST API, as a user does in the UI: a running task is then
