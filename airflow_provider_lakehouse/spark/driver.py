@@ -59,6 +59,7 @@ from airflow_provider_lakehouse.spark.responses import (
     response_of_earlier_try,
 )
 from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
+from airflow_provider_lakehouse.spark.source_types import passed_through_types, tag_source_types, with_lake_types
 from airflow_provider_lakehouse.spark.statement_reads import StatementReads
 from airflow_provider_lakehouse.spark.tasks import (
     META_COLUMN,
@@ -513,7 +514,8 @@ class PlanRunner:
         self, step: Step, details: steps.Ctas, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         frame = self._sql(step.query, args=args or None)
-        schema = _arrow_schema_of(frame)
+        # columns passed through from a lake table keep their DuckLake type where Spark has none (TIME, UINTEGER)
+        schema = with_lake_types(_arrow_schema_of(frame), passed_through_types(frame.schema))
         created = tx.create_table(
             step.target or "",
             schema,
@@ -870,10 +872,10 @@ class PlanRunner:
             from airflow_provider_lakehouse.spark.native import native_frame
 
             frame = native_frame(self.spark, plan, self.lake.storage, table.columns)
-            return frame, {**scan, "reader": "spark-parquet"}
+            return tag_source_types(frame, columns), {**scan, "reader": "spark-parquet"}
         if not plan.files and not plan.inlined.num_rows:
             empty = spark_arrow_schema(output_schema(columns, virtual)).empty_table()
-            return self._frame(empty), {**scan, "reader": "none"}
+            return tag_source_types(self._frame(empty), columns), {**scan, "reader": "none"}
         from airflow_provider_lakehouse.spark.scans import scan_frame
 
         task = ScanTask(
@@ -887,7 +889,7 @@ class PlanRunner:
             name_maps=self.lake.name_maps(plan),
             inlined_ipc=table_to_ipc(plan.inlined) if plan.inlined.num_rows else b"",
         )
-        return scan_frame(self.spark, task), {**scan, "reader": "python-source"}
+        return tag_source_types(scan_frame(self.spark, task), columns), {**scan, "reader": "python-source"}
 
     @staticmethod
     def _projection(table: TableInfo, ref: TableRef) -> list[Column]:

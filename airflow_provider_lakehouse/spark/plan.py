@@ -989,11 +989,16 @@ class _Planner:
 
 def _duckdb_functions_for_spark(tree: exp.Expr) -> exp.Expr:
     """DuckDB functions sqlglot leaves as they are but Spark names differently: ``error(msg)`` (a failing
-    check, e.g. ``CASE WHEN bad THEN error('...') END``) is Spark's ``raise_error(msg)``."""
+    check, e.g. ``CASE WHEN bad THEN error('...') END``) is Spark's ``raise_error(msg)``, and a map literal
+    ``MAP {k: v}`` is ``map(k, v)``."""
 
     def rename(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Anonymous) and node.name.lower() == "error":
             return exp.Anonymous(this="raise_error", expressions=node.expressions)
+        if isinstance(node, exp.ToMap) and isinstance(node.this, exp.Struct):
+            # DuckDB's map literal MAP {k: v, ...}: Spark's map(k, v, ...) (sqlglot writes MAP STRUCT(v AS k))
+            pairs = [part for entry in node.this.expressions for part in (entry.this, entry.expression)]
+            return exp.Anonymous(this="map", expressions=pairs)
         return node
 
     return tree.transform(rename)
@@ -1058,6 +1063,11 @@ class _Refs:
                 self._star = True
             else:
                 self._columns.add(column.name.lower())
+        for join in tree.find_all(exp.Join):
+            # USING names its columns as identifiers, not column references; NATURAL joins on every shared name
+            self._columns |= {key.name.lower() for key in join.args.get("using") or ()}
+            if str(join.args.get("method") or "").upper() == "NATURAL":
+                self._star = True
         for table in list(tree.find_all(exp.Table)):
             replacement = self._table(table)
             if replacement is not None:

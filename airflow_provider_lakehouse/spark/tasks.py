@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
+from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, SortKey, TableInfo, WrittenFile
 from airflow_provider_lakehouse.ducklake.partitioning import Partitioning
 from airflow_provider_lakehouse.ducklake.reader import default_array, output_schema, read_data_file
@@ -25,6 +26,8 @@ from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
 from airflow_provider_lakehouse.ducklake.writer import DEFAULT_TARGET_FILE_BYTES, write_partitioned
 
 META_COLUMN = "lakehouse_written_file"
+#: column types Spark cannot hold at full precision (its times are microseconds): writing them is refused
+NANOSECOND_TYPES = frozenset({"timestamp_ns", "time_ns"})
 ROW_ID_INPUT = "__lakehouse_row_id"
 
 
@@ -306,7 +309,8 @@ def written_files(rows: Iterable[bytes]) -> list[WrittenFile]:
 
 
 def _store_as(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.ChunkedArray | pa.Array:
-    """Cast a value column to its table column's type, failing (not truncating) where a value does not fit.
+    """Cast a value column to its table column's type as DuckDB would (:mod:`~airflow_provider_lakehouse.ducklake.
+    implicit_casts`: rounding where digits are dropped), failing (not wrapping) where a value does not fit.
 
     Integers reach decimals through the widest decimal of the target's scale: pyarrow would otherwise refuse any
     ``int32`` into ``DECIMAL(10, 2)`` for want of precision, even 0 (DuckDB stores it; an overflow still fails).
@@ -316,7 +320,7 @@ def _store_as(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.Chun
     """
     if pa.types.is_decimal(target) and pa.types.is_integer(array.type):
         array = array.cast(pa.decimal128(38, target.scale))
-    return array.cast(target)
+    return cast_as_duckdb(array, target)
 
 
 def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
@@ -341,6 +345,12 @@ def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
             continue
         array = data.column(source)
         target = arrow_type(column)
+        if column.type in NANOSECOND_TYPES and array.null_count < len(array):
+            # Spark holds times in microseconds: the values reached us without their nanoseconds
+            raise ValueError(
+                f"Column {column.name!r} is {column.type.upper()}: Spark keeps times in microseconds, so writing "
+                "it would drop the nanoseconds of its values. Write this table with engine='duckdb'."
+            )
         if column.type in ("uuid", "json"):
             arrays.append(array)  # the writer turns text into the storage form
             continue

@@ -1,0 +1,213 @@
+"""DuckDB's casts of a value into a column of another numeric type, for the values a statement stores.
+
+An ``INSERT``, ``UPDATE`` or ``MERGE`` hands the writer values typed by the statement (``3.14159`` is a
+``DECIMAL(6, 5)``, ``2.5::DOUBLE`` a ``DOUBLE``), and the writer stores them as the column's type. pyarrow's casts
+differ from DuckDB's on exactly the inputs users write: it multiplies a decimal by a rounded ``10^-scale`` (so
+``3.14159`` became ``3.1415900000000003``), and it refuses any cast that drops digits where DuckDB rounds (``1.005``
+into ``DECIMAL(10, 2)`` is ``1.01``; ``2.5`` into ``INTEGER`` is ``3``, ``2.5::DOUBLE`` is ``2``). These are
+DuckDB 1.5's rules, from its source (``TryCastDecimalToFloatingPoint``, ``TryCastToDecimal``, the
+``std::nearbyint`` of its float-to-integer casts):
+
+- decimal to ``FLOAT``/``DOUBLE``: the unscaled integer divided by ``10^scale`` in the target type when the integer
+  converts exactly (or the scale is 0), otherwise its quotient plus its remainder over ``10^scale``; not always the
+  nearest float, and the same float DuckDB stores;
+- decimal to a decimal of a smaller scale, or to an integer: rounded half away from zero;
+- ``FLOAT``/``DOUBLE`` to an integer: rounded half to even; NaN and infinities fail;
+- ``DOUBLE`` to ``FLOAT``: a finite value beyond ``FLOAT``'s range fails instead of becoming an infinity.
+
+Text is parsed and printed by DuckDB's own casts where the ``duckdb`` package is installed: DuckDB's text forms
+are too many to copy (``' 42 '`` and ``'4.2'`` are integers, ``'yes'`` a boolean, a double prints as
+``123456789.0`` and ``1.5e-07``, a list as ``[1, 2]``), and pyarrow's differ or fail. Without ``duckdb`` (an
+executor without the ``duckdb`` extra), text goes through pyarrow. A value that does not fit the column fails as
+in DuckDB (:class:`pyarrow.ArrowInvalid`); other pairs are pyarrow's casts, which agree with DuckDB's.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def cast_as_duckdb(array: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """``array`` as ``target``, with DuckDB's result where DuckDB's cast differs from pyarrow's.
+
+    >>> cast_as_duckdb(pa.array([Decimal("3.14159"), Decimal("1.5")]), pa.float64()).to_pylist()
+    [3.14159, 1.5]
+    >>> cast_as_duckdb(pa.array([Decimal("1.005"), Decimal("-1.005")]), pa.decimal128(10, 2)).to_pylist()
+    [Decimal('1.01'), Decimal('-1.01')]
+    >>> cast_as_duckdb(pa.array([2.5, 3.5, -2.5]), pa.int32()).to_pylist()
+    [2, 4, -2]
+
+    :raises pyarrow.ArrowInvalid: a value does not fit ``target`` (DuckDB's conversion error).
+    """
+    if isinstance(array, pa.ChunkedArray):
+        return pa.chunked_array([_cast(chunk, target) for chunk in array.chunks], type=target)
+    return _cast(array, target)
+
+
+def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
+    source = array.type
+    if _is_text(source) != _is_text(target) and not pa.types.is_null(source):
+        converted = _cast_in_duckdb(array, target)
+        if converted is not None:
+            return converted
+    if pa.types.is_decimal(source):
+        if pa.types.is_floating(target):
+            return _decimal_to_float(array, target)
+        if pa.types.is_decimal(target) and target.scale < source.scale:
+            array = _round_decimal(array, target.scale)
+        elif pa.types.is_integer(target) and source.scale > 0:
+            array = _round_decimal(array, 0)
+    elif pa.types.is_floating(source):
+        if pa.types.is_integer(target):
+            _refuse_non_finite(array, target)
+            array = pc.round(array, ndigits=0, round_mode="half_to_even")
+        elif pa.types.is_float32(target) and pa.types.is_float64(source):
+            _refuse_beyond_float32(array)
+    return array.cast(target)
+
+
+def _round_decimal(array: pa.Array, scale: int) -> pa.Array:
+    """``array`` rounded half away from zero to ``scale`` digits, one digit wider first: pyarrow rounds within the
+    input's precision, and a carry (``9.995`` to ``10.00``) would not fit it."""
+    wider = pa.decimal256(array.type.precision + 1, array.type.scale)
+    return pc.round(array.cast(wider), ndigits=scale, round_mode="half_towards_infinity")
+
+
+def _decimal_to_float(array: pa.Array, target: pa.DataType) -> pa.Array:
+    numpy_type = np.float32 if pa.types.is_float32(target) else np.float64
+    exact_below = 2**24 if numpy_type is np.float32 else 2**53
+    scale = array.type.scale
+    power = 10**scale
+    # DuckDB converts the power through a double first (DOUBLE_POWERS_OF_TEN), then to the target type.
+    divisor = numpy_type(float(power))
+    if pa.types.is_decimal128(array.type) and array.type.precision <= 18:
+        return _small_decimal_to_float(array, target, numpy_type, exact_below, power, divisor)
+    values: list[float | None] = []
+    for value in array.to_pylist():
+        if value is None:
+            values.append(None)
+            continue
+        unscaled = _unscaled(value, scale)
+        if abs(unscaled) <= exact_below or scale == 0:
+            values.append(float(numpy_type(_integer_to_float(unscaled)) / divisor))
+        else:
+            # C++ division and remainder: both truncate toward zero
+            quotient = abs(unscaled) // power * (1 if unscaled >= 0 else -1)
+            remainder = unscaled - quotient * power
+            whole = numpy_type(_integer_to_float(quotient))
+            values.append(float(whole + numpy_type(_integer_to_float(remainder)) / divisor))
+    return pa.array(values, type=target)
+
+
+def _small_decimal_to_float(
+    array: pa.Array, target: pa.DataType, numpy_type: type, exact_below: int, power: int, divisor: np.floating
+) -> pa.Array:
+    """:func:`_decimal_to_float` for up to 18 digits, whose unscaled value DuckDB keeps in 64 bits (and so does
+    Arrow's 128-bit decimal in its lower, little-endian half), without a Python object per value."""
+    words = np.frombuffer(array.buffers()[1], dtype=np.int64)
+    unscaled = words[2 * array.offset : 2 * (array.offset + len(array)) : 2]
+    with np.errstate(all="ignore"):
+        result = unscaled.astype(numpy_type) / divisor
+        slow = np.abs(unscaled) > exact_below
+        if power > 1 and slow.any():
+            quotient = np.abs(unscaled) // power * np.sign(unscaled)
+            remainder = unscaled - quotient * power
+            result = np.where(slow, quotient.astype(numpy_type) + remainder.astype(numpy_type) / divisor, result)
+    mask = array.is_null().to_numpy(zero_copy_only=False) if array.null_count else None
+    return pa.array(result.astype(numpy_type), type=target, mask=mask)
+
+
+def _unscaled(value: Decimal, scale: int) -> int:
+    sign, digits, exponent = value.as_tuple()
+    magnitude = int("".join(map(str, digits)) or "0") * 10 ** (int(exponent) + scale)
+    return -magnitude if sign else magnitude
+
+
+def _integer_to_float(value: int) -> float:
+    """DuckDB's conversion of a 128-bit integer to double (``Hugeint::Cast``, ``CastBigintToFloating``): the
+    lower 64-bit half converted and the upper one scaled by 2^64, with its own case for an upper half of -1; not
+    always the nearest double (exact below 2^53)."""
+    upper, lower = divmod(value, 2**64)
+    if upper == -1:
+        return -float(2**64 - 1 - lower) - 1.0
+    return float(lower) + float(upper) * float(2**64)
+
+
+def _refuse_non_finite(array: pa.Array, target: pa.DataType) -> None:
+    finite = pc.is_finite(array)
+    if pc.any(pc.invert(finite.fill_null(True))).as_py():
+        bad = array.filter(pc.invert(finite.fill_null(True)))[0].as_py()
+        raise pa.ArrowInvalid(f"Type {array.type} with value {bad} can't be cast to {target}: it is not finite")
+
+
+def _refuse_beyond_float32(array: pa.Array) -> None:
+    finite = pc.is_finite(array).fill_null(False)
+    too_big = pc.and_(finite, pc.greater(pc.abs(array), _FLOAT32_MAX)).fill_null(False)
+    if pc.any(too_big).as_py():
+        bad = array.filter(too_big)[0].as_py()
+        raise pa.ArrowInvalid(f"Type DOUBLE with value {bad} can't be cast because the value is out of range for FLOAT")
+
+
+def _is_text(dtype: pa.DataType) -> bool:
+    return pa.types.is_string(dtype) or pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype)
+
+
+def _duckdb_type(dtype: pa.DataType) -> str | None:
+    """The DuckDB type of a column stored as ``dtype``; ``None`` for those left to pyarrow."""
+    if _is_text(dtype):
+        return "VARCHAR"
+    if pa.types.is_decimal(dtype):
+        return f"DECIMAL({dtype.precision}, {dtype.scale})"
+    if pa.types.is_timestamp(dtype):
+        return "TIMESTAMPTZ" if dtype.tz else "TIMESTAMP"
+    return _SIMPLE_TYPES.get(dtype)
+
+
+_SIMPLE_TYPES = {
+    pa.bool_(): "BOOLEAN",
+    pa.int8(): "TINYINT",
+    pa.int16(): "SMALLINT",
+    pa.int32(): "INTEGER",
+    pa.int64(): "BIGINT",
+    pa.uint8(): "UTINYINT",
+    pa.uint16(): "USMALLINT",
+    pa.uint32(): "UINTEGER",
+    pa.uint64(): "UBIGINT",
+    pa.float32(): "FLOAT",
+    pa.float64(): "DOUBLE",
+    pa.date32(): "DATE",
+    pa.time64("us"): "TIME",
+    pa.binary(): "BLOB",
+}
+
+
+def _cast_in_duckdb(array: pa.Array, target: pa.DataType) -> pa.Array | None:
+    """``array`` cast by an in-memory DuckDB; ``None`` when ``duckdb`` is not installed or the target has no
+    DuckDB type here.
+
+    :raises pyarrow.ArrowInvalid: DuckDB refused a value (its message, which quotes the value).
+    """
+    duckdb_type = _duckdb_type(target)
+    if duckdb_type is None:
+        return None
+    try:
+        import duckdb
+    except ImportError:
+        return None
+    con = duckdb.connect()
+    try:
+        # Times with a zone print and parse in UTC, the zone the lake's Spark sessions run in.
+        con.execute("SET TimeZone = 'UTC'")
+        con.register("cast_input", pa.table({"v": array}))
+        result = con.sql(f"SELECT CAST(v AS {duckdb_type}) AS v FROM cast_input").to_arrow_table().column("v")
+    except duckdb.Error as exc:
+        raise pa.ArrowInvalid(str(exc).split("\n", 1)[0]) from None
+    finally:
+        con.close()
+    return result.combine_chunks().cast(target)

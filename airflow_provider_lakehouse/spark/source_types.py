@@ -1,0 +1,95 @@
+"""Lake column types Spark has no type of its own for, carried through a statement as column metadata.
+
+Spark reads an ``UINTEGER`` column as ``bigint``, a ``TIME`` or ``UUID`` as ``string``, a ``TIMESTAMP_NS`` as
+microseconds. A ``CREATE TABLE ... AS SELECT`` that only passes such a column through would create the new
+table's column from Spark's type, so ``CREATE OR REPLACE TABLE t AS SELECT * FROM t`` turned ``TIME`` into
+``VARCHAR`` where DuckDB keeps ``TIME``. Each read of a lake table tags those columns with their DuckLake type;
+Spark keeps a column's metadata exactly where the column is passed through unchanged (selected, filtered,
+joined, renamed), and drops it wherever an expression computes a new value, so a tag that reaches a statement's
+output names the type DuckDB would give that column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
+
+#: the DuckLake type of a column passed through from a lake table
+TYPE_KEY = "ducklake_type"
+#: Spark's type of that column when it was read: a tag on a column of another type is not trusted
+SPARK_TYPE_KEY = "ducklake_spark_type"
+#: the DuckLake types Spark reads as a type that would not give them back
+UNTYPED_IN_SPARK = frozenset(
+    {
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "time",
+        "time_ns",
+        "uuid",
+        "json",
+        "timestamp_s",
+        "timestamp_ms",
+        "timestamp_ns",
+    }
+)
+
+
+def tag_source_types(frame: Any, columns: Sequence[Column]) -> Any:
+    """``frame`` (a read of a lake table with ``columns``) with its columns of :data:`UNTYPED_IN_SPARK` types
+    tagged with their DuckLake type; ``frame`` itself when it has none (no extra projection for Spark to plan)."""
+    untyped = {c.name: c.type for c in columns if c.type in UNTYPED_IN_SPARK}
+    if not untyped:
+        return frame
+    from pyspark.sql import functions as F
+
+    spark_types = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
+    return frame.select(
+        [
+            F.col(f"`{name}`").alias(name, metadata={TYPE_KEY: untyped[name], SPARK_TYPE_KEY: spark_types[name]})
+            if name in untyped
+            else F.col(f"`{name}`")
+            for name in spark_types
+        ]
+    )
+
+
+def passed_through_types(struct: Any) -> dict[str, str]:
+    """The DuckLake type of each column of a Spark ``StructType`` that passes a tagged lake column through."""
+    found = {}
+    for spark_field in struct.fields:
+        metadata = spark_field.metadata or {}
+        kind = metadata.get(TYPE_KEY)
+        if kind in UNTYPED_IN_SPARK and metadata.get(SPARK_TYPE_KEY) == spark_field.dataType.simpleString():
+            found[spark_field.name] = kind
+    return found
+
+
+def with_lake_types(schema: pa.Schema, lake_types: dict[str, str]) -> pa.Schema:
+    """``schema`` with the fields named in ``lake_types`` given the Arrow type of their DuckLake type.
+
+    >>> with_lake_types(pa.schema([("t", pa.string()), ("n", pa.int64())]), {"t": "time"}).types
+    [Time64Type(time64[us]), DataType(int64)]
+    """
+    fields = []
+    for schema_field in schema:
+        kind = lake_types.get(schema_field.name)
+        if kind is None:
+            fields.append(schema_field)
+            continue
+        fields.append(schema_field.with_type(_arrow_type_of(kind)))
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def _arrow_type_of(kind: str) -> pa.DataType:
+    # the Arrow type whose DuckLake type is ``kind`` (text types need their extension type to stay UUID or JSON)
+    if kind == "uuid":
+        return pa.uuid()
+    if kind == "json":
+        return pa.json_()
+    return arrow_type(Column(0, "", kind))

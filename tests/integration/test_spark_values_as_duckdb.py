@@ -1,0 +1,187 @@
+"""Values written on Spark land as DuckDB would write them: the same script run by DuckDB 1.5 on a second lake is
+the referee, and DuckDB reads both lakes. Casts into a column's type (decimals to doubles, rounding, text),
+``CREATE TABLE AS`` over columns Spark has no type for, ``JOIN ... USING``/``NATURAL JOIN`` and map literals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_lakehouse.exceptions import StatementError
+from tests import referee
+from tests.integration.test_spark_sql import duck_rows, run
+from tests.referee import LakeSetup, lake_snapshots
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def run_on_both(spark: Any, ours: LakeSetup, theirs: LakeSetup, script: list[str]) -> Any:
+    """``script`` as one lake task on Spark over ``ours`` and as one DuckDB transaction over ``theirs``; a DuckDB
+    connection with both attached (``ours``, ``theirs``)."""
+    run(spark, ours, "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(script))
+    con = referee.connect()
+    theirs.attach(con, "theirs")
+    con.sql("USE theirs")
+    con.sql("BEGIN")
+    for statement in script:
+        con.sql(statement)
+    con.sql("COMMIT")
+    con.sql("USE memory")
+    ours.attach(con, "ours")
+    return con
+
+
+def same_table(con: Any, table: str) -> None:
+    ours = con.sql(f"SELECT * FROM ours.{table} ORDER BY ALL")
+    theirs = con.sql(f"SELECT * FROM theirs.{table} ORDER BY ALL")
+    assert [str(t) for t in ours.types] == [str(t) for t in theirs.types], f"{table}: column types differ"
+    assert duck_rows(con, f"SELECT * FROM ours.{table} ORDER BY ALL") == duck_rows(
+        con, f"SELECT * FROM theirs.{table} ORDER BY ALL"
+    ), f"{table}: rows differ"
+
+
+@pytest.fixture
+def lakes(tmp_path: Path) -> tuple[LakeSetup, LakeSetup]:
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "theirs").mkdir()
+    return referee.sqlite_lake(tmp_path / "ours"), referee.sqlite_lake(tmp_path / "theirs")
+
+
+CASTS = [
+    "CREATE TABLE v (id INTEGER, d DOUBLE, f FLOAT, dec DECIMAL(10, 2), i INTEGER, b BIGINT, flag BOOLEAN, "
+    "s VARCHAR, ts TIMESTAMP)",
+    # 3.14159 is a DECIMAL(6, 5): pyarrow's cast stored 3.1415900000000003
+    "INSERT INTO v VALUES (1, 3.14159, 3.14159, 1.005, 2.5, 9.5, 'yes', 1.5e-7::DOUBLE, '2026-01-02 03:04:05.1234567')",
+    "INSERT INTO v VALUES (2, 1.5, 0.1, -1.005, -2.5, -9.5, 't', 123456789.0::DOUBLE, '2026-01-02')",
+    "INSERT INTO v VALUES (3, 0.1, 16777217.5, 2.5::DOUBLE, 2.5::DOUBLE, 3.5::DOUBLE, '0', [1, 2], NULL)",
+    "INSERT INTO v VALUES (4, 123456789.123456789, -0.0, '9.995', ' 42 ', '4.2', 'FALSE', "
+    "TIMESTAMP '2026-01-02 03:04:05.5', '2026-01-02 03:04:05+00')",
+    "UPDATE v SET d = d + 0.05, dec = dec * 1.005, i = i / 2 WHERE id <= 2",
+    "MERGE INTO v USING (SELECT 3 AS id, 7.777 AS x) s ON v.id = s.id WHEN MATCHED THEN UPDATE SET dec = s.x, "
+    "d = s.x WHEN NOT MATCHED THEN INSERT (id, dec) VALUES (s.id, s.x)",
+]
+
+
+def test_values_are_cast_into_their_columns_as_duckdb_casts_them(spark: Any, setup: LakeSetup, tmp_path: Path) -> None:
+    (tmp_path / "theirs").mkdir()
+    con = run_on_both(spark, setup, referee.sqlite_lake(tmp_path / "theirs"), CASTS)
+    same_table(con, "v")
+    assert duck_rows(con, "SELECT d FROM ours.v WHERE id = 1") == [{"d": 3.14159 + 0.05}]
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("DECIMAL(4, 2)", "123.4"), ("FLOAT", "1e300::DOUBLE"), ("INTEGER", "'abc'"), ("INTEGER", "2.5e10::DOUBLE")],
+    ids=["decimal-overflow", "beyond-float", "no-number", "integer-overflow"],
+)
+def test_a_value_that_does_not_fit_fails_and_leaves_nothing(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup], column: str, value: str
+) -> None:
+    ours, theirs = lakes
+    create = f"CREATE TABLE v (id INTEGER, x {column})"
+    con = run_on_both(spark, ours, theirs, [create, "INSERT INTO v VALUES (1, NULL)"])
+    con.sql("USE theirs")
+    with pytest.raises(Exception, match=r"(?i)conversion|out of range|overflow|could not convert"):
+        con.sql(f"INSERT INTO v VALUES (2, {value})")
+    before = lake_snapshots(ours.open())
+    with pytest.raises(StatementError) as failed:
+        run(
+            spark,
+            ours,
+            f"ATTACH 'ducklake' AS dl; USE dl; INSERT INTO v VALUES (2, 1); INSERT INTO v VALUES (3, {value})",
+        )
+    assert "Statement 4" in str(failed.value) and "'x'" in str(failed.value)
+    assert lake_snapshots(ours.open()) == before
+    lake = ours.open()
+    assert [r["id"] for r in lake.read("main.v").to_pylist()] == [1]
+    assert ours.open().delete_orphaned_files(older_than=_tomorrow()).files_deleted == []
+
+
+def _tomorrow() -> Any:
+    import datetime as dt
+
+    return dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+
+
+PASS_THROUGH = [
+    "CREATE TABLE t (id INTEGER, u UINTEGER, ub UBIGINT, us USMALLINT, tm TIME, g UUID, j JSON, ms TIMESTAMP_MS)",
+    "INSERT INTO t VALUES (1, 4000000000, 18000000000000000000, 60000, TIME '20:18:00', "
+    "'550e8400-e29b-41d4-a716-446655440000', '{\"a\": 1}', '2026-01-02 03:04:05.123')",
+    "CREATE TABLE copied AS SELECT * FROM t WHERE id % 2 = 1",
+    "CREATE TABLE renamed AS SELECT id, u AS unsigned_renamed, tm AS at_time FROM t",
+    "CREATE TABLE joined AS SELECT a.u, b.tm, b.g FROM t a JOIN t b ON a.id = b.id",
+    "CREATE OR REPLACE TABLE t AS SELECT * FROM t",
+    "INSERT INTO t (id, u, tm) VALUES (2, 7, TIME '01:02:03')",
+]
+
+
+def test_create_table_as_keeps_the_lake_types_spark_has_none_for(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup]
+) -> None:
+    ours, theirs = lakes
+    con = run_on_both(spark, ours, theirs, PASS_THROUGH)
+    for table in ("copied", "renamed", "joined", "t"):
+        same_table(con, table)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "UPDATE t SET x = 2",
+        "INSERT INTO t VALUES (2, '2026-01-02 03:04:05.000000001', 3)",
+        "CREATE TABLE c AS SELECT * FROM t",
+    ],
+    ids=["update-another-column", "insert", "copy"],
+)
+def test_nanosecond_timestamps_are_not_rewritten_without_their_nanoseconds(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup], change: str
+) -> None:
+    ours, _theirs = lakes
+    con = referee.connect()
+    ours.attach(con, "lake")
+    con.sql("CREATE TABLE lake.t (id INTEGER, ns TIMESTAMP_NS, x INTEGER)")
+    con.sql("INSERT INTO lake.t VALUES (1, '2026-01-02 03:04:05.123456789', 1)")
+    con.sql("DETACH lake")
+    before = lake_snapshots(ours.open())
+    with pytest.raises(StatementError, match="'ns' is TIMESTAMP_NS: Spark keeps times in microseconds"):
+        run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; {change}")
+    assert lake_snapshots(ours.open()) == before
+    ours.attach(con, "lake")
+    assert str(con.sql("SELECT ns::VARCHAR AS ns FROM lake.t").fetchall()[0][0]) == "2026-01-02 03:04:05.123456789"
+
+
+def test_join_using_and_natural_join_read_their_key_columns(spark: Any, lakes: tuple[LakeSetup, LakeSetup]) -> None:
+    ours, theirs = lakes
+    con = run_on_both(
+        spark,
+        ours,
+        theirs,
+        [
+            "CREATE TABLE a (id INTEGER, x INTEGER)",
+            "CREATE TABLE b (id INTEGER, y INTEGER)",
+            "INSERT INTO a VALUES (1, 10), (2, 20)",
+            "INSERT INTO b VALUES (1, 100), (3, 300)",
+            # the selected columns do not name the key: USING and NATURAL name it for them
+            "CREATE TABLE used AS SELECT x, y FROM a JOIN b USING (id)",
+            "CREATE TABLE self_joined AS SELECT l.x FROM a l JOIN a r USING (id)",
+            "CREATE TABLE natural_join AS SELECT x, y FROM a NATURAL JOIN b",
+        ],
+    )
+    for table in ("used", "self_joined", "natural_join"):
+        same_table(con, table)
+
+
+def test_map_literals(spark: Any, lakes: tuple[LakeSetup, LakeSetup]) -> None:
+    ours, theirs = lakes
+    con = run_on_both(
+        spark,
+        ours,
+        theirs,
+        [
+            "CREATE TABLE m (id INTEGER, by_name MAP(VARCHAR, INTEGER), by_number MAP(INTEGER, VARCHAR))",
+            "INSERT INTO m VALUES (1, MAP {'k': 1, 'j': 2}, MAP {1: 'x'}), (2, MAP {}, NULL)",
+        ],
+    )
+    same_table(con, "m")
