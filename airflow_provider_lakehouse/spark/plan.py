@@ -650,6 +650,7 @@ class _Planner:
         details: StepDetails
         if isinstance(action, exp.ColumnDef):
             definition = self._column_def(statement, action)
+            _refuse_defaults_duckdb_refuses(statement, action)
             details = steps.AddColumn(definition, if_not_exists=bool(action.args.get("exists")))
         elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
             (dropped,) = action.args.get("tables") or [action.this]
@@ -1336,6 +1337,33 @@ def _spark_file_format(statement: Statement, file: FilePath) -> tuple[str, dict[
     if fmt not in ("parquet", "csv"):
         raise _fail(statement, f"{file.path!r}: {fmt} files are not supported on Spark (Parquet and CSV are).")
     return fmt, {}
+
+
+def _refuse_defaults_duckdb_refuses(statement: Statement, column: exp.ColumnDef) -> None:
+    """``ALTER TABLE ... ADD COLUMN ... DEFAULT``: DuckDB's ``ducklake`` (1.5) fills the existing rows with the
+    default only when it is a plain constant (``7``, ``-1``, ``'2020-01-01'``, ``NULL``), and refuses a cast
+    (``DATE '2020-01-01'``, ``'x'::VARCHAR``, even ``TRUE``), any other expression and a default on a nested
+    column, even ``NULL``; so do we."""
+    for constraint in column.args.get("constraints") or []:
+        inner = constraint.args.get("kind")
+        if not isinstance(inner, exp.DefaultColumnConstraint):
+            continue
+        kind = column.args.get("kind")
+        nested = (exp.DataType.Type.STRUCT, exp.DataType.Type.ARRAY, exp.DataType.Type.LIST, exp.DataType.Type.MAP)
+        if kind is not None and kind.this in nested:
+            raise _fail(
+                statement, f"column {column.name!r} of type {kind.sql('duckdb')} cannot have a default (as in DuckDB)."
+            )
+        value = inner.this
+        if isinstance(value, exp.Neg):
+            value = value.this
+        if not isinstance(value, (exp.Literal, exp.Null)):  # DuckDB binds TRUE as a cast: refused too
+            raise _fail(
+                statement,
+                f"cannot add column {column.name!r} with the non-literal default {inner.this.sql('duckdb')} (as in "
+                "DuckDB): give a constant (DATE '2020-01-01' as '2020-01-01'), or add the column without a default "
+                "and fill its rows with UPDATE.",
+            )
 
 
 def _literal(node: exp.Expr | None) -> Any:

@@ -26,6 +26,7 @@ division; a cast that fails on a fractional string instead of rounding it).
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Mapping
 
 import sqlglot
@@ -61,6 +62,13 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
             return exp.Anonymous(
                 this=INT_DIV, expressions=[node.this, node.expression, exp.Literal.number(next(counter))]
             )
+        if (
+            isinstance(node, (exp.Cast, exp.TryCast))
+            and node.to.is_type(exp.DataType.Type.VARBINARY, exp.DataType.Type.BINARY)
+            and isinstance(node.this, exp.Literal)
+            and node.this.is_string
+        ):
+            return _blob_literal(node.this.name, lenient=isinstance(node, exp.TryCast) or bool(node.args.get("safe")))
         if isinstance(node, (exp.Cast, exp.TryCast)) and (
             _is_integer(node.to) or node.to.is_type(exp.DataType.Type.DATE)
         ):
@@ -76,6 +84,42 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
         return node
 
     return tree.transform(rewrite, copy=False)
+
+
+def _blob_literal(text: str, lenient: bool) -> exp.Expression:
+    r"""DuckDB's cast of a string literal to ``BLOB``: ASCII characters as their bytes and ``\xHH`` as the byte
+    HH (``'\xAA\x00'::BLOB`` is two bytes, where Spark's cast gives the eight characters' bytes); anything else
+    fails the statement with DuckDB's message (``NULL`` for ``TRY_CAST``).
+
+    >>> _blob_literal("\\xAA\\x00A", lenient=False).sql("spark")
+    "X'AA0041'"
+    >>> _blob_literal("é", lenient=True).sql("spark")
+    'NULL'
+    """
+    data = bytearray()
+    index = 0
+    while index < len(text):
+        char = text[index]
+        escape = text[index : index + 4]
+        if char == "\\":
+            if re.fullmatch(r"\\x[0-9a-fA-F]{2}", escape):
+                data.append(int(escape[2:], 16))
+                index += 4
+                continue
+            problem = f"Invalid hex escape code encountered in string -> blob conversion of string {text!r}"
+        elif ord(char) > 127:
+            problem = (
+                f"Invalid byte encountered in STRING -> BLOB conversion of string {text!r}. All non-ascii "
+                "characters must be escaped with hex codes (e.g. \\xAA)"
+            )
+        else:
+            data.append(ord(char))
+            index += 1
+            continue
+        if lenient:
+            return exp.Null()
+        return exp.Anonymous(this="raise_error", expressions=[exp.Literal.string(f"Conversion Error: {problem}")])
+    return exp.HexString(this=data.hex().upper())
 
 
 def has_markers(sql: str) -> bool:
