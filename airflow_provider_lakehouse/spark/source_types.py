@@ -46,17 +46,13 @@ def tag_source_types(frame: Any, columns: Sequence[Column]) -> Any:
     untyped = {c.name: c.type for c in columns if c.type in UNTYPED_IN_SPARK}
     if not untyped:
         return frame
-    from pyspark.sql import functions as F
-
     spark_types = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
-    return frame.select(
-        [
-            F.col(f"`{name}`").alias(name, metadata={TYPE_KEY: untyped[name], SPARK_TYPE_KEY: spark_types[name]})
-            if name in untyped
-            else F.col(f"`{name}`")
-            for name in spark_types
-        ]
-    )
+    # DataFrame.withMetadata, not pyspark.sql.functions: the latter asserts a SparkContext in a Connect client
+    # process once the provider has cleared PySpark's Connect flag (see spark/native.py)
+    for name, kind in untyped.items():
+        if name in spark_types:
+            frame = frame.withMetadata(name, {TYPE_KEY: kind, SPARK_TYPE_KEY: spark_types[name]})
+    return frame
 
 
 def passed_through_types(struct: Any) -> dict[str, str]:

@@ -371,3 +371,30 @@ def test_lake_settings_spark_connect_cannot_set_are_named_in_the_task_log(
     assert len(named) == 1, log[-4000:]
     assert "spark.executor.memory" in named[0] and "spark.sql.shuffle.partitions" not in named[0], named[0]
     assert "7g-not-for-logs" not in log
+
+
+TYPES_AND_CASTS = """
+CREATE TABLE t (id INTEGER, u UINTEGER, tm TIME, g UUID, d DOUBLE, dec DECIMAL(10, 2), b BLOB);
+INSERT INTO t VALUES (1, 4000000000, TIME '20:18:00', '550e8400-e29b-41d4-a716-446655440000', 3.14159, 1.005,
+  '\\xAA\\x00'::BLOB);
+CREATE TABLE copied AS SELECT t.* FROM t JOIN t AS again USING (id);
+"""
+
+
+@pytest.mark.integration
+def test_values_and_passed_through_types_over_spark_connect(
+    stack: Any, stack_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Over Spark Connect as in-process: values cast as DuckDB casts them, a copy keeps TIME/UINTEGER/UUID (the
+    tags travel as column metadata through the Connect plan), USING reads its key, BLOB literals are bytes."""
+    from tests import referee
+
+    response, setup, _log = run_over_connect(stack, stack_env, tmp_path, TYPES_AND_CASTS)
+    assert response["engine"] == "spark_connect"
+    con = referee.connect()
+    setup.attach(con)
+    copied = con.sql("SELECT * FROM lake.copied")
+    assert [str(t) for t in copied.types] == ["INTEGER", "UINTEGER", "TIME", "UUID", "DOUBLE", "DECIMAL(10,2)", "BLOB"]
+    assert referee.rows(con, "SELECT u, tm::VARCHAR AS tm, d, dec::VARCHAR AS dec, b FROM lake.copied") == [
+        {"u": 4000000000, "tm": "20:18:00", "d": 3.14159, "dec": "1.01", "b": b"\xaa\x00"}
+    ]
