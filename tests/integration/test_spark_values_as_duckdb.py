@@ -18,16 +18,16 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def run_on_both(spark: Any, ours: LakeSetup, theirs: LakeSetup, script: list[str]) -> Any:
-    """``script`` as one lake task on Spark over ``ours`` and as one DuckDB transaction over ``theirs``; a DuckDB
-    connection with both attached (``ours``, ``theirs``)."""
+    """``script`` as one lake task on Spark over ``ours`` and statement by statement in DuckDB over ``theirs``; a
+    DuckDB connection with both attached (``ours``, ``theirs``). DuckDB commits each statement: in one transaction
+    its ``ducklake`` 1.5.5 sometimes fails ``CREATE OR REPLACE TABLE t AS SELECT * FROM t`` after other changes to
+    ``t`` (an allocation failure, see docs/ducklake.md), and these scripts end the same either way."""
     run(spark, ours, "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(script))
     con = referee.connect()
     theirs.attach(con, "theirs")
     con.sql("USE theirs")
-    con.sql("BEGIN")
     for statement in script:
         con.sql(statement)
-    con.sql("COMMIT")
     con.sql("USE memory")
     ours.attach(con, "ours")
     return con
