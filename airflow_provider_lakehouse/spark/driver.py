@@ -871,11 +871,16 @@ class PlanRunner:
         if self._native_ok(plan, ref):
             from airflow_provider_lakehouse.spark.native import native_frame
 
-            frame = native_frame(self.spark, plan, self.lake.storage, table.columns)
-            return tag_source_types(frame, columns), {**scan, "reader": "spark-parquet"}
-        if not plan.files and not plan.inlined.num_rows:
+            frame, reader = native_frame(self.spark, plan, self.lake.storage, table.columns), "spark-parquet"
+        elif not plan.files and not plan.inlined.num_rows:
             empty = spark_arrow_schema(output_schema(columns, virtual)).empty_table()
-            return tag_source_types(self._frame(empty), columns), {**scan, "reader": "none"}
+            frame, reader = self._frame(empty), "none"
+        else:
+            frame, reader = self._python_source_frame(plan, columns, virtual), "python-source"
+        return tag_source_types(frame, columns), {**scan, "reader": reader}
+
+    def _python_source_frame(self, plan: Any, columns: list[Column], virtual: tuple[str, ...]) -> Any:
+        """A scan through the provider's Python data source (where Spark's own Parquet reader cannot be exact)."""
         from airflow_provider_lakehouse.spark.scans import scan_frame
 
         task = ScanTask(
@@ -889,7 +894,7 @@ class PlanRunner:
             name_maps=self.lake.name_maps(plan),
             inlined_ipc=table_to_ipc(plan.inlined) if plan.inlined.num_rows else b"",
         )
-        return tag_source_types(scan_frame(self.spark, task), columns), {**scan, "reader": "python-source"}
+        return scan_frame(self.spark, task)
 
     @staticmethod
     def _projection(table: TableInfo, ref: TableRef) -> list[Column]:
