@@ -30,6 +30,7 @@ from sqlglot.errors import ParseError
 from airflow_provider_lakehouse.connections.names import parse_datatable_name
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.spark import steps
+from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions
 from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
 from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling
@@ -985,6 +986,7 @@ class _Planner:
         """``tree`` as Spark SQL text, with DuckDB's semantics kept when the script is DuckDB SQL."""
         if self.dialect == "duckdb":
             tree = duckdb_semantics(tree.copy())  # DuckDB's casts and arithmetic (see .semantics)
+            tree = duckdb_functions(tree)  # DuckDB's functions Spark names alike but computes differently
         return _duckdb_functions_for_spark(tree).sql(dialect="spark")
 
 

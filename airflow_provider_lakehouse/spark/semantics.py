@@ -25,7 +25,6 @@ division; a cast that fails on a fractional string instead of rounding it).
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Mapping
 
@@ -34,12 +33,9 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-INT_DIV = "__lh_int_div"
-CAST = "__lh_cast"
-MARKERS = (INT_DIV, CAST)
+from airflow_provider_lakehouse.spark.rewriting import CAST, INT_DIV, MARKERS, NAIVE, bottom_up, marker_ids
+
 _DOUBLE = exp.DataType.build("double")
-# Marker ids are unique in the process: a statement's Spark SQL may be assembled from several rewritten pieces.
-_marker_ids = itertools.count(1)
 
 
 def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
@@ -51,7 +47,7 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
     >>> sql("SELECT a // 2, CAST(x AS INTEGER)").startswith("SELECT __LH_INT_DIV(a, 2, ")
     True
     """
-    counter = _marker_ids
+    counter = marker_ids
 
     def rewrite(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Div):
@@ -83,7 +79,7 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
             )
         return node
 
-    return tree.transform(rewrite, copy=False)
+    return bottom_up(tree, rewrite)
 
 
 def _blob_literal(text: str, lenient: bool) -> exp.Expression:
@@ -147,10 +143,12 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
         operands = categories.get(int(args[-1].name), ())
         if node.name.lower() == INT_DIV:
             return _int_div(args[0], args[1], operands)
+        if node.name.lower() == NAIVE:
+            return _naive(args[0], operands)
         target = exp.DataType.build(args[1].name, dialect="spark")
         return _cast(args[0], target, bool(args[2].this), operands[0][0] if operands else "unknown")
 
-    return tree.transform(replace, copy=False).sql("spark")
+    return bottom_up(tree, replace).sql("spark")
 
 
 Operand = tuple[str, "exp.DataType | None"]  # (category, type)
@@ -176,7 +174,14 @@ def _marker_operand_categories(
     found: dict[int, tuple[tuple[str, exp.DataType | None], ...]] = {}
     for node in typed.find_all(exp.Anonymous):
         if node.name.lower() in MARKERS:
-            operands = node.expressions[:2] if node.name.lower() == INT_DIV else node.expressions[:1]
+            name = node.name.lower()
+            operands = (
+                node.expressions[:2]
+                if name == INT_DIV
+                else node.expressions[1:2]
+                if name == NAIVE
+                else node.expressions[:1]
+            )
             found[int(node.expressions[-1].name)] = tuple((_category(o, o.type), o.type) for o in operands)
     return found
 
@@ -263,6 +268,15 @@ _INTEGER_WIDTH = {
     exp.DataType.Type.INT: 4,
     exp.DataType.Type.BIGINT: 8,
 }
+
+
+def _naive(truncated: exp.Expression, operands: tuple[Operand, ...]) -> exp.Expression:
+    zoned = (
+        bool(operands)
+        and operands[0][1] is not None
+        and operands[0][1].is_type(exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ)
+    )
+    return truncated.copy() if zoned else exp.Cast(this=truncated.copy(), to=exp.DataType.build("timestamp_ntz"))
 
 
 def _cast(x: exp.Expression, target: exp.DataType, safe: bool, category: str) -> exp.Expression:

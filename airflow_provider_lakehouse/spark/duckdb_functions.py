@@ -1,0 +1,586 @@
+"""DuckDB's functions in Spark SQL, where sqlglot's transpilation keeps a name Spark reads differently (pure:
+sqlglot only).
+
+sqlglot translates DuckDB SQL to Spark SQL function by function, but some functions exist in both engines under
+one name with different results, and sqlglot writes them unchanged. Each rewrite here returns what DuckDB 1.5
+returns (checked against DuckDB itself in ``tests/integration/test_duckdb_functions.py``):
+
+=====================================  ===================================  ==================================
+DuckDB                                 DuckDB's result                      Spark's result for the same text
+=====================================  ===================================  ==================================
+``log(x)``                             base-10 logarithm                    natural logarithm
+``ln``/``log``/``sqrt`` of x < 0, 0    fails (Out of Range Error)           NULL or NaN
+``dayofweek``, ``dow``                 0 (Sunday) .. 6                      1 (Sunday) .. 7
+``isodow``, ``week``                   1 (Monday) .. 7, ISO week            not a function
+``dayname``, ``monthname``             ``Wednesday``, ``January``           ``Wed``, ``Jan``
+``regexp_replace(s, p, r)``            first match only (``'g'``: all)      every match
+``date_diff('month', a, b)``           part boundaries crossed              whole months elapsed
+``format('{}-{}', a, b)``              fmt placeholders; NULL in, NULL out  ``{}`` kept literally
+``list(x ORDER BY k)``                 ordered, NULLs kept                  order dropped, NULLs dropped
+``first(x ORDER BY k)``                the first row's x                    a syntax error
+``list_concat(a, NULL)``               ``a`` (NULL is an empty list)        NULL
+``list_distinct(l)``                   without NULL                         with NULL
+``l[i]``, ``list_extract(l, i)``       1-based, from the end if i < 0,      0-based for a column index, out of
+                                       NULL when out of range               range fails
+``quantile_cont(x, p)``                interpolated quantile                a wrong-arity error
+``product(x)``, ``isinf(x)``,          as named                             not functions
+``list_reverse``, ``list_position``
+``trunc(x)``                           x's type, toward zero                cast to BIGINT (overflows)
+``sign(x)``                            TINYINT                              DOUBLE
+``date_add(d, INTERVAL ...)``          ``d + INTERVAL ...``                 a type error
+``s SIMILAR TO p``, ``s GLOB p``       whole-string regex / glob match      not Spark syntax
+=====================================  ===================================  ==================================
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from airflow_provider_lakehouse.spark.rewriting import NAIVE, bottom_up, marker_ids
+
+_LOG_NEGATIVE = "Out of Range Error: cannot take logarithm of a negative number"
+_LOG_ZERO = "Out of Range Error: cannot take logarithm of zero"
+_SQRT_NEGATIVE = "Out of Range Error: cannot take square root of a negative number"
+#: DuckDB's date_diff units (and their spellings) counted as boundaries crossed, as Spark's date_trunc names them
+_BOUNDARY_UNITS = {
+    "YEAR": "YEAR", "YEARS": "YEAR", "Y": "YEAR", "YR": "YEAR", "YRS": "YEAR",
+    "QUARTER": "QUARTER", "QUARTERS": "QUARTER",
+    "MONTH": "MONTH", "MONTHS": "MONTH", "MON": "MONTH", "MONS": "MONTH",
+    "DAY": "DAY", "DAYS": "DAY", "D": "DAY",
+    "HOUR": "HOUR", "HOURS": "HOUR", "H": "HOUR", "HR": "HOUR", "HRS": "HOUR",
+    "MINUTE": "MINUTE", "MINUTES": "MINUTE", "M": "MINUTE", "MIN": "MINUTE", "MINS": "MINUTE",
+    "SECOND": "SECOND", "SECONDS": "SECOND", "S": "SECOND", "SEC": "SECOND", "SECS": "SECOND",
+    "MILLISECOND": "MILLISECOND", "MILLISECONDS": "MILLISECOND", "MS": "MILLISECOND", "MSEC": "MILLISECOND",
+    "MICROSECOND": "MICROSECOND", "MICROSECONDS": "MICROSECOND", "US": "MICROSECOND", "USEC": "MICROSECOND",
+}  # fmt: skip
+_WEEK_UNITS = {"WEEK", "WEEKS", "W", "WK", "WKS"}
+
+
+def duckdb_functions(tree: exp.Expr) -> exp.Expr:
+    """Rewrite the DuckDB functions in ``tree`` whose Spark namesakes differ (see the module's table).
+
+    >>> sql = lambda s: duckdb_functions(sqlglot.parse_one(s, read="duckdb")).sql("spark")
+    >>> sql("SELECT dayofweek(d), monthname(d)")
+    "SELECT (DAYOFWEEK(d) - 1), DATE_FORMAT(d, 'MMMM')"
+    """
+    return bottom_up(tree, _rewrite)
+
+
+def _rewrite(node: exp.Expr) -> exp.Expr:
+    rewrite = _REWRITES.get(type(node))
+    if rewrite is None and isinstance(node, exp.Anonymous):
+        rewrite = _ANONYMOUS.get(node.name.lower())
+    result = rewrite(node) if rewrite else None
+    return node if result is None else result
+
+
+# -- building Spark expressions ------------------------------------------------------------------
+@functools.cache
+def _template(text: str) -> exp.Expr:
+    return sqlglot.parse_one(text, read="spark")
+
+
+def _spark(text: str, **parts: exp.Expr) -> exp.Expr:
+    """Spark SQL ``text`` with its bare columns named like ``parts``' keys replaced by those expressions."""
+
+    def fill(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and not node.table and node.name in parts:
+            return parts[node.name].copy()
+        return node
+
+    return _template(text).copy().transform(fill)
+
+
+def _string(text: str) -> exp.Literal:
+    return exp.Literal.string(text)
+
+
+def _raise(message: str) -> exp.Expr:
+    return exp.Anonymous(this="raise_error", expressions=[_string(message)])
+
+
+def _literal_text(node: exp.Expr | None) -> str | None:
+    return node.name if isinstance(node, exp.Literal) and node.is_string else None
+
+
+def _aggregate_position(node: exp.Expr) -> bool:
+    """Whether an aggregate can be replaced by an expression around aggregates: not under ``FILTER`` or ``OVER``,
+    which must wrap the aggregate itself."""
+    return not isinstance(node.parent, (exp.Filter, exp.Window, exp.WithinGroup))
+
+
+# -- arithmetic ----------------------------------------------------------------------------------
+def _logarithm(node: exp.Log | exp.Ln) -> exp.Expr:
+    computed: exp.Expr
+    if isinstance(node, exp.Ln):
+        value, computed = node.this, exp.Ln(this=node.this.copy())
+    elif node.expression is None:  # DuckDB's one-argument log is base 10 (Spark's is natural)
+        value = node.this
+        computed = exp.Log(this=exp.Literal.number(10), expression=value.copy())
+    else:
+        value, computed = node.expression, exp.Log(this=node.this.copy(), expression=node.expression.copy())
+    return exp.Case(
+        ifs=[
+            exp.If(this=exp.LT(this=value.copy(), expression=exp.Literal.number(0)), true=_raise(_LOG_NEGATIVE)),
+            exp.If(this=exp.EQ(this=value.copy(), expression=exp.Literal.number(0)), true=_raise(_LOG_ZERO)),
+        ],
+        default=computed,
+    )
+
+
+def _sqrt(node: exp.Sqrt) -> exp.Expr:
+    return exp.Case(
+        ifs=[exp.If(this=exp.LT(this=node.this.copy(), expression=exp.Literal.number(0)), true=_raise(_SQRT_NEGATIVE))],
+        default=exp.Sqrt(this=node.this.copy()),
+    )
+
+
+def _trunc(node: exp.Trunc) -> exp.Expr | None:
+    if node.args.get("decimals") is not None or node.args.get("unit") is not None:
+        return None
+    return _spark("(_x - _x % 1)", _x=node.this)  # keeps x's type, where a cast to BIGINT overflows for doubles
+
+
+def _sign(node: exp.Sign) -> exp.Expr:
+    return _spark("CAST(SIGN(_x) AS TINYINT)", _x=node.this)
+
+
+def _is_inf(node: exp.IsInf) -> exp.Expr:
+    return _spark("(CAST(_x AS DOUBLE) IN (CAST('Infinity' AS DOUBLE), CAST('-Infinity' AS DOUBLE)))", _x=node.this)
+
+
+# -- dates ---------------------------------------------------------------------------------------
+def _day_of_week(value: exp.Expr) -> exp.Expr:
+    return _spark("CAST(DAYOFWEEK(_x) - 1 AS BIGINT)", _x=value)
+
+
+def _iso_day_of_week(value: exp.Expr) -> exp.Expr:
+    return _spark("CAST(WEEKDAY(_x) + 1 AS BIGINT)", _x=value)
+
+
+def _part_function(name: str) -> Callable[[exp.Expr], exp.Expr]:
+    """A date part as DuckDB gives it, a BIGINT (Spark's are INT; ``second`` is whole seconds, where Spark's
+    ``EXTRACT(SECOND ...)`` keeps the fraction)."""
+    return lambda value: _spark(f"CAST({name}(_x) AS BIGINT)", _x=value)
+
+
+def _epoch(value: exp.Expr) -> exp.Expr:
+    """DuckDB's ``epoch``: seconds since 1970 as a DOUBLE, with the fraction."""
+    return _spark("(UNIX_MICROS(CAST(_x AS TIMESTAMP)) / 1000000D)", _x=value)
+
+
+_PARTS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
+    "DOW": _day_of_week,
+    "DAYOFWEEK": _day_of_week,
+    "WEEKDAY": _day_of_week,
+    "ISODOW": _iso_day_of_week,
+    "WEEK": _part_function("WEEKOFYEAR"),
+    "WEEKS": _part_function("WEEKOFYEAR"),
+    "YEAR": _part_function("YEAR"),
+    "QUARTER": _part_function("QUARTER"),
+    "MONTH": _part_function("MONTH"),
+    "DAY": _part_function("DAYOFMONTH"),
+    "DAYOFMONTH": _part_function("DAYOFMONTH"),
+    "DOY": _part_function("DAYOFYEAR"),
+    "DAYOFYEAR": _part_function("DAYOFYEAR"),
+    "HOUR": _part_function("HOUR"),
+    "MINUTE": _part_function("MINUTE"),
+    "SECOND": _part_function("SECOND"),
+    "EPOCH": _epoch,
+}
+
+
+def _extract(node: exp.Extract) -> exp.Expr | None:
+    part = _PARTS.get(node.name.upper())
+    return part(node.expression) if part else None
+
+
+def _date_part(node: exp.Anonymous) -> exp.Expr | None:
+    if len(node.expressions) != 2 or (name := _literal_text(node.expressions[0])) is None:
+        return None
+    part = _PARTS.get(name.upper())
+    return part(node.expressions[1]) if part else None
+
+
+def _date_diff(node: exp.DateDiff) -> exp.Expr | None:
+    """DuckDB's ``date_diff(part, start, end)`` counts the part's boundaries between the two (a year from
+    2023-12-31 to 2024-01-01); weeks are whole 7-day spans between the dates."""
+    unit = node.args.get("unit")
+    name = (unit.name if unit is not None else "DAY").upper()
+    end, start = node.this, node.expression
+    if name in _WEEK_UNITS:
+        return _spark("(DATEDIFF(CAST(_e AS DATE), CAST(_s AS DATE)) DIV 7)", _e=end, _s=start)
+    spark_unit = _BOUNDARY_UNITS.get(name)
+    if spark_unit is None:
+        return None
+    if spark_unit == "DAY":
+        return _spark("CAST(DATEDIFF(CAST(_e AS DATE), CAST(_s AS DATE)) AS BIGINT)", _e=end, _s=start)
+    return _spark(
+        f"TIMESTAMPDIFF({spark_unit}, DATE_TRUNC('{spark_unit}', _s), DATE_TRUNC('{spark_unit}', _e))",
+        _e=end,
+        _s=start,
+    )
+
+
+def _timestamp_trunc(node: exp.TimestampTrunc | exp.DateTrunc) -> exp.Expr:
+    """``date_trunc`` is TIMESTAMP in DuckDB for a DATE or TIMESTAMP and TIMESTAMPTZ for a TIMESTAMPTZ: which one
+    the operand is, the driver decides (a :data:`~.semantics.NAIVE` marker); sqlglot's ``DateTrunc`` (a DATE
+    operand it could type) is Spark's ``trunc``, a DATE."""
+    unit = node.args.get("unit")
+    name = (unit.name if unit is not None else "DAY").upper()
+    truncated = exp.TimestampTrunc(this=node.this.copy(), unit=exp.Var(this=name))
+    if isinstance(node, exp.DateTrunc):
+        return exp.Cast(this=truncated, to=exp.DataType.build("timestamp_ntz"))
+    return exp.Anonymous(this=NAIVE, expressions=[truncated, node.this.copy(), exp.Literal.number(next(marker_ids))])
+
+
+def _from_epoch(node: exp.UnixToTime) -> exp.Expr | None:
+    """``epoch_ms(n)`` is a TIMESTAMP in DuckDB (``to_timestamp(n)``, a TIMESTAMPTZ, stays as sqlglot writes it)."""
+    scale = node.args.get("scale")
+    if scale is None or _int_literal(scale) != 3:
+        return None
+    return _spark("CAST(TIMESTAMP_MILLIS(_x) AS TIMESTAMP_NTZ)", _x=node.this)
+
+
+def _checked_spread(spark_name: str, duckdb_name: str) -> Callable[[exp.Expr], exp.Expr | None]:
+    """Variance and standard deviation: DuckDB fails when the result overflows a DOUBLE, Spark gives Infinity."""
+
+    def rewrite(node: exp.Expr) -> exp.Expr | None:
+        if not _aggregate_position(node) or node.expression is not None:
+            return None
+        return _spark(
+            f"CASE WHEN ABS({spark_name}(_x)) = CAST('Infinity' AS DOUBLE) "
+            f"THEN RAISE_ERROR('Out of Range Error: {duckdb_name} is out of range!') ELSE {spark_name}(_x) END",
+            _x=node.this,
+        )
+
+    return rewrite
+
+
+def _date_add(node: exp.DateAdd) -> exp.Expr | None:
+    if not isinstance(node.expression, exp.Interval):
+        return None
+    return exp.Add(this=node.this.copy(), expression=node.expression.copy())
+
+
+# -- text ----------------------------------------------------------------------------------------
+def _regexp_replace(node: exp.RegexpReplace) -> exp.Expr | None:
+    """DuckDB replaces the first match unless the options hold ``g``; ``i`` ignores case; ``\\1`` in the
+    replacement is a group (Spark's ``$1``)."""
+    if node.args.get("position") is not None or node.args.get("occurrence") is not None:
+        return None
+    options = node.args.get("modifiers")
+    flags = _literal_text(options) if options is not None else ""
+    if flags is None or set(flags) - set("gicl"):
+        return None  # options Spark has no equivalent for keep Spark's plain form
+    pattern, replacement = node.expression, node.args.get("replacement") or _string("")
+    literal_pattern = _literal_text(pattern)
+    if "l" in flags and literal_pattern is not None:
+        literal_pattern = re.sub(r"([\\^$.|?*+()\[\]{}])", r"\\\1", literal_pattern)
+    case = "(?i)" if "i" in flags and "c" not in flags else ""
+    every = "g" in flags
+    literal_replacement = _literal_text(replacement)
+    if literal_replacement is not None:
+        replacement = _string(_java_replacement(literal_replacement, group_shift=0 if every else 1))
+    elif not every:
+        replacement = exp.Anonymous(this="concat", expressions=[_string("$1"), replacement.copy()])
+    if every:
+        new_pattern = _string(case + literal_pattern) if literal_pattern is not None else pattern.copy()
+        if case and literal_pattern is None:
+            new_pattern = exp.Anonymous(this="concat", expressions=[_string(case), pattern.copy()])
+    elif literal_pattern is not None:
+        new_pattern = _string(
+            f"^([\\s\\S]*?)(?{case[2:-1]}:{literal_pattern})" if case else f"^([\\s\\S]*?)(?:{literal_pattern})"
+        )
+    else:
+        new_pattern = exp.Anonymous(
+            this="concat", expressions=[_string(f"^([\\s\\S]*?){case}(?:"), pattern.copy(), _string(")")]
+        )
+    return exp.RegexpReplace(this=node.this.copy(), expression=new_pattern, replacement=replacement)
+
+
+def _java_replacement(text: str, group_shift: int) -> str:
+    """A DuckDB (RE2) replacement as Java's: ``\\N`` is group N (shifted past a leading group of our own), a
+    ``$`` is literal."""
+    out, index = [], 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            following = text[index + 1]
+            out.append(f"${int(following) + group_shift}" if following.isdigit() else "\\" + following)
+            index += 2
+            continue
+        out.append("\\$" if char == "$" else char)
+        index += 1
+    return ("$1" if group_shift else "") + "".join(out)
+
+
+def _format(node: exp.Format) -> exp.Expr | None:
+    """DuckDB's ``format`` (fmt syntax) as Spark's ``format_string``: ``{}``, ``{:d}`` and ``{:.Nf}``; NULL when an
+    argument is NULL, as DuckDB returns."""
+    text = _literal_text(node.this)
+    if text is None:
+        return None
+    pieces, index = [], 0
+    for match in re.finditer(r"\{\{|\}\}|\{(:d|:\.\d+f)?\}|%", text):
+        pieces.append(text[index : match.start()])
+        token, spec = match.group(0), match.group(1)
+        pieces.append({"{{": "{", "}}": "}", "%": "%%"}.get(token) or ("%s" if not spec else "%" + spec[1:]))
+        index = match.end()
+    rest = text[index:]
+    if "{" in rest or "}" in rest or any("{" in p or "}" in p for p in pieces[::2]):
+        return None  # a format Spark cannot spell keeps Spark's plain form
+    arguments = [a.copy() for a in node.expressions]
+    formatted = exp.Anonymous(this="format_string", expressions=[_string("".join(pieces) + rest), *arguments])
+    if not arguments:
+        return formatted
+    nulls: list[exp.Expr] = [exp.Is(this=a.copy(), expression=exp.Null()) for a in arguments]
+    any_null = functools.reduce(lambda a, b: exp.Or(this=a, expression=b), nulls)
+    return exp.Case(ifs=[exp.If(this=any_null, true=exp.Null())], default=formatted)
+
+
+def _monthname(node: exp.Monthname) -> exp.Expr:
+    return _spark("DATE_FORMAT(_x, 'MMMM')", _x=node.this)
+
+
+def _dayname(node: exp.Dayname) -> exp.Expr:
+    return _spark("DATE_FORMAT(_x, 'EEEE')", _x=node.this)
+
+
+def _similar_to(node: exp.SimilarTo) -> exp.Expr | None:
+    pattern = _literal_text(node.expression)
+    if pattern is None:
+        return None
+    return exp.RegexpLike(this=node.this.copy(), expression=_string(f"^(?:{pattern})$"))
+
+
+def _glob(node: exp.Glob) -> exp.Expr | None:
+    pattern = _literal_text(node.expression)
+    if pattern is None:
+        return None
+    regex, index = [], 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "*":
+            regex.append("[\\s\\S]*")
+        elif char == "?":
+            regex.append("[\\s\\S]")
+        elif char == "[" and (close := pattern.find("]", index + 2)) != -1:
+            inner = pattern[index + 1 : close]
+            regex.append("[" + ("^" + inner[1:] if inner.startswith("!") else inner).replace("\\", "\\\\") + "]")
+            index = close
+        else:
+            regex.append(re.escape(char))
+        index += 1
+    return exp.RegexpLike(this=node.this.copy(), expression=_string("^" + "".join(regex) + "$"))
+
+
+# -- lists ---------------------------------------------------------------------------------------
+def _ordered_values(value: exp.Expr, order: list[exp.Ordered]) -> exp.Expr:
+    """The group's values of ``value`` in DuckDB's ``ORDER BY`` order, NULLs kept (``collect_list`` drops them)."""
+    fields: list[exp.Expr] = []
+    for position, ordered in enumerate(order):
+        fields += [_string(f"k{position}"), ordered.this.copy()]
+    rows: exp.Expr = exp.Anonymous(
+        this="collect_list",
+        expressions=[exp.Anonymous(this="named_struct", expressions=[*fields, _string("v"), value.copy()])],
+    )
+    if order:
+        comparison: exp.Expr = exp.Literal.number(0)
+        for position, ordered in reversed(list(enumerate(order))):
+            nulls = 1 if not ordered.args.get("nulls_first") else -1
+            direction = -1 if ordered.args.get("desc") else 1
+            comparison = _spark(
+                f"CASE WHEN l.k{position} IS NULL AND r.k{position} IS NULL THEN _next "
+                f"WHEN l.k{position} IS NULL THEN {nulls} WHEN r.k{position} IS NULL THEN {-nulls} "
+                f"WHEN l.k{position} < r.k{position} THEN {-direction} "
+                f"WHEN l.k{position} > r.k{position} THEN {direction} ELSE _next END",
+                _next=comparison,
+            )
+        rows = _spark("ARRAY_SORT(_rows, (l, r) -> _cmp)", _rows=rows, _cmp=comparison)
+    return _spark("TRANSFORM(_rows, e -> e.v)", _rows=rows)
+
+
+def _split_order(node: exp.Expr) -> tuple[exp.Expr, list[exp.Ordered]] | None:
+    inner = node.this
+    if isinstance(inner, exp.Order):
+        return inner.this, list(inner.expressions)
+    if isinstance(inner, exp.Distinct):
+        return None
+    return inner, []
+
+
+def _list_aggregate(node: exp.ArrayAgg) -> exp.Expr | None:
+    parts = _split_order(node)
+    if parts is None or not _aggregate_position(node):
+        return None
+    value, order = parts
+    return _spark("CASE WHEN COUNT(1) = 0 THEN NULL ELSE _values END", _values=_ordered_values(value, order))
+
+
+def _first_or_last(node: exp.First | exp.Last) -> exp.Expr | None:
+    if not isinstance(node.this, exp.Order) or not _aggregate_position(node):
+        return None
+    value, order = node.this.this, list(node.this.expressions)
+    index = 1 if isinstance(node, exp.First) else -1
+    return _spark(f"TRY_ELEMENT_AT(_values, {index})", _values=_ordered_values(value, order))
+
+
+def _list_concat(node: exp.ArrayConcat) -> exp.Expr:
+    lists = [node.this, *node.expressions]
+    return exp.Anonymous(this="concat", expressions=[_spark("COALESCE(_l, ARRAY())", _l=item) for item in lists])
+
+
+def _flatten(node: exp.Flatten) -> exp.Expr:
+    return _spark("FLATTEN(FILTER(_l, e -> e IS NOT NULL))", _l=node.this)  # DuckDB skips NULL inner lists
+
+
+def _split_part(node: exp.SplitPart) -> exp.Expr | None:
+    index = node.args.get("part_index")
+    if index is None:
+        return None
+    if _int_literal(index) not in (0, None):
+        return None
+    split = exp.SplitPart(this=node.this.copy(), delimiter=node.args["delimiter"].copy(), part_index=index.copy())
+    return _spark("CASE WHEN _i = 0 THEN '' ELSE _split END", _i=index, _split=split)  # Spark fails on part 0
+
+
+def _list_distinct(node: exp.ArrayDistinct) -> exp.Expr:
+    return _spark("ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL))", _l=node.this)
+
+
+def _duckdb_index(index: exp.Expr) -> exp.Expr:
+    """The index as written in DuckDB: sqlglot subtracts one from a literal index (also from a negative one)."""
+    value = _int_literal(index)
+    return index if value is None else exp.Literal.number(value + 1)
+
+
+def _int_literal(node: exp.Expr) -> int | None:
+    if isinstance(node, exp.Literal) and node.is_int:
+        return int(node.name)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_int:
+        return -int(node.this.name)
+    return None
+
+
+def _element(container: exp.Expr, index: exp.Expr) -> exp.Expr:
+    """DuckDB's ``l[i]``: 1-based, negative from the end, NULL when out of range or 0."""
+    if (value := _int_literal(index)) is not None:
+        if value == 0:
+            return exp.Null()
+        return exp.Anonymous(this="try_element_at", expressions=[container.copy(), index.copy()])
+    return _spark("CASE WHEN _i = 0 THEN NULL ELSE TRY_ELEMENT_AT(_l, _i) END", _l=container, _i=index)
+
+
+def _bracket(node: exp.Bracket) -> exp.Expr | None:
+    if len(node.expressions) != 1 or node.args.get("offset") or node.args.get("safe"):
+        return None
+    index = node.expressions[0]
+    if isinstance(index, exp.Slice) or (isinstance(index, exp.Literal) and index.is_string):
+        return None  # slices, and struct fields or map keys by name, keep sqlglot's form
+    return _element(node.this, _duckdb_index(index))
+
+
+def _list_extract(node: exp.Anonymous) -> exp.Expr | None:
+    if len(node.expressions) != 2:
+        return None
+    return _element(node.expressions[0], node.expressions[1])
+
+
+def _list_position(node: exp.Anonymous) -> exp.Expr | None:
+    if len(node.expressions) != 2:
+        return None
+    return _spark("NULLIF(ARRAY_POSITION(_l, _x), 0)", _l=node.expressions[0], _x=node.expressions[1])
+
+
+def _list_reverse(node: exp.Anonymous) -> exp.Expr | None:
+    return exp.Anonymous(this="reverse", expressions=[e.copy() for e in node.expressions])
+
+
+def _product(node: exp.Anonymous) -> exp.Expr | None:
+    if len(node.expressions) != 1 or not _aggregate_position(node):
+        return None
+    return _spark(
+        "CASE WHEN COUNT(_x) = 0 THEN NULL "
+        "ELSE AGGREGATE(COLLECT_LIST(CAST(_x AS DOUBLE)), CAST(1 AS DOUBLE), (acc, v) -> acc * v) END",
+        _x=node.expressions[0],
+    )
+
+
+def _quantile(node: exp.PercentileCont) -> exp.Expr | None:
+    if node.expression is None or not _aggregate_position(node):
+        return None
+    return exp.Anonymous(this="percentile", expressions=[node.this.copy(), node.expression.copy()])
+
+
+_REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
+    exp.Log: _logarithm,
+    exp.Ln: _logarithm,
+    exp.Sqrt: _sqrt,
+    exp.Trunc: _trunc,
+    exp.Sign: _sign,
+    exp.IsInf: _is_inf,
+    exp.DayOfWeek: lambda node: _day_of_week(node.this),
+    exp.Year: lambda node: _PARTS["YEAR"](node.this),
+    exp.Quarter: lambda node: _PARTS["QUARTER"](node.this),
+    exp.Month: lambda node: _PARTS["MONTH"](node.this),
+    exp.Day: lambda node: _PARTS["DAY"](node.this),
+    exp.DayOfMonth: lambda node: _PARTS["DAY"](node.this),
+    exp.DayOfYear: lambda node: _PARTS["DAYOFYEAR"](node.this),
+    exp.Hour: lambda node: _PARTS["HOUR"](node.this),
+    exp.Minute: lambda node: _PARTS["MINUTE"](node.this),
+    exp.Second: lambda node: _PARTS["SECOND"](node.this),
+    exp.TimeToUnix: lambda node: _epoch(node.this),
+    exp.UnixToTime: _from_epoch,
+    exp.Variance: _checked_spread("VAR_SAMP", "VARSAMP"),
+    exp.VariancePop: _checked_spread("VAR_POP", "VARPOP"),
+    exp.Stddev: _checked_spread("STDDEV_SAMP", "STDDEV_SAMP"),
+    exp.StddevSamp: _checked_spread("STDDEV_SAMP", "STDDEV_SAMP"),
+    exp.StddevPop: _checked_spread("STDDEV_POP", "STDDEV_POP"),
+    exp.DayOfWeekIso: lambda node: _iso_day_of_week(node.this),
+    exp.Week: lambda node: _spark("WEEKOFYEAR(_x)", _x=node.this),
+    exp.Extract: _extract,
+    exp.DateDiff: _date_diff,
+    exp.DateAdd: _date_add,
+    exp.RegexpReplace: _regexp_replace,
+    exp.Format: _format,
+    exp.Monthname: _monthname,
+    exp.Dayname: _dayname,
+    exp.SimilarTo: _similar_to,
+    exp.Glob: _glob,
+    exp.ArrayAgg: _list_aggregate,
+    exp.First: _first_or_last,
+    exp.Last: _first_or_last,
+    exp.ArrayConcat: _list_concat,
+    exp.ArrayDistinct: _list_distinct,
+    exp.Flatten: _flatten,
+    exp.SplitPart: _split_part,
+    exp.TimestampTrunc: _timestamp_trunc,
+    exp.DateTrunc: _timestamp_trunc,
+    exp.TimestampFromParts: lambda node: exp.Anonymous(
+        this="make_timestamp_ntz", expressions=[e.copy() for e in node.iter_expressions()]
+    ),
+    exp.Bracket: _bracket,
+    exp.PercentileCont: _quantile,
+}
+_ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
+    "date_part": _date_part,
+    "datepart": _date_part,
+    "weekday": lambda node: _day_of_week(node.expressions[0]) if len(node.expressions) == 1 else None,
+    "list_extract": _list_extract,
+    "list_element": _list_extract,
+    "array_extract": _list_extract,
+    "list_position": _list_position,
+    "list_indexof": _list_position,
+    "array_position": _list_position,
+    "array_indexof": _list_position,
+    "list_reverse": _list_reverse,
+    "array_reverse": _list_reverse,
+    "product": _product,
+}
