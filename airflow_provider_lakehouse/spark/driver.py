@@ -403,7 +403,7 @@ class PlanRunner:
         result.data.update(affected_rows=affected, status="executed", target=step.target)
 
     def _step_select(self, step: Step, details: steps.Select, args: dict[str, Any], result: StepResult) -> None:
-        frame = self._sql(step.query, args=args or None)
+        frame = _without_nested_void(self._sql(step.query, args=args or None))
         limit = self.options.max_rows
         rows = frame.limit(limit + 1).toArrow()
         truncated = rows.num_rows > limit
@@ -414,7 +414,7 @@ class PlanRunner:
         )
 
     def _step_temp_table(self, step: Step, details: steps.TempTable, args: dict[str, Any], result: StepResult) -> None:
-        frame = self._sql(step.query, args=args or None)
+        frame = _without_nested_void(self._sql(step.query, args=args or None))
         # A temp table is a snapshot of its query: materialize it so later statements see fixed rows.
         table = frame.toArrow()
         self._temp_view(step.target or "", self._frame(table))
@@ -980,3 +980,22 @@ def _true_expression() -> Any:
 
 def _default_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _without_nested_void(frame: Any) -> Any:
+    """``frame`` with its lists and maps of Spark's NULL type (``[]``, ``list_filter([], ...)``) typed as INTEGER
+    ones: PySpark cannot give them to Arrow (DuckDB types ``[]`` as ``NULL[]``; its values, empty or NULL, are
+    the same either way)."""
+    nested_void = [
+        field
+        for field in frame.schema.fields
+        if field.dataType.typeName() != "void" and "void" in field.dataType.simpleString()
+    ]
+    if not nested_void:
+        return frame
+    return frame.withColumns(
+        {
+            field.name: frame[f"`{field.name}`"].cast(field.dataType.simpleString().replace("void", "int"))
+            for field in nested_void
+        }
+    )

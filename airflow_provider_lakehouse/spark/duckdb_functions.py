@@ -19,7 +19,7 @@ DuckDB                                 DuckDB's result                      Spar
 ``list(x ORDER BY k)``                 ordered, NULLs kept                  order dropped, NULLs dropped
 ``first(x ORDER BY k)``                the first row's x                    a syntax error
 ``list_concat(a, NULL)``               ``a`` (NULL is an empty list)        NULL
-``list_distinct(l)``                   without NULL                         with NULL
+``list_distinct(l)``                   without NULL, last seen first        with NULL, first seen first
 ``l[i]``, ``list_extract(l, i)``       1-based, from the end if i < 0,      0-based for a column index, out of
                                        NULL when out of range               range fails
 ``quantile_cont(x, p)``                interpolated quantile                a wrong-arity error
@@ -42,7 +42,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from airflow_provider_lakehouse.spark.rewriting import NAIVE, bottom_up, marker_ids
+from airflow_provider_lakehouse.spark.rewriting import TYPED, bottom_up, marker_ids
 
 _LOG_NEGATIVE = "Out of Range Error: cannot take logarithm of a negative number"
 _LOG_ZERO = "Out of Range Error: cannot take logarithm of zero"
@@ -230,14 +230,14 @@ def _date_diff(node: exp.DateDiff) -> exp.Expr | None:
 
 def _timestamp_trunc(node: exp.TimestampTrunc | exp.DateTrunc) -> exp.Expr:
     """``date_trunc`` is TIMESTAMP in DuckDB for a DATE or TIMESTAMP and TIMESTAMPTZ for a TIMESTAMPTZ: which one
-    the operand is, the driver decides (a :data:`~.semantics.NAIVE` marker); sqlglot's ``DateTrunc`` (a DATE
+    the operand is, the driver decides (a typed marker); sqlglot's ``DateTrunc`` (a DATE
     operand it could type) is Spark's ``trunc``, a DATE."""
     unit = node.args.get("unit")
     name = (unit.name if unit is not None else "DAY").upper()
     truncated = exp.TimestampTrunc(this=node.this.copy(), unit=exp.Var(this=name))
     if isinstance(node, exp.DateTrunc):
         return exp.Cast(this=truncated, to=exp.DataType.build("timestamp_ntz"))
-    return exp.Anonymous(this=NAIVE, expressions=[truncated, node.this.copy(), exp.Literal.number(next(marker_ids))])
+    return typed_call("naive", truncated, node.this)
 
 
 def _from_epoch(node: exp.UnixToTime) -> exp.Expr | None:
@@ -266,7 +266,25 @@ def _checked_spread(spark_name: str, duckdb_name: str) -> Callable[[exp.Expr], e
 def _date_add(node: exp.DateAdd) -> exp.Expr | None:
     if not isinstance(node.expression, exp.Interval):
         return None
-    return exp.Add(this=node.this.copy(), expression=node.expression.copy())
+    return _interval_arithmetic(exp.Add(this=node.this.copy(), expression=node.expression.copy()))
+
+
+def _interval_arithmetic(node: exp.Add | exp.Sub) -> exp.Expr | None:
+    """``DATE ± INTERVAL`` is a TIMESTAMP in DuckDB (a DATE in Spark). Left alone inside a comparison, where the
+    value compares the same and a cast would keep Spark from pushing the filter down."""
+    if not isinstance(node.expression, exp.Interval) or isinstance(node.this, exp.Interval):
+        return None
+    if any(isinstance(ancestor, (exp.Predicate, exp.Where, exp.Having, exp.Join)) for ancestor in _ancestors(node)):
+        return None
+    return typed_call("naive", node.copy(), node.this)
+
+
+def _ancestors(node: exp.Expr) -> list[exp.Expr]:
+    found, parent = [], node.parent
+    while parent is not None and not isinstance(parent, exp.Query):
+        found.append(parent)
+        parent = parent.parent
+    return found
 
 
 # -- text ----------------------------------------------------------------------------------------
@@ -448,11 +466,18 @@ def _split_part(node: exp.SplitPart) -> exp.Expr | None:
     if _int_literal(index) not in (0, None):
         return None
     split = exp.SplitPart(this=node.this.copy(), delimiter=node.args["delimiter"].copy(), part_index=index.copy())
-    return _spark("CASE WHEN _i = 0 THEN '' ELSE _split END", _i=index, _split=split)  # Spark fails on part 0
+    return _spark(  # Spark fails on part 0, DuckDB gives ''
+        "CASE WHEN _i <> 0 THEN _split WHEN _s IS NOT NULL AND _d IS NOT NULL THEN '' END",
+        _i=index,
+        _split=split,
+        _s=node.this,
+        _d=node.args["delimiter"],
+    )
 
 
 def _list_distinct(node: exp.ArrayDistinct) -> exp.Expr:
-    return _spark("ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL))", _l=node.this)
+    # DuckDB 1.5 drops NULLs and lists the values in the reverse order of their first appearance
+    return _spark("REVERSE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.this)
 
 
 def _duckdb_index(index: exp.Expr) -> exp.Expr:
@@ -482,9 +507,38 @@ def _bracket(node: exp.Bracket) -> exp.Expr | None:
     if len(node.expressions) != 1 or node.args.get("offset") or node.args.get("safe"):
         return None
     index = node.expressions[0]
-    if isinstance(index, exp.Slice) or (isinstance(index, exp.Literal) and index.is_string):
-        return None  # slices, and struct fields or map keys by name, keep sqlglot's form
-    return _element(node.this, _duckdb_index(index))
+    if isinstance(index, exp.Literal) and index.is_string:
+        return None  # struct fields and map keys by name keep sqlglot's form
+    if isinstance(index, exp.Slice):
+        return typed_call("slice", node.this, index.this or exp.Null(), index.expression or exp.Null())
+    return typed_call("element", node.this, _duckdb_index(index))
+
+
+def _list_slice(node: exp.Anonymous) -> exp.Expr | None:
+    if len(node.expressions) != 3:
+        return None
+    return typed_call("slice", *node.expressions)
+
+
+def _length(node: exp.Length) -> exp.Expr:
+    return typed_call("length", node.this)  # DuckDB's length also counts a list's elements
+
+
+def _cast(node: exp.Cast) -> exp.Expr | None:
+    """Casts of a DOUBLE to FLOAT (DuckDB fails out of FLOAT's range) and to text (DuckDB spells ``1e+300`` where
+    Spark spells ``1.0E300``): typed, as only a floating-point operand differs."""
+    safe = isinstance(node, exp.TryCast) or bool(node.args.get("safe"))
+    if node.to.is_type(exp.DataType.Type.FLOAT):
+        return typed_call("to_float", node.this, exp.Boolean(this=safe))
+    if node.to.is_type(*exp.DataType.TEXT_TYPES) and not node.to.expressions:
+        return typed_call("to_text", node.this, exp.Boolean(this=safe))
+    return None
+
+
+def _sum(node: exp.Sum) -> exp.Expr | None:
+    if isinstance(node.parent, exp.Window) or isinstance(node.this, exp.Distinct):
+        return None
+    return typed_call("sum", node.this)
 
 
 def _list_extract(node: exp.Anonymous) -> exp.Expr | None:
@@ -544,10 +598,16 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.StddevSamp: _checked_spread("STDDEV_SAMP", "STDDEV_SAMP"),
     exp.StddevPop: _checked_spread("STDDEV_POP", "STDDEV_POP"),
     exp.DayOfWeekIso: lambda node: _iso_day_of_week(node.this),
-    exp.Week: lambda node: _spark("WEEKOFYEAR(_x)", _x=node.this),
+    exp.Week: lambda node: _PARTS["WEEK"](node.this),
     exp.Extract: _extract,
     exp.DateDiff: _date_diff,
     exp.DateAdd: _date_add,
+    exp.Add: _interval_arithmetic,
+    exp.Sub: _interval_arithmetic,
+    exp.Length: _length,
+    exp.Cast: _cast,
+    exp.TryCast: _cast,
+    exp.Sum: _sum,
     exp.RegexpReplace: _regexp_replace,
     exp.Format: _format,
     exp.Monthname: _monthname,
@@ -583,4 +643,125 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "list_reverse": _list_reverse,
     "array_reverse": _list_reverse,
     "product": _product,
+    "list_slice": _list_slice,
+    "array_slice": _list_slice,
 }
+
+
+# -- functions whose Spark form depends on their operands' types ------------------------------------
+def typed_call(kind: str, *operands: exp.Expr) -> exp.Expr:
+    """A marker for ``kind`` over ``operands`` that the driver replaces once the operands' types are known
+    (:func:`resolve_typed`)."""
+    return exp.Anonymous(
+        this=TYPED,
+        expressions=[_string(kind), *(o.copy() for o in operands), exp.Literal.number(next(marker_ids))],
+    )
+
+
+Operand = tuple[str, "exp.DataType | None"]  # (category: integer/decimal/float/string/other/unknown, type)
+
+
+def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]) -> exp.Expr:
+    """The Spark form of a :func:`typed_call` marker, given its operands' categories and types (empty when they
+    could not be inferred)."""
+    category = operands[0][0] if operands else "unknown"
+    dtype = operands[0][1] if operands else None
+    if kind == "naive":  # (value, operand): DuckDB keeps a TIMESTAMPTZ operand's type, makes any other a TIMESTAMP
+        operand_type = operands[1][1] if len(operands) > 1 else None
+        zoned = operand_type is not None and operand_type.is_type(
+            exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ
+        )
+        return args[0].copy() if zoned else exp.Cast(this=args[0].copy(), to=exp.DataType.build("timestamp_ntz"))
+    if kind == "element":
+        if category == "string":  # DuckDB's s[i]: the i-th character, '' out of range or at 0
+            return _spark("CASE WHEN _i = 0 THEN '' ELSE SUBSTRING(_s, _i, 1) END", _s=args[0], _i=args[1])
+        return _element(args[0], args[1])
+    if kind == "slice":
+        return _slice(args[0], args[1], args[2], text=category == "string")
+    if kind == "length":
+        return exp.Length(this=args[0].copy()) if category in ("string", "unknown") else _spark("SIZE(_l)", _l=args[0])
+    if kind == "sum":  # DuckDB sums BIGINT into a 128-bit integer: no overflow
+        if dtype is not None and dtype.is_type(exp.DataType.Type.BIGINT):
+            return _spark("SUM(CAST(_x AS DECIMAL(38, 0)))", _x=args[0])
+        return exp.Sum(this=args[0].copy())
+    if kind == "mod":  # NULL for a zero divisor, NaN when either operand is a DOUBLE or FLOAT
+        floats = any(c == "float" for c, _ in operands)
+        zero = _spark("CAST('NaN' AS DOUBLE)") if floats else exp.Null()
+        return exp.Case(
+            ifs=[exp.If(this=exp.EQ(this=args[1].copy(), expression=exp.Literal.number(0)), true=zero)],
+            default=exp.Mod(this=args[0].copy(), expression=args[1].copy()),
+        )
+    if kind in ("to_float", "to_text"):
+        safe = bool(args[1].this)
+        to = exp.DataType.build("float" if kind == "to_float" else "string")
+        plain = exp.TryCast(this=args[0].copy(), to=to, safe=True) if safe else exp.Cast(this=args[0].copy(), to=to)
+        if category != "float":
+            return plain
+        if kind == "to_text":
+            return _spark(_DOUBLE_AS_DUCKDB_TEXT, _x=args[0])
+        too_large = _spark("ABS(_x) > 3.4028234663852886E38D AND ABS(_x) <> CAST('Infinity' AS DOUBLE)", _x=args[0])
+        problem = (
+            exp.Null()
+            if safe
+            else _spark(
+                "RAISE_ERROR(CONCAT('Conversion Error: Type DOUBLE with value ', CAST(_x AS STRING), "
+                "' can''t be cast because the value is out of range for the destination type FLOAT'))",
+                _x=args[0],
+            )
+        )
+        return exp.Case(ifs=[exp.If(this=too_large, true=problem)], default=plain)
+    raise ValueError(f"unknown typed marker {kind!r}")
+
+
+# A DOUBLE as DuckDB writes it (Python's repr: the shortest digits, fixed notation from 1e-4 to 1e16, else
+# ``1.5e+300``), from Spark's text of it (Java's: the same digits, fixed from 1e-3 to 1e7, else ``1.5E300``).
+_DOUBLE_AS_DUCKDB_TEXT = """
+CASE
+  WHEN ISNAN(_x) THEN 'nan'
+  WHEN _x = CAST('Infinity' AS DOUBLE) THEN 'inf'
+  WHEN _x = CAST('-Infinity' AS DOUBLE) THEN '-inf'
+  WHEN NOT CONTAINS(CAST(_x AS STRING), 'E') THEN CAST(_x AS STRING)
+  ELSE CONCAT(
+    CASE WHEN _x < 0 THEN '-' ELSE '' END,
+    CASE
+      WHEN CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) = -4 THEN CONCAT('0.000',
+        REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''))
+      WHEN CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) BETWEEN 7 AND 15 THEN
+        CASE
+          WHEN LENGTH(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''))
+               <= CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 1
+          THEN CONCAT(RPAD(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''),
+                           CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 1, '0'), '.0')
+          ELSE CONCAT(
+            SUBSTRING(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), 1,
+                      CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 1),
+            '.',
+            SUBSTRING(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''),
+                      CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 2))
+        END
+      ELSE CONCAT(
+        SUBSTRING(CAST(ABS(_x) AS STRING), 1, 1),
+        CASE WHEN LENGTH(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', '')) > 1
+             THEN CONCAT('.', SUBSTRING(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''), 2))
+             ELSE '' END,
+        'e',
+        CASE WHEN CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) < 0 THEN '-' ELSE '+' END,
+        CASE WHEN ABS(CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT)) < 10 THEN '0' ELSE '' END,
+        CAST(ABS(CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT)) AS STRING))
+    END)
+END
+"""
+
+
+def _slice(container: exp.Expr, start: exp.Expr, end: exp.Expr, text: bool) -> exp.Expr:
+    """DuckDB's ``x[a:b]`` and ``list_slice``: 1-based and inclusive, 0 is 1, negative counts from the end, out of
+    range clamps; a string slices its characters."""
+    size = "LENGTH(_x)" if text else "SIZE(_x)"
+    first = (
+        "1"
+        if isinstance(start, exp.Null)
+        else f"GREATEST(CASE WHEN _a < 0 THEN {size} + _a + 1 WHEN _a = 0 THEN 1 ELSE _a END, 1)"
+    )
+    last = size if isinstance(end, exp.Null) else f"LEAST(CASE WHEN _b < 0 THEN {size} + _b + 1 ELSE _b END, {size})"
+    function = "SUBSTRING" if text else "SLICE"
+    return _spark(f"{function}(_x, {first}, GREATEST({last} - {first} + 1, 0))", _x=container, _a=start, _b=end)

@@ -11,10 +11,10 @@ from sqlglot import exp
 
 INT_DIV = "__lh_int_div"
 CAST = "__lh_cast"
-#: ``__lh_naive(truncated, operand, id)``: DuckDB's ``date_trunc`` keeps a TIMESTAMPTZ operand's type and gives
-#: TIMESTAMP for any other, where Spark's ``date_trunc`` always gives its TIMESTAMP (with a time zone)
-NAIVE = "__lh_naive"
-MARKERS = (INT_DIV, CAST, NAIVE)
+#: ``__lh_typed('kind', operands..., id)``: a DuckDB function whose Spark form depends on its operands' types
+#: (``duckdb_functions.typed_call`` writes them, ``duckdb_functions.resolve_typed`` resolves them)
+TYPED = "__lh_typed"
+MARKERS = (INT_DIV, CAST, TYPED)
 #: Marker ids are unique in the process: a statement's Spark SQL may be assembled from several rewritten pieces.
 marker_ids = itertools.count(1)
 

@@ -33,7 +33,8 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from airflow_provider_lakehouse.spark.rewriting import CAST, INT_DIV, MARKERS, NAIVE, bottom_up, marker_ids
+from airflow_provider_lakehouse.spark.duckdb_functions import resolve_typed, typed_call
+from airflow_provider_lakehouse.spark.rewriting import CAST, INT_DIV, MARKERS, TYPED, bottom_up, marker_ids
 
 _DOUBLE = exp.DataType.build("double")
 
@@ -49,11 +50,11 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
     """
     counter = marker_ids
 
-    def rewrite(node: exp.Expression) -> exp.Expression:
+    def rewrite(node: exp.Expression) -> exp.Expr:
         if isinstance(node, exp.Div):
             return _ieee_division(node.this, node.expression)
         if isinstance(node, exp.Mod):
-            return _null_if_zero(node.expression, exp.Mod(this=node.this, expression=node.expression))
+            return typed_call("mod", node.this, node.expression)
         if isinstance(node, exp.IntDiv):
             return exp.Anonymous(
                 this=INT_DIV, expressions=[node.this, node.expression, exp.Literal.number(next(counter))]
@@ -136,15 +137,15 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
     tree = sqlglot.parse_one(sql, read="spark")
     categories = _marker_operand_categories(tree, schemas)
 
-    def replace(node: exp.Expression) -> exp.Expression:
+    def replace(node: exp.Expression) -> exp.Expr:
         if not isinstance(node, exp.Anonymous) or node.name.lower() not in MARKERS:
             return node
         args = node.expressions
         operands = categories.get(int(args[-1].name), ())
         if node.name.lower() == INT_DIV:
             return _int_div(args[0], args[1], operands)
-        if node.name.lower() == NAIVE:
-            return _naive(args[0], operands)
+        if node.name.lower() == TYPED:
+            return resolve_typed(args[0].name, args[1:-1], operands)
         target = exp.DataType.build(args[1].name, dialect="spark")
         return _cast(args[0], target, bool(args[2].this), operands[0][0] if operands else "unknown")
 
@@ -178,8 +179,8 @@ def _marker_operand_categories(
             operands = (
                 node.expressions[:2]
                 if name == INT_DIV
-                else node.expressions[1:2]
-                if name == NAIVE
+                else node.expressions[1:-1]
+                if name == TYPED
                 else node.expressions[:1]
             )
             found[int(node.expressions[-1].name)] = tuple((_category(o, o.type), o.type) for o in operands)
@@ -268,15 +269,6 @@ _INTEGER_WIDTH = {
     exp.DataType.Type.INT: 4,
     exp.DataType.Type.BIGINT: 8,
 }
-
-
-def _naive(truncated: exp.Expression, operands: tuple[Operand, ...]) -> exp.Expression:
-    zoned = (
-        bool(operands)
-        and operands[0][1] is not None
-        and operands[0][1].is_type(exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ)
-    )
-    return truncated.copy() if zoned else exp.Cast(this=truncated.copy(), to=exp.DataType.build("timestamp_ntz"))
 
 
 def _cast(x: exp.Expression, target: exp.DataType, safe: bool, category: str) -> exp.Expression:
