@@ -67,7 +67,7 @@ def duckdb_functions(tree: exp.Expr) -> exp.Expr:
 
     >>> sql = lambda s: duckdb_functions(sqlglot.parse_one(s, read="duckdb")).sql("spark")
     >>> sql("SELECT dayofweek(d), monthname(d)")
-    "SELECT (DAYOFWEEK(d) - 1), DATE_FORMAT(d, 'MMMM')"
+    "SELECT CAST(DAYOFWEEK(d) - 1 AS BIGINT), DATE_FORMAT(d, 'MMMM')"
     """
     return bottom_up(tree, _rewrite)
 

@@ -9,7 +9,7 @@ DuckDB                    DuckDB's result                          Spark SQL wri
 ========================  =======================================  ==========================================
 ``a / b``                 DOUBLE; ``x / 0`` is ``inf``/``-inf``,   ``CAST(a AS DOUBLE) / CAST(b AS DOUBLE)``,
                           ``0 / 0`` is ``nan``                     IEEE results for a zero divisor
-``a % b``                 NULL when ``b = 0``                      ``CASE WHEN b = 0 THEN NULL ELSE a % b END``
+``a % b``                 NULL when ``b = 0`` (NaN for doubles)    ``CASE WHEN b = 0 THEN NULL ELSE a % b END``
 ``a // b`` (integers)     truncating division, NULL when ``b = 0``  ``a DIV b`` under the same guard, cast back
 ``a // b`` (otherwise)    DOUBLE division, NULL when ``b = 0``     double division under the guard
 ``CAST(x AS <integer>)``  rounds: decimals and numeric strings      ``CAST(ROUND(x) ...)``, ``CAST(BROUND(x)
@@ -43,8 +43,8 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
     """Rewrite DuckDB-dialect arithmetic and casts in ``tree`` for Spark (markers where types decide).
 
     >>> sql = lambda s: duckdb_semantics(sqlglot.parse_one(s, read="duckdb")).sql("spark")
-    >>> sql("SELECT a % b")
-    'SELECT CASE WHEN b = 0 THEN NULL ELSE a % b END'
+    >>> sql("SELECT a % b")  # NULL or NaN for a zero divisor: the operands' types decide
+    "SELECT __LH_TYPED('mod', a, b, 1)"
     >>> sql("SELECT a // 2, CAST(x AS INTEGER)").startswith("SELECT __LH_INT_DIV(a, 2, ")
     True
     """
@@ -135,21 +135,37 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
     'SELECT CAST(CASE WHEN b = 0 THEN NULL ELSE a DIV b END AS INT) FROM v'
     """
     tree = sqlglot.parse_one(sql, read="spark")
-    categories = _marker_operand_categories(tree, schemas)
+    # Innermost markers first, and the types inferred again after each round: a marker's operand may be another
+    # marker (CAST(1.5::FLOAT AS INTEGER)), whose type is known only once it is resolved.
+    while innermost := [
+        m for m in _markers(tree) if not any(_is_marker(d) for d in m.find_all(exp.Anonymous) if d is not m)
+    ]:
+        categories = _marker_operand_categories(tree, schemas)
+        for marker in innermost:
+            resolved = _resolve_marker(marker, categories.get(int(marker.expressions[-1].name), ()))
+            if marker is tree:
+                tree = resolved
+            else:
+                marker.replace(resolved)
+    return tree.sql("spark")
 
-    def replace(node: exp.Expression) -> exp.Expr:
-        if not isinstance(node, exp.Anonymous) or node.name.lower() not in MARKERS:
-            return node
-        args = node.expressions
-        operands = categories.get(int(args[-1].name), ())
-        if node.name.lower() == INT_DIV:
-            return _int_div(args[0], args[1], operands)
-        if node.name.lower() == TYPED:
-            return resolve_typed(args[0].name, args[1:-1], operands)
-        target = exp.DataType.build(args[1].name, dialect="spark")
-        return _cast(args[0], target, bool(args[2].this), operands[0][0] if operands else "unknown")
 
-    return bottom_up(tree, replace).sql("spark")
+def _is_marker(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Anonymous) and node.name.lower() in MARKERS
+
+
+def _markers(tree: exp.Expr) -> list[exp.Anonymous]:
+    return [node for node in tree.find_all(exp.Anonymous) if _is_marker(node)]
+
+
+def _resolve_marker(node: exp.Anonymous, operands: tuple[Operand, ...]) -> exp.Expr:
+    args = node.expressions
+    if node.name.lower() == INT_DIV:
+        return _int_div(args[0], args[1], operands)
+    if node.name.lower() == TYPED:
+        return resolve_typed(args[0].name, args[1:-1], operands)
+    target = exp.DataType.build(args[1].name, dialect="spark")
+    return _cast(args[0], target, bool(args[2].this), operands[0][0] if operands else "unknown")
 
 
 Operand = tuple[str, "exp.DataType | None"]  # (category, type)
