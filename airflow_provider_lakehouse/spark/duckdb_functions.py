@@ -120,9 +120,11 @@ def _logarithm(node: exp.Log | exp.Ln) -> exp.Expr:
     computed: exp.Expr
     if isinstance(node, exp.Ln):
         value, computed = node.this, exp.Ln(this=node.this.copy())
-    elif node.expression is None:  # DuckDB's one-argument log is base 10 (Spark's is natural)
-        value = node.this
-        computed = exp.Log(this=exp.Literal.number(10), expression=value.copy())
+    elif node.expression is None or _int_literal(node.this) == 10:
+        # DuckDB's one-argument log is base 10 (Spark's is natural); Spark's LOG(10, x) divides two natural
+        # logarithms (log(0.1) is -0.9999999999999998), its LOG10 is exact at powers of ten as DuckDB's is
+        value = node.this if node.expression is None else node.expression
+        computed = exp.Anonymous(this="LOG10", expressions=[value.copy()])
     else:
         value, computed = node.expression, exp.Log(this=node.this.copy(), expression=node.expression.copy())
     return exp.Case(
@@ -147,8 +149,28 @@ def _trunc(node: exp.Trunc) -> exp.Expr | None:
     return _spark("(_x - _x % 1)", _x=node.this)  # keeps x's type, where a cast to BIGINT overflows for doubles
 
 
+def _rounding(node: exp.Floor | exp.Ceil) -> exp.Expr | None:
+    if node.args.get("decimals") is not None or node.args.get("to") is not None:
+        return None
+    return typed_call("floor" if isinstance(node, exp.Floor) else "ceil", node.this)
+
+
+def _even(node: exp.Anonymous) -> exp.Expr | None:
+    """DuckDB's ``even(x)``: x rounded away from zero to the next even integer, a DOUBLE."""
+    if len(node.expressions) != 1:
+        return None
+    return _spark(
+        "CAST(CASE WHEN _x >= 0 THEN CEIL(CAST(_x AS DOUBLE) / 2) * 2 ELSE FLOOR(CAST(_x AS DOUBLE) / 2) * 2 END AS DOUBLE)",
+        _x=node.expressions[0],
+    )
+
+
 def _sign(node: exp.Sign) -> exp.Expr:
     return _spark("CAST(SIGN(_x) AS TINYINT)", _x=node.this)
+
+
+def _is_nan(node: exp.IsNan) -> exp.Expr:
+    return _spark("IF(_x IS NULL, NULL, ISNAN(_x))", _x=node.this)  # Spark's isnan(NULL) is false
 
 
 def _is_inf(node: exp.IsInf) -> exp.Expr:
@@ -241,11 +263,22 @@ def _timestamp_trunc(node: exp.TimestampTrunc | exp.DateTrunc) -> exp.Expr:
 
 
 def _from_epoch(node: exp.UnixToTime) -> exp.Expr | None:
-    """``epoch_ms(n)`` is a TIMESTAMP in DuckDB (``to_timestamp(n)``, a TIMESTAMPTZ, stays as sqlglot writes it)."""
+    """``epoch_ms(n)`` is a TIMESTAMP in DuckDB, and ``epoch_ms(timestamp)`` the milliseconds since 1970: the
+    operand's type decides (``to_timestamp(n)``, a TIMESTAMPTZ, stays as sqlglot writes it)."""
     scale = node.args.get("scale")
     if scale is None or _int_literal(scale) != 3:
         return None
-    return _spark("CAST(TIMESTAMP_MILLIS(_x) AS TIMESTAMP_NTZ)", _x=node.this)
+    return typed_call("epoch_ms", node.this)
+
+
+def _date_sub(node: exp.Anonymous) -> exp.Expr | None:
+    """DuckDB's ``date_sub(part, start, end)``: whole parts elapsed, as Spark's ``timestampdiff`` counts them."""
+    if len(node.expressions) != 3 or (name := _literal_text(node.expressions[0])) is None:
+        return None
+    unit = _BOUNDARY_UNITS.get(name.upper()) or ("WEEK" if name.upper() in _WEEK_UNITS else None)
+    if unit is None:
+        return None
+    return _spark(f"TIMESTAMPDIFF({unit}, _s, _e)", _s=node.expressions[1], _e=node.expressions[2])
 
 
 def _checked_spread(spark_name: str, duckdb_name: str) -> Callable[[exp.Expr], exp.Expr | None]:
@@ -363,6 +396,38 @@ def _format(node: exp.Format) -> exp.Expr | None:
     return exp.Case(ifs=[exp.If(this=any_null, true=exp.Null())], default=formatted)
 
 
+def _substring(node: exp.Substring) -> exp.Expr | None:
+    """DuckDB counts position 0 as the one before the first character: ``substr('hello', 0, 3)`` is ``'he'``;
+    Spark reads 0 as 1."""
+    start, length = node.args.get("start"), node.args.get("length")
+    if start is None or length is None or _int_literal(start) not in (0, None):
+        return None
+    plain = exp.Substring(this=node.this.copy(), start=start.copy(), length=length.copy())
+    return _spark(
+        "CASE WHEN _a = 0 THEN SUBSTRING(_s, 1, GREATEST(_n - 1, 0)) ELSE _plain END",
+        _a=start,
+        _s=node.this,
+        _n=length,
+        _plain=plain,
+    )
+
+
+def _left_or_right(node: exp.Left | exp.Right) -> exp.Expr | None:
+    """A negative count keeps all but that many characters at the other end in DuckDB (Spark gives '')."""
+    count = node.expression
+    if _int_literal(count) is not None and _int_literal(count) >= 0:  # type: ignore[operator]
+        return None
+    plain = type(node)(this=node.this.copy(), expression=count.copy())
+    rest = "SUBSTRING(_s, 1, GREATEST(LENGTH(_s) + _n, 0))" if isinstance(node, exp.Left) else "SUBSTRING(_s, 1 - _n)"
+    return _spark(f"CASE WHEN _n < 0 THEN {rest} ELSE _plain END", _s=node.this, _n=count, _plain=plain)
+
+
+def _ord(node: exp.Anonymous) -> exp.Expr | None:
+    if len(node.expressions) != 1:
+        return None
+    return _spark("CASE WHEN _s = '' THEN -1 ELSE ASCII(_s) END", _s=node.expressions[0])  # code point; -1 for ''
+
+
 def _monthname(node: exp.Monthname) -> exp.Expr:
     return _spark("DATE_FORMAT(_x, 'MMMM')", _x=node.this)
 
@@ -475,6 +540,21 @@ def _split_part(node: exp.SplitPart) -> exp.Expr | None:
     )
 
 
+def _list_contains(node: exp.ArrayContains) -> exp.Expr:
+    """DuckDB's ``list_contains`` is false when the value is not in a list that holds a NULL (Spark: NULL)."""
+    return _spark(
+        "CASE WHEN _l IS NULL OR _x IS NULL THEN NULL ELSE COALESCE(ARRAY_CONTAINS(_l, _x), FALSE) END",
+        _l=node.this,
+        _x=node.expression,
+    )
+
+
+def _list_unique(node: exp.Anonymous) -> exp.Expr | None:
+    if len(node.expressions) != 1:
+        return None
+    return _spark("SIZE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.expressions[0])
+
+
 def _list_distinct(node: exp.ArrayDistinct) -> exp.Expr:
     # DuckDB 1.5 drops NULLs and lists the values in the reverse order of their first appearance
     return _spark("REVERSE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.this)
@@ -580,6 +660,13 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Trunc: _trunc,
     exp.Sign: _sign,
     exp.IsInf: _is_inf,
+    exp.IsNan: _is_nan,
+    exp.Floor: _rounding,
+    exp.Ceil: _rounding,
+    exp.Substring: _substring,
+    exp.Left: _left_or_right,
+    exp.Right: _left_or_right,
+    exp.ArrayContains: _list_contains,
     exp.DayOfWeek: lambda node: _day_of_week(node.this),
     exp.Year: lambda node: _PARTS["YEAR"](node.this),
     exp.Quarter: lambda node: _PARTS["QUARTER"](node.this),
@@ -643,6 +730,18 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "list_reverse": _list_reverse,
     "array_reverse": _list_reverse,
     "product": _product,
+    "even": _even,
+    "ord": _ord,
+    "strlen": lambda node: exp.Anonymous(this="OCTET_LENGTH", expressions=[e.copy() for e in node.expressions]),
+    "round_even": lambda node: exp.Anonymous(this="BROUND", expressions=[e.copy() for e in node.expressions]),
+    "list_unique": _list_unique,
+    "array_unique": _list_unique,
+    "date_sub": _date_sub,
+    "datesub": _date_sub,
+    "century": lambda node: _spark("CAST((YEAR(_d) - 1) DIV 100 + 1 AS BIGINT)", _d=node.expressions[0]),
+    "yearweek": lambda node: _spark(
+        "CAST(EXTRACT(YEAROFWEEK FROM _d) * 100 + WEEKOFYEAR(_d) AS BIGINT)", _d=node.expressions[0]
+    ),
     "list_slice": _list_slice,
     "array_slice": _list_slice,
 }
@@ -691,10 +790,30 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
             ifs=[exp.If(this=exp.EQ(this=args[1].copy(), expression=exp.Literal.number(0)), true=zero)],
             default=exp.Mod(this=args[0].copy(), expression=args[1].copy()),
         )
+    if kind in ("floor", "ceil"):  # DuckDB keeps a DOUBLE a DOUBLE (Spark's is a BIGINT, which overflows)
+        rounded: exp.Expr = exp.Floor(this=args[0].copy()) if kind == "floor" else exp.Ceil(this=args[0].copy())
+        if category != "float":
+            return rounded
+        return _spark(
+            "CASE WHEN ABS(_x) >= 4503599627370496D OR ISNAN(_x) THEN _x ELSE CAST(_plain AS DOUBLE) END",
+            _x=args[0],
+            _plain=rounded,
+        )
+    if kind == "epoch_ms":
+        if dtype is not None and dtype.is_type(*exp.DataType.TEMPORAL_TYPES):
+            return _spark("UNIX_MILLIS(CAST(_x AS TIMESTAMP))", _x=args[0])
+        return _spark("CAST(TIMESTAMP_MILLIS(_x) AS TIMESTAMP_NTZ)", _x=args[0])
     if kind in ("to_float", "to_text"):
         safe = bool(args[1].this)
         to = exp.DataType.build("float" if kind == "to_float" else "string")
         plain = exp.TryCast(this=args[0].copy(), to=to, safe=True) if safe else exp.Cast(this=args[0].copy(), to=to)
+        if kind == "to_text" and dtype is not None and dtype.is_type(exp.DataType.Type.ARRAY):
+            # DuckDB spells a list's NULL elements NULL (Spark: null)
+            return _spark(
+                "CASE WHEN _x IS NULL THEN NULL ELSE CONCAT('[', ARRAY_JOIN(TRANSFORM(_x, e -> COALESCE(CAST(e AS STRING), "
+                "'NULL')), ', '), ']') END",
+                _x=args[0],
+            )
         if category != "float":
             return plain
         if kind == "to_text":

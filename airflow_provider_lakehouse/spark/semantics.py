@@ -147,7 +147,23 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
                 tree = resolved
             else:
                 marker.replace(resolved)
-    return tree.sql("spark")
+    return _exact_log10(tree).sql("spark")
+
+
+def _exact_log10(tree: exp.Expr) -> exp.Expr:
+    """sqlglot reads Spark's ``LOG10(x)`` as ``LOG(10, x)``, which Spark computes as a quotient of natural
+    logarithms (``LOG(10, 0.1)`` is -0.9999999999999998): write the exact function back."""
+
+    def exact(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Log) and node.expression is not None and _is_ten(node.this):
+            return exp.Anonymous(this="LOG10", expressions=[node.expression.copy()])
+        return node
+
+    return bottom_up(tree, exact)
+
+
+def _is_ten(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Literal) and node.is_number and node.name == "10"
 
 
 def _is_marker(node: exp.Expr) -> bool:

@@ -41,7 +41,17 @@ INSERT INTO vals VALUES
  (7, -1, 1, -0.0, -1.00, 'ABC abc', true, DATE '2023-03-15', TIMESTAMP '2023-03-15 06:07:08', [NULL])
 """
 
-COLUMNS = {"i": "int", "b": "int", "d": "num", "m": "num", "s": "str", "o": "bool", "dt": "date", "ts": "ts", "l": "list"}
+COLUMNS = {
+    "i": "int",
+    "b": "int",
+    "d": "num",
+    "m": "num",
+    "s": "str",
+    "o": "bool",
+    "dt": "date",
+    "ts": "ts",
+    "l": "list",
+}
 
 INT_LITERALS = ["0", "1", "2", "-1", "3", "10", "100"]
 STR_LITERALS = ["'a'", "''", "'é'", "'Hello'", "','", "'%l%'", "' '", "'abc'"]
@@ -71,7 +81,7 @@ class Expressions:
             return column
         return {
             "int": lambda: self.pick(INT_LITERALS),
-            "num": lambda: self.pick(INT_LITERALS + ["2.5", "-0.5", "1e3", "0.1"]),
+            "num": lambda: self.pick([*INT_LITERALS, "2.5", "-0.5", "1e3", "0.1"]),
             "str": lambda: self.pick(STR_LITERALS),
             "bool": lambda: self.pick(["true", "false", "NULL"]),
             "date": lambda: self.pick(["DATE '2024-02-29'", "DATE '2000-01-01'"]),
@@ -84,20 +94,74 @@ class Expressions:
         s, dt, ts, lst = self.of("str", depth), self.of("date", depth), self.of("ts", depth), self.of("list", depth)
         return self.pick(
             [
-                f"({a} + {b})", f"({a} - {b})", f"({a} * {b})", f"({a} // {b})", f"({a} % {b})", f"(-{a})",
-                f"abs({a})", f"sign({a})", f"greatest({a}, {b})", f"least({a}, {b})", f"coalesce({a}, {b})",
-                f"nullif({a}, {b})", f"length({s})", f"strlen({s})", f"strpos({s}, {self.leaf('str')})",
-                f"instr({s}, {self.leaf('str')})", f"year({dt})", f"month({dt})", f"day({dt})",
-                f"dayofweek({dt})", f"dayofyear({dt})", f"week({dt})", f"quarter({dt})",
-                f"extract(dow FROM {dt})", f"extract(isodow FROM {dt})", f"extract(epoch FROM {ts})",
-                f"hour({ts})", f"minute({ts})", f"second({ts})", f"date_diff('day', {dt}, DATE '2024-03-01')",
-                f"date_diff('month', {dt}, DATE '2024-03-01')", f"datediff('year', {dt}, DATE '2024-03-01')",
-                f"date_part('dow', {dt})", f"len({lst})", f"array_length({lst})", f"list_extract({lst}, {a})",
-                f"{lst}[{a}]", f"CAST({self.of('num', depth)} AS BIGINT)", f"bit_length({s})",
-                f"ascii({s})", f"ord({s})", f"CASE WHEN {self.of('bool', depth)} THEN {a} ELSE {b} END",
-                f"hash({a}) IS NOT NULL::INTEGER", f"list_position({lst}, {a})", f"{a} << 2", f"{a} >> 1",
-                f"{a} & 6", f"{a} | 1", f"xor({a}, 5)", f"factorial(least(abs({a}), 10))", f"gcd({a}, 6)",
-                f"lcm({a}, 4)", f"even({self.of('num', depth)})",
+                f"({a} + {b})",
+                f"({a} - {b})",
+                f"({a} * {b})",
+                f"({a} // {b})",
+                f"({a} % {b})",
+                f"(-{a})",
+                f"abs({a})",
+                f"sign({a})",
+                f"greatest({a}, {b})",
+                f"least({a}, {b})",
+                f"coalesce({a}, {b})",
+                f"nullif({a}, {b})",
+                f"length({s})",
+                f"strlen({s})",
+                f"strpos({s}, {self.leaf('str')})",
+                f"instr({s}, {self.leaf('str')})",
+                f"year({dt})",
+                f"month({dt})",
+                f"day({dt})",
+                f"dayofweek({dt})",
+                f"dayofyear({dt})",
+                f"week({dt})",
+                f"quarter({dt})",
+                f"extract(dow FROM {dt})",
+                f"extract(isodow FROM {dt})",
+                f"extract(epoch FROM {ts})",
+                f"hour({ts})",
+                f"minute({ts})",
+                f"second({ts})",
+                f"date_diff('day', {dt}, DATE '2024-03-01')",
+                f"date_diff('month', {dt}, DATE '2024-03-01')",
+                f"datediff('year', {dt}, DATE '2024-03-01')",
+                f"date_part('dow', {dt})",
+                f"len({lst})",
+                f"array_length({lst})",
+                f"list_extract({lst}, {a})",
+                f"{lst}[{a}]",
+                f"CAST({self.of('num', depth)} AS BIGINT)",
+                f"bit_length({s})",
+                f"ascii({s})",
+                f"ord({s})",
+                f"CASE WHEN {self.of('bool', depth)} THEN {a} ELSE {b} END",
+                f"hash({a}) IS NOT NULL::INTEGER",
+                f"list_position({lst}, {a})",
+                f"{a} << 2",
+                f"{a} >> 1",
+                f"{a} & 6",
+                f"{a} | 1",
+                f"xor({a}, 5)",
+                f"factorial(least(abs({a}), 10))",
+                f"gcd({a}, 6)",
+                f"lcm({a}, 4)",
+                f"even({self.of('num', depth)})",
+                f"position('l' IN {s})",
+                f"list_sum({lst})",
+                f"list_min({lst})",
+                f"list_max({lst})",
+                f"list_aggregate({lst}, 'sum')",
+                f"bit_count({a})",
+                f"century({dt})",
+                f"yearweek({dt})",
+                f"epoch_ms({ts})",
+                f"array_length({lst}, 1)",
+                f"length(string_split({s}, ','))",
+                f"list_count({lst})",
+                f"list_unique({lst})",
+                f"datesub('month', {dt}, DATE '2024-03-31')",
+                f"date_sub('day', {dt}, DATE '2024-03-31')",
             ]
         )
 
@@ -105,14 +169,42 @@ class Expressions:
         a, b = self.of("num", depth), self.of("num", depth)
         return self.pick(
             [
-                f"({a} + {b})", f"({a} * {b})", f"({a} / {b})", f"({a} % {b})", f"round({a})", f"round({a}, 1)",
-                f"round({a}, -1)", f"floor({a})", f"ceil({a})", f"trunc({a})", f"sqrt(abs({a}))", f"ln(abs({a}) + 1)",
-                f"log10(abs({a}) + 1)", f"log2(abs({a}) + 1)", f"exp(least({a}, 5))", f"power({a}, 2)",
-                f"pow({a}, 0.5)", f"cbrt({a})", f"radians({a})", f"degrees({a})", f"sin({a})", f"atan2({a}, {b})",
-                f"CAST({a} AS DOUBLE)", f"CAST({a} AS DECIMAL(12,3))", f"CAST({a} AS FLOAT)",
-                f"TRY_CAST({a} AS INTEGER)", f"greatest({a}, {b})", f"avg_if_null({a})", f"isnan({a})::INTEGER",
-                f"isinf({a})::INTEGER", f"{a}::VARCHAR::DOUBLE", f"round_even({a}, 0)", f"sqrt({a})",
-                f"ln({a})", f"log({a})", f"{a} ** 2",
+                f"({a} + {b})",
+                f"({a} * {b})",
+                f"({a} / {b})",
+                f"({a} % {b})",
+                f"round({a})",
+                f"round({a}, 1)",
+                f"round({a}, -1)",
+                f"floor({a})",
+                f"ceil({a})",
+                f"trunc({a})",
+                f"sqrt(abs({a}))",
+                f"ln(abs({a}) + 1)",
+                f"log10(abs({a}) + 1)",
+                f"log2(abs({a}) + 1)",
+                f"exp(least({a}, 5))",
+                f"power({a}, 2)",
+                f"pow({a}, 0.5)",
+                f"cbrt({a})",
+                f"radians({a})",
+                f"degrees({a})",
+                f"sin({a})",
+                f"atan2({a}, {b})",
+                f"CAST({a} AS DOUBLE)",
+                f"CAST({a} AS DECIMAL(12,3))",
+                f"CAST({a} AS FLOAT)",
+                f"TRY_CAST({a} AS INTEGER)",
+                f"greatest({a}, {b})",
+                f"avg_if_null({a})",
+                f"isnan({a})::INTEGER",
+                f"isinf({a})::INTEGER",
+                f"{a}::VARCHAR::DOUBLE",
+                f"round_even({a}, 0)",
+                f"sqrt({a})",
+                f"ln({a})",
+                f"log({a})",
+                f"{a} ** 2",
             ]
         ).replace(f"avg_if_null({a})", f"coalesce({a}, 0)")
 
@@ -121,21 +213,73 @@ class Expressions:
         n, k = self.of("int", depth), self.pick(["1", "2", "0", "-2", "3"])
         return self.pick(
             [
-                f"upper({s})", f"lower({s})", f"({s} || {t})", f"concat({s}, {t})", f"concat_ws('-', {s}, {t})",
-                f"substr({s}, {k})", f"substr({s}, {k}, 2)", f"substring({s}, {k}, {k})", f"left({s}, {k})",
-                f"right({s}, {k})", f"trim({s})", f"ltrim({s})", f"rtrim({s})", f"trim({s}, 'ao')",
-                f"replace({s}, 'l', 'L')", f"reverse({s})", f"lpad({s}, 8, '*')", f"rpad({s}, {k}, 'xy')",
-                f"repeat({s}, 2)", f"split_part({s}, ',', {k})", f"regexp_replace({s}, '[aeiou]', '_')",
-                f"regexp_replace({s}, 'l', '', 'g')", f"regexp_extract({s}, '([a-z]+)', 1)",
-                f"CAST({self.of('num', depth)} AS VARCHAR)", f"CAST({self.of('int', depth)} AS VARCHAR)",
-                f"CAST({self.of('date', depth)} AS VARCHAR)", f"CAST({self.of('ts', depth)} AS VARCHAR)",
-                f"CAST({self.of('bool', depth)} AS VARCHAR)", f"strftime({self.of('date', depth)}, '%Y/%m/%d %a')",
-                f"strftime({self.of('ts', depth)}, '%d.%m.%Y %H:%M:%S')", f"dayname({self.of('date', depth)})",
-                f"monthname({self.of('date', depth)})", f"coalesce({s}, 'none')", f"initcap({s})",
-                f"md5({s})", f"format('{{}}-{{}}', {s}, {n})", f"printf('%05d', {n})", f"chr(65 + abs({n}) % 26)",
-                f"translate({s}, 'lo', '01')", f"string_split({s}, ',')[1]", f"array_to_string([{s}, {t}], '+')",
-                f"CASE WHEN {s} LIKE '%l%' THEN 'y' ELSE 'n' END", f"{s}[2]", f"{s}[1:2]",
-                f"CAST({self.of('list', depth)} AS VARCHAR)", f"CAST(3.0 AS VARCHAR)", f"CAST({self.of('num', depth)} * 1.5 AS VARCHAR)",
+                f"upper({s})",
+                f"lower({s})",
+                f"({s} || {t})",
+                f"concat({s}, {t})",
+                f"concat_ws('-', {s}, {t})",
+                f"substr({s}, {k})",
+                f"substr({s}, {k}, 2)",
+                f"substring({s}, {k}, {k})",
+                f"left({s}, {k})",
+                f"right({s}, {k})",
+                f"trim({s})",
+                f"ltrim({s})",
+                f"rtrim({s})",
+                f"trim({s}, 'ao')",
+                f"replace({s}, 'l', 'L')",
+                f"reverse({s})",
+                f"lpad({s}, 8, '*')",
+                f"rpad({s}, {k}, 'xy')",
+                f"repeat({s}, 2)",
+                f"split_part({s}, ',', {k})",
+                f"regexp_replace({s}, '[aeiou]', '_')",
+                f"regexp_replace({s}, 'l', '', 'g')",
+                f"regexp_extract({s}, '([a-z]+)', 1)",
+                f"CAST({self.of('num', depth)} AS VARCHAR)",
+                f"CAST({self.of('int', depth)} AS VARCHAR)",
+                f"CAST({self.of('date', depth)} AS VARCHAR)",
+                f"CAST({self.of('ts', depth)} AS VARCHAR)",
+                f"CAST({self.of('bool', depth)} AS VARCHAR)",
+                f"strftime({self.of('date', depth)}, '%Y/%m/%d %a')",
+                f"strftime({self.of('ts', depth)}, '%d.%m.%Y %H:%M:%S')",
+                f"dayname({self.of('date', depth)})",
+                f"monthname({self.of('date', depth)})",
+                f"coalesce({s}, 'none')",
+                f"initcap({s})",
+                f"md5({s})",
+                f"format('{{}}-{{}}', {s}, {n})",
+                f"printf('%05d', {n})",
+                f"chr(65 + abs({n}) % 26)",
+                f"translate({s}, 'lo', '01')",
+                f"string_split({s}, ',')[1]",
+                f"array_to_string([{s}, {t}], '+')",
+                f"CASE WHEN {s} LIKE '%l%' THEN 'y' ELSE 'n' END",
+                f"{s}[2]",
+                f"{s}[1:2]",
+                f"CAST({self.of('list', depth)} AS VARCHAR)",
+                "CAST(3.0 AS VARCHAR)",
+                f"CAST({self.of('num', depth)} * 1.5 AS VARCHAR)",
+                f"concat({s}, NULL, 'x')",
+                f"left({s}, -2)",
+                f"right({s}, -2)",
+                f"substr({s}, 0, 2)",
+                f"substr({s}, -3)",
+                f"repeat({s}, -1)",
+                f"trim({s}, 'Hc')",
+                f"array_to_string(string_split({s}, ','), '|')",
+                f"regexp_extract({s}, '([a-z])([a-z])', 2)",
+                f"string_split({s}, ',')[2]",
+                f"upper('ß' || {s})",
+                f"strftime({self.of('ts', depth)}, '%j %U %w %p %I %y %b %B %A')",
+                "CAST(o AS VARCHAR)",
+                "CAST(m AS VARCHAR)",
+                "CAST(l AS VARCHAR)",
+                f"CAST({self.of('num', depth)} AS DECIMAL(6, 1))::VARCHAR",
+                f"regexp_replace({s}, '(l+)', '[\\1]', 'g')",
+                f"lpad({s}, 3, 'ab')",
+                "to_json(l)",
+                f"list_string_agg(string_split({s}, ','))",
             ]
         )
 
@@ -144,13 +288,28 @@ class Expressions:
         s = self.of("str", depth)
         return self.pick(
             [
-                f"({a} = {b})", f"({a} < {b})", f"({a} <> {b})", f"({a} BETWEEN 0 AND {b})", f"({a} IN (0, 1, 7))",
-                f"({a} IS DISTINCT FROM {b})", f"({s} LIKE '%l%')", f"({s} ILIKE 'h%')", f"({s} NOT LIKE '_b%')",
-                f"starts_with({s}, 'H')", f"contains({s}, 'l')", f"ends_with({s}, 'c')", f"({s} SIMILAR TO '.*b.*')",
-                f"regexp_matches({s}, '^[A-Z]')", f"({self.of('bool', depth)} AND {self.of('bool', depth)})",
-                f"({self.of('bool', depth)} OR NOT {self.of('bool', depth)})", f"({s} GLOB 'a*')",
-                f"list_contains({self.of('list', depth)}, 2)", f"({a} IS NULL)", f"({s} = '')",
-                f"({self.of('date', depth)} > DATE '2024-01-01')", f"({s} < {self.of('str', depth)})",
+                f"({a} = {b})",
+                f"({a} < {b})",
+                f"({a} <> {b})",
+                f"({a} BETWEEN 0 AND {b})",
+                f"({a} IN (0, 1, 7))",
+                f"({a} IS DISTINCT FROM {b})",
+                f"({s} LIKE '%l%')",
+                f"({s} ILIKE 'h%')",
+                f"({s} NOT LIKE '_b%')",
+                f"starts_with({s}, 'H')",
+                f"contains({s}, 'l')",
+                f"ends_with({s}, 'c')",
+                f"({s} SIMILAR TO '.*b.*')",
+                f"regexp_matches({s}, '^[A-Z]')",
+                f"({self.of('bool', depth)} AND {self.of('bool', depth)})",
+                f"({self.of('bool', depth)} OR NOT {self.of('bool', depth)})",
+                f"({s} GLOB 'a*')",
+                f"list_contains({self.of('list', depth)}, 2)",
+                f"({a} IS NULL)",
+                f"({s} = '')",
+                f"({self.of('date', depth)} > DATE '2024-01-01')",
+                f"({s} < {self.of('str', depth)})",
             ]
         )
 
@@ -159,11 +318,20 @@ class Expressions:
         n = self.of("int", depth)
         return self.pick(
             [
-                f"({d} + 1)", f"({d} - 30)", f"({d} + INTERVAL 1 MONTH)::DATE", f"date_trunc('month', {d})",
-                f"date_trunc('week', {d})", f"date_trunc('quarter', {d})", f"last_day({d})",
-                f"make_date(2024, 2, least(abs({n}) + 1, 28))", f"date_add({d}, INTERVAL 2 DAY)",
-                f"CAST({self.of('ts', depth)} AS DATE)", f"greatest({d}, DATE '2024-02-01')",
-                f"({d} - INTERVAL 1 YEAR)::DATE", f"CAST('2024-02-03' AS DATE)", f"date_trunc('year', {d})",
+                f"({d} + 1)",
+                f"({d} - 30)",
+                f"({d} + INTERVAL 1 MONTH)::DATE",
+                f"date_trunc('month', {d})",
+                f"date_trunc('week', {d})",
+                f"date_trunc('quarter', {d})",
+                f"last_day({d})",
+                f"make_date(2024, 2, least(abs({n}) + 1, 28))",
+                f"date_add({d}, INTERVAL 2 DAY)",
+                f"CAST({self.of('ts', depth)} AS DATE)",
+                f"greatest({d}, DATE '2024-02-01')",
+                f"({d} - INTERVAL 1 YEAR)::DATE",
+                "CAST('2024-02-03' AS DATE)",
+                f"date_trunc('year', {d})",
             ]
         )
 
@@ -171,10 +339,16 @@ class Expressions:
         t = self.of("ts", depth)
         return self.pick(
             [
-                f"({t} + INTERVAL 90 MINUTE)", f"date_trunc('hour', {t})", f"date_trunc('day', {t})",
-                f"({t} - INTERVAL 1 DAY)", f"CAST({self.of('date', depth)} AS TIMESTAMP)",
-                f"make_timestamp(2024, 1, 2, 3, 4, 5.5)", f"({t} + INTERVAL 1 MONTH)", f"epoch_ms(1700000000000)",
-                f"to_timestamp(1700000000)::TIMESTAMP", f"date_trunc('minute', {t})",
+                f"({t} + INTERVAL 90 MINUTE)",
+                f"date_trunc('hour', {t})",
+                f"date_trunc('day', {t})",
+                f"({t} - INTERVAL 1 DAY)",
+                f"CAST({self.of('date', depth)} AS TIMESTAMP)",
+                "make_timestamp(2024, 1, 2, 3, 4, 5.5)",
+                f"({t} + INTERVAL 1 MONTH)",
+                "epoch_ms(1700000000000)",
+                "to_timestamp(1700000000)::TIMESTAMP",
+                f"date_trunc('minute', {t})",
             ]
         )
 
@@ -182,10 +356,19 @@ class Expressions:
         lst = self.of("list", depth)
         return self.pick(
             [
-                f"list_sort({lst})", f"list_reverse({lst})", f"list_distinct({lst})", f"list_concat({lst}, [9])",
-                f"{lst}[1:2]", f"list_append({lst}, 4)", f"list_prepend(0, {lst})", f"list_slice({lst}, 2, 3)",
-                f"array_sort({lst})", f"list_reverse_sort({lst})", f"flatten([{lst}, [8]])",
-                f"list_transform({lst}, x -> x + 1)", f"list_filter({lst}, x -> x > 1)",
+                f"list_sort({lst})",
+                f"list_reverse({lst})",
+                f"list_distinct({lst})",
+                f"list_concat({lst}, [9])",
+                f"{lst}[1:2]",
+                f"list_append({lst}, 4)",
+                f"list_prepend(0, {lst})",
+                f"list_slice({lst}, 2, 3)",
+                f"array_sort({lst})",
+                f"list_reverse_sort({lst})",
+                f"flatten([{lst}, [8]])",
+                f"list_transform({lst}, x -> x + 1)",
+                f"list_filter({lst}, x -> x > 1)",
             ]
         )
 
@@ -194,18 +377,56 @@ class Expressions:
         numeric = self.pick(["i", "b", "d", "m"])
         return self.pick(
             [
-                f"count({column})", f"count(DISTINCT {column})", f"min({column})", f"max({column})",
-                f"sum({numeric})", f"avg({numeric})", f"stddev({numeric})", f"var_samp({numeric})",
-                f"median({numeric})", f"string_agg(s, '|' ORDER BY s)", f"bool_and(o)", f"bool_or(o)",
-                f"count(*) FILTER (WHERE {numeric} > 0)", f"sum({numeric}) FILTER (WHERE o)", f"arg_max(id, {numeric})",
-                f"first({column} ORDER BY id)", f"list({column} ORDER BY id)", f"quantile_cont({numeric}, 0.5)",
-                f"approx_count_distinct({column})", f"mode({column})", f"product(least(abs(i), 3))",
+                f"count({column})",
+                f"count(DISTINCT {column})",
+                f"min({column})",
+                f"max({column})",
+                f"sum({numeric})",
+                f"avg({numeric})",
+                f"stddev({numeric})",
+                f"var_samp({numeric})",
+                f"median({numeric})",
+                "string_agg(s, '|' ORDER BY s)",
+                "bool_and(o)",
+                "bool_or(o)",
+                f"count(*) FILTER (WHERE {numeric} > 0)",
+                f"sum({numeric}) FILTER (WHERE o)",
+                f"arg_max(id, {numeric})",
+                f"first({column} ORDER BY id)",
+                f"list({column} ORDER BY id)",
+                f"quantile_cont({numeric}, 0.5)",
+                f"approx_count_distinct({column})",
+                f"mode({column})",
+                "product(least(abs(i), 3))",
             ]
         )
 
 
+WINDOWS = [
+    "row_number() OVER (ORDER BY {c}, id)",
+    "rank() OVER (ORDER BY {c})",
+    "dense_rank() OVER (ORDER BY {c})",
+    "lag({c}) OVER (ORDER BY id)",
+    "lead({c}, 2, {c}) OVER (ORDER BY id)",
+    "first_value({c}) OVER (ORDER BY {c})",
+    "last_value({c}) OVER (ORDER BY id)",
+    "sum(i) OVER (ORDER BY {c})",
+    "count({c}) OVER ()",
+    "sum(i) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING)",
+    "ntile(3) OVER (ORDER BY id)",
+    "percent_rank() OVER (ORDER BY {c})",
+    "cume_dist() OVER (ORDER BY {c})",
+    "nth_value({c}, 2) OVER (ORDER BY id)",
+    "avg(d) OVER (PARTITION BY o ORDER BY id)",
+    "min({c}) OVER (PARTITION BY o)",
+]
+
+
 def query(rng: random.Random) -> str:
     expressions = Expressions(rng)
+    if rng.random() < 0.12:
+        window = rng.choice(WINDOWS).format(c=rng.choice(["i", "d", "s", "dt", "m", "o"]))
+        return f"SELECT id, {window} AS r FROM vals ORDER BY id"
     if rng.random() < 0.2:
         key = rng.choice(["o", "id % 2", "dt IS NULL"])
         return f"SELECT {key} AS k, {expressions.aggregate()} AS r FROM vals GROUP BY ALL ORDER BY k NULLS FIRST"
@@ -230,7 +451,9 @@ def duckdb(con: Any, sql: str) -> list[Any] | str:
 
 def agree(theirs: list[Any] | str, our: list[Any] | str) -> bool:
     if isinstance(theirs, str) or isinstance(our, str):
-        return isinstance(theirs, str) and isinstance(our, str) and theirs.startswith("error") == our.startswith("error")
+        return (
+            isinstance(theirs, str) and isinstance(our, str) and theirs.startswith("error") == our.startswith("error")
+        )
     return len(theirs) == len(our) and all(map(agree_value, theirs, our))
 
 

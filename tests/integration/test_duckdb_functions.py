@@ -120,6 +120,25 @@ ROW_EXPRESSIONS = [
     "isinf(d * 1e10)",
     "d % 0",
     "i % 0",
+    "d % log(0.1)",
+    "floor(d)",
+    "ceil(-d)",
+    "isnan(d)",
+    "even(i / 2)",
+    "round_even(i / 2, 0)",
+    # found by the fuzz's second round
+    "CAST(l AS VARCHAR)",
+    "substr(s, 0, 3)",
+    "left(s, -2)",
+    "right(s, -2)",
+    "list_contains(l, 2)",
+    "list_unique(l)",
+    "epoch_ms(ts)",
+    "date_sub('day', dt, DATE '2024-03-31')",
+    "strlen(s)",
+    "ord(s)",
+    "century(dt)",
+    "yearweek(dt)",
 ]
 
 #: aggregates over ``vals`` (``SELECT <expression> AS r FROM vals``, one row)
