@@ -555,6 +555,74 @@ def _list_unique(node: exp.Anonymous) -> exp.Expr | None:
     return _spark("SIZE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.expressions[0])
 
 
+def _non_null(items: exp.Expr) -> exp.Expr:
+    return _spark("FILTER(_l, e -> e IS NOT NULL)", _l=items)
+
+
+def _list_sum(items: exp.Expr) -> exp.Expr:
+    """DuckDB's ``list_sum``: the non-NULL elements' sum in their type, NULL when there is none."""
+    return _spark(
+        "CASE WHEN SIZE(_f) = 0 THEN NULL ELSE AGGREGATE(SLICE(_f, 2, SIZE(_f)), ELEMENT_AT(_f, 1), (a, x) -> a + x) END",
+        _f=_non_null(items),
+    )
+
+
+def _list_string_agg(items: exp.Expr, separator: exp.Expr | None = None) -> exp.Expr:
+    """DuckDB's ``list_string_agg`` and ``array_to_string``: NULL elements skipped, NULL when the list has
+    elements and all are NULL."""
+    joined = exp.ArrayToString(this=items.copy(), expression=(separator or _string(",")).copy())
+    return _spark(
+        "CASE WHEN SIZE(_l) > 0 AND SIZE(_f) = 0 THEN NULL ELSE _joined END",
+        _l=items,
+        _f=_non_null(items),
+        _joined=joined,
+    )
+
+
+_LIST_AGGREGATES: dict[str, Callable[[exp.Expr], exp.Expr]] = {
+    "sum": _list_sum,
+    "count": lambda items: _spark("SIZE(_f)", _f=_non_null(items)),
+    "min": lambda items: exp.Anonymous(this="ARRAY_MIN", expressions=[items.copy()]),
+    "max": lambda items: exp.Anonymous(this="ARRAY_MAX", expressions=[items.copy()]),
+    "string_agg": _list_string_agg,
+}
+
+
+def _aggregate_of_list(node: exp.Anonymous) -> exp.Expr | None:
+    if len(node.expressions) != 2 or (name := _literal_text(node.expressions[1])) is None:
+        return None
+    aggregate = _LIST_AGGREGATES.get(name.lower())
+    return aggregate(node.expressions[0]) if aggregate else None
+
+
+def _commons_math(method: str) -> Callable[[exp.Anonymous], exp.Expr | None]:
+    """``gcd`` and ``lcm`` through Spark's ``reflect`` of commons-math3 (on Spark's classpath), NULL in, NULL out."""
+
+    def rewrite(node: exp.Anonymous) -> exp.Expr | None:
+        if len(node.expressions) != 2:
+            return None
+        return _spark(
+            "CASE WHEN _a IS NULL OR _b IS NULL THEN NULL ELSE CAST(REFLECT('org.apache.commons.math3.util.ArithmeticUtils', "
+            f"'{method}', CAST(_a AS BIGINT), CAST(_b AS BIGINT)) AS BIGINT) END",
+            _a=node.expressions[0],
+            _b=node.expressions[1],
+        )
+
+    return rewrite
+
+
+def _printf(node: exp.Anonymous) -> exp.Expr | None:
+    """DuckDB's ``printf`` is NULL when an argument is NULL (Spark's prints ``null``)."""
+    if not node.expressions:
+        return None
+    formatted = exp.Anonymous(this="FORMAT_STRING", expressions=[e.copy() for e in node.expressions])
+    nulls: list[exp.Expr] = [exp.Is(this=a.copy(), expression=exp.Null()) for a in node.expressions[1:]]
+    if not nulls:
+        return formatted
+    any_null = functools.reduce(lambda a, b: exp.Or(this=a, expression=b), nulls)
+    return exp.Case(ifs=[exp.If(this=any_null, true=exp.Null())], default=formatted)
+
+
 def _list_distinct(node: exp.ArrayDistinct) -> exp.Expr:
     # DuckDB 1.5 drops NULLs and lists the values in the reverse order of their first appearance
     return _spark("REVERSE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.this)
@@ -591,7 +659,10 @@ def _bracket(node: exp.Bracket) -> exp.Expr | None:
         return None  # struct fields and map keys by name keep sqlglot's form
     if isinstance(index, exp.Slice):
         return typed_call("slice", node.this, index.this or exp.Null(), index.expression or exp.Null())
-    return typed_call("element", node.this, _duckdb_index(index))
+    # sqlglot moved a literal index to 0-based where the container could be a list (its type unknown or a list)
+    container_type = node.this.type
+    shifted = container_type is None or container_type.is_type(exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY)
+    return typed_call("element", node.this, _duckdb_index(index) if shifted else index)
 
 
 def _list_slice(node: exp.Anonymous) -> exp.Expr | None:
@@ -667,6 +738,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Left: _left_or_right,
     exp.Right: _left_or_right,
     exp.ArrayContains: _list_contains,
+    exp.ArrayToString: lambda node: _list_string_agg(node.this, node.expression),
     exp.DayOfWeek: lambda node: _day_of_week(node.this),
     exp.Year: lambda node: _PARTS["YEAR"](node.this),
     exp.Quarter: lambda node: _PARTS["QUARTER"](node.this),
@@ -730,6 +802,17 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "list_reverse": _list_reverse,
     "array_reverse": _list_reverse,
     "product": _product,
+    "list_sum": lambda node: _list_sum(node.expressions[0]) if len(node.expressions) == 1 else None,
+    "list_count": lambda node: _LIST_AGGREGATES["count"](node.expressions[0]) if len(node.expressions) == 1 else None,
+    "list_string_agg": lambda node: _list_string_agg(node.expressions[0]) if len(node.expressions) == 1 else None,
+    "list_aggregate": _aggregate_of_list,
+    "array_aggregate": _aggregate_of_list,
+    "list_aggr": _aggregate_of_list,
+    "gcd": _commons_math("gcd"),
+    "greatest_common_divisor": _commons_math("gcd"),
+    "lcm": _commons_math("lcm"),
+    "least_common_multiple": _commons_math("lcm"),
+    "printf": _printf,
     "even": _even,
     "ord": _ord,
     "strlen": lambda node: exp.Anonymous(this="OCTET_LENGTH", expressions=[e.copy() for e in node.expressions]),
@@ -785,7 +868,7 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         return exp.Sum(this=args[0].copy())
     if kind == "mod":  # NULL for a zero divisor, NaN when either operand is a DOUBLE or FLOAT
         floats = any(c == "float" for c, _ in operands)
-        zero = _spark("CAST('NaN' AS DOUBLE)") if floats else exp.Null()
+        zero = _spark("IF(_a IS NULL, NULL, CAST('NaN' AS DOUBLE))", _a=args[0]) if floats else exp.Null()
         return exp.Case(
             ifs=[exp.If(this=exp.EQ(this=args[1].copy(), expression=exp.Literal.number(0)), true=zero)],
             default=exp.Mod(this=args[0].copy(), expression=args[1].copy()),

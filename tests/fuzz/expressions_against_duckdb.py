@@ -439,7 +439,7 @@ def ours(spark: Any, lake: referee.LakeSetup, sql: str) -> list[Any] | str:
         response = PlanRunner(spark, spec_of(lake)).run(plan_script(f"ATTACH 'ducklake' AS dl; USE dl; {sql}"))
     except StatementError as exc:
         return f"error: {str(exc)[:300]}"
-    return [r["r"] for r in response["result"]["commands"][-1]["rows"]]
+    return [r["r"] for r in response["result"]["commands"][-1].get("rows", [])]
 
 
 def duckdb(con: Any, sql: str) -> list[Any] | str:
@@ -464,12 +464,28 @@ def agree_value(theirs: Any, our: Any) -> bool:
     return isinstance(our, numbers) and same([theirs], [our])
 
 
+def stored_types_differ(spark: Any, con: Any, lake: referee.LakeSetup, seed: int, sql: str) -> str | None:
+    """The column types of ``CREATE TABLE ... AS <sql>`` on both sides, when they differ (and both ran)."""
+    select = sql.split(" ORDER BY ")[0]
+    theirs = duckdb(con, f"CREATE TABLE d{seed} AS {select}")
+    our = ours(spark, lake, f"CREATE TABLE s{seed} AS {select}")
+    if (isinstance(theirs, str) and theirs.startswith("error")) or (isinstance(our, str) and our.startswith("error")):
+        return None  # the value comparison covers failures
+    con.sql("USE memory")
+    con.sql("DETACH lake")
+    lake.attach(con)
+    con.sql("USE lake")
+    types = [con.sql(f"SELECT column_type FROM (DESCRIBE {name})").fetchall() for name in (f"d{seed}", f"s{seed}")]
+    return None if types[0] == types[1] else f"seed {seed}: {select}\n  DuckDB {types[0]}\n  Spark  {types[1]}"
+
+
 def main() -> None:
     from airflow_provider_lakehouse.spark.session import local_session
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("first_seed", type=int)
     parser.add_argument("count", type=int)
+    parser.add_argument("--types", action="store_true", help="compare the column types CREATE TABLE AS stores")
     args = parser.parse_args()
     spark = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
     differences = 0
@@ -483,8 +499,12 @@ def main() -> None:
         for seed in range(args.first_seed, args.first_seed + args.count):
             sql = query(random.Random(seed))
             try:
-                theirs, our = duckdb(con, sql), ours(spark, lake, sql)
-                difference = None if agree(theirs, our) else f"seed {seed}: {sql}\n  DuckDB {theirs}\n  Spark  {our}"
+                if args.types:
+                    difference = stored_types_differ(spark, con, lake, seed, sql)
+                else:
+                    theirs, our = duckdb(con, sql), ours(spark, lake, sql)
+                    ok = agree(theirs, our)
+                    difference = None if ok else f"seed {seed}: {sql}\n  DuckDB {theirs}\n  Spark  {our}"
             except Exception:  # a harness failure is reported with its seed, and the run goes on
                 difference = f"seed {seed}: the harness failed on {sql}\n{traceback.format_exc()[-1500:]}"
             differences += difference is not None

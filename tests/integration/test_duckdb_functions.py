@@ -139,6 +139,17 @@ ROW_EXPRESSIONS = [
     "ord(s)",
     "century(dt)",
     "yearweek(dt)",
+    "upper(s)[2]",
+    "printf('%05d', i)",
+    "array_to_string([s, NULL], '+')",
+    "array_to_string([NULL, NULL], '+')",
+    "list_sum(l)",
+    "list_count(l)",
+    "list_string_agg(string_split(s, ','))",
+    "list_aggregate(l, 'max')",
+    "gcd(i, 6)",
+    "lcm(i, 4)",
+    "i % 0.0",
 ]
 
 #: aggregates over ``vals`` (``SELECT <expression> AS r FROM vals``, one row)
