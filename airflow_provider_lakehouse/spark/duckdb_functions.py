@@ -165,6 +165,19 @@ def _even(node: exp.Anonymous) -> exp.Expr | None:
     )
 
 
+def _window(node: exp.Window) -> exp.Expr | None:
+    """Row numbers, ranks and tiles are BIGINT in DuckDB (INT in Spark)."""
+    if not isinstance(node.this, (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Ntile)):
+        return None
+    return exp.Cast(this=node.copy(), to=exp.DataType.build("bigint"))
+
+
+def _avg(node: exp.Avg) -> exp.Expr | None:
+    if isinstance(node.parent, exp.Window) or isinstance(node.this, exp.Distinct):
+        return None
+    return typed_call("avg", node.this)  # DuckDB averages a DECIMAL as a DOUBLE
+
+
 def _sign(node: exp.Sign) -> exp.Expr:
     return _spark("CAST(SIGN(_x) AS TINYINT)", _x=node.this)
 
@@ -732,6 +745,8 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Sign: _sign,
     exp.IsInf: _is_inf,
     exp.IsNan: _is_nan,
+    exp.Window: _window,
+    exp.Avg: _avg,
     exp.Floor: _rounding,
     exp.Ceil: _rounding,
     exp.Substring: _substring,
@@ -860,8 +875,11 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         return _element(args[0], args[1])
     if kind == "slice":
         return _slice(args[0], args[1], args[2], text=category == "string")
-    if kind == "length":
-        return exp.Length(this=args[0].copy()) if category in ("string", "unknown") else _spark("SIZE(_l)", _l=args[0])
+    if kind == "length":  # a BIGINT in DuckDB, of a string or a list
+        counted = "LENGTH(_l)" if category in ("string", "unknown") else "SIZE(_l)"
+        return _spark(f"CAST({counted} AS BIGINT)", _l=args[0])
+    if kind == "avg":
+        return _spark("AVG(CAST(_x AS DOUBLE))" if category == "decimal" else "AVG(_x)", _x=args[0])
     if kind == "sum":  # DuckDB sums BIGINT into a 128-bit integer: no overflow
         if dtype is not None and dtype.is_type(exp.DataType.Type.BIGINT):
             return _spark("SUM(CAST(_x AS DECIMAL(38, 0)))", _x=args[0])
@@ -875,6 +893,8 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         )
     if kind in ("floor", "ceil"):  # DuckDB keeps a DOUBLE a DOUBLE (Spark's is a BIGINT, which overflows)
         rounded: exp.Expr = exp.Floor(this=args[0].copy()) if kind == "floor" else exp.Ceil(this=args[0].copy())
+        if category == "integer":  # DuckDB makes an integer's floor and ceiling a DOUBLE
+            return _spark("CAST(_x AS DOUBLE)", _x=args[0])
         if category != "float":
             return rounded
         return _spark(

@@ -254,23 +254,31 @@ def test_doubles_as_text_are_spelled_as_duckdb_spells_them(spark: Any, lake: Lak
     assert differences == [("1e23", "1e+23", "9.999999999999999e+22")]
 
 
-def test_a_created_table_keeps_duckdbs_column_types(spark: Any, lake: LakeSetup, con: Any) -> None:
+CREATED_COLUMNS = {
+    "dates": "date_trunc('hour', ts) AS a, date_trunc('month', dt) AS b, date_trunc('day', tz) AS c, year(dt) AS e, "
+    "sign(i) AS f, dt + INTERVAL 1 DAY AS g, epoch_ms(1700000000000) AS h FROM vals",
+    "counts": "row_number() OVER (ORDER BY id) AS a, rank() OVER (ORDER BY s) AS b, length(s) AS c, len(l) AS e, "
+    "floor(i) AS f, ceil(d) AS g FROM vals",
+    "aggregates": "avg(i::DECIMAL(10, 2)) AS a, avg(i) AS b, count(*) AS c FROM vals",
+}
+
+
+@pytest.mark.parametrize("name", CREATED_COLUMNS)
+def test_a_created_table_keeps_duckdbs_column_types(spark: Any, lake: LakeSetup, con: Any, name: str) -> None:
     """The types a ``CREATE TABLE AS`` stores are DuckDB's: TIMESTAMP from date_trunc of a TIMESTAMP or DATE,
-    TIMESTAMPTZ kept, BIGINT date parts, TINYINT signs."""
-    columns = (
-        "date_trunc('hour', ts) AS a, date_trunc('month', dt) AS b, date_trunc('day', tz) AS c, year(dt) AS e, "
-        "sign(i) AS f, dt + INTERVAL 1 DAY AS g, epoch_ms(1700000000000) AS h"
-    )
+    TIMESTAMPTZ kept, BIGINT date parts, ranks and lengths, TINYINT signs, DOUBLE averages of decimals."""
+    select = CREATED_COLUMNS[name]
     PlanRunner(spark, spec_of(lake)).run(
-        plan_script(f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE ours_types AS SELECT {columns} FROM vals")
+        plan_script(f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE ours_{name} AS SELECT {select}")
     )
-    con.sql(f"CREATE TABLE duckdb_types AS SELECT {columns} FROM vals")
+    con.sql(f"CREATE TABLE duckdb_{name} AS SELECT {select}")
     con.sql("USE memory")
     con.sql("DETACH lake")
     lake.attach(con)
     con.sql("USE lake")
-    types = {
-        table: con.sql(f"SELECT column_name, column_type FROM (DESCRIBE {table})").fetchall()
-        for table in ("ours_types", "duckdb_types")
-    }
-    assert types["ours_types"] == types["duckdb_types"]
+    ours_types, duckdb_types = (
+        con.sql(f"SELECT column_name, column_type FROM (DESCRIBE {side}_{name})").fetchall()
+        for side in ("ours", "duckdb")
+    )
+    assert ours_types == duckdb_types
+    assert con.sql(f"SELECT * FROM ours_{name} EXCEPT SELECT * FROM duckdb_{name}").fetchall() == []
