@@ -173,7 +173,7 @@ def _window(node: exp.Window) -> exp.Expr | None:
 
 
 def _avg(node: exp.Avg) -> exp.Expr | None:
-    if isinstance(node.parent, exp.Window) or isinstance(node.this, exp.Distinct):
+    if not _aggregate_position(node) or isinstance(node.this, exp.Distinct):
         return None
     return typed_call("avg", node.this)  # DuckDB averages a DECIMAL as a DOUBLE
 
@@ -879,7 +879,7 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         counted = "LENGTH(_l)" if category in ("string", "unknown") else "SIZE(_l)"
         return _spark(f"CAST({counted} AS BIGINT)", _l=args[0])
     if kind == "avg":
-        return _spark("AVG(CAST(_x AS DOUBLE))" if category == "decimal" else "AVG(_x)", _x=args[0])
+        return _decimal_average(args[0], dtype) if category == "decimal" else exp.Avg(this=args[0].copy())
     if kind == "sum":  # DuckDB sums BIGINT into a 128-bit integer: no overflow
         if dtype is not None and dtype.is_type(exp.DataType.Type.BIGINT):
             return _spark("SUM(CAST(_x AS DECIMAL(38, 0)))", _x=args[0])
@@ -973,6 +973,20 @@ CASE
     END)
 END
 """
+
+
+def _decimal_average(value: exp.Expr, dtype: exp.DataType | None) -> exp.Expr:
+    """DuckDB's average of a DECIMAL: a DOUBLE, the exact sum of the unscaled values as a double divided by
+    ``count * 10^scale`` (a sum of doubles would round differently: 56.755 is not 56.75)."""
+    scale_node = dtype.expressions[1] if dtype is not None and len(dtype.expressions) > 1 else None
+    if not isinstance(scale_node, exp.DataTypeParam) or not scale_node.this.is_int:
+        return _spark("AVG(CAST(_x AS DOUBLE))", _x=value)
+    power = 10 ** int(scale_node.this.name)
+    return _spark(
+        f"CASE WHEN COUNT(_x) = 0 THEN NULL ELSE CAST(SUM(CAST(_x * {power} AS DECIMAL(38, 0))) AS DOUBLE) "
+        f"/ (CAST(COUNT(_x) AS DOUBLE) * {power}D) END",
+        _x=value,
+    )
 
 
 def _slice(container: exp.Expr, start: exp.Expr, end: exp.Expr, text: bool) -> exp.Expr:
