@@ -3,7 +3,9 @@ sqlglot only).
 
 sqlglot translates DuckDB SQL to Spark SQL function by function, but some functions exist in both engines under
 one name with different results, and sqlglot writes them unchanged. Each rewrite here returns what DuckDB 1.5
-returns (checked against DuckDB itself in ``tests/integration/test_duckdb_functions.py``):
+returns (checked against DuckDB itself in ``tests/integration/test_duckdb_functions.py``). Where the operands'
+types decide (a string or a list under ``[...]``, a TIMESTAMPTZ under ``date_trunc``, a DOUBLE cast to text), the
+rewrite is a typed marker that :mod:`.typed_functions` resolves once the driver knows the types:
 
 =====================================  ===================================  ==================================
 DuckDB                                 DuckDB's result                      Spark's result for the same text
@@ -39,10 +41,18 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
-from airflow_provider_lakehouse.spark.rewriting import TYPED, bottom_up, marker_ids
+from airflow_provider_lakehouse.spark.rewriting import (
+    bottom_up,
+    int_literal,
+    literal_text,
+    raise_error,
+    spark_expression,
+    string_literal,
+    typed_call,
+)
+from airflow_provider_lakehouse.spark.typed_functions import duckdb_element
 
 _LOG_NEGATIVE = "Out of Range Error: cannot take logarithm of a negative number"
 _LOG_ZERO = "Out of Range Error: cannot take logarithm of zero"
@@ -65,6 +75,7 @@ _WEEK_UNITS = {"WEEK", "WEEKS", "W", "WK", "WKS"}
 def duckdb_functions(tree: exp.Expr) -> exp.Expr:
     """Rewrite the DuckDB functions in ``tree`` whose Spark namesakes differ (see the module's table).
 
+    >>> import sqlglot
     >>> sql = lambda s: duckdb_functions(sqlglot.parse_one(s, read="duckdb")).sql("spark")
     >>> sql("SELECT dayofweek(d), monthname(d)")
     "SELECT CAST(DAYOFWEEK(d) - 1 AS BIGINT), DATE_FORMAT(d, 'MMMM')"
@@ -80,35 +91,6 @@ def _rewrite(node: exp.Expr) -> exp.Expr:
     return node if result is None else result
 
 
-# -- building Spark expressions ------------------------------------------------------------------
-@functools.cache
-def _template(text: str) -> exp.Expr:
-    return sqlglot.parse_one(text, read="spark")
-
-
-def _spark(text: str, **parts: exp.Expr) -> exp.Expr:
-    """Spark SQL ``text`` with its bare columns named like ``parts``' keys replaced by those expressions."""
-
-    def fill(node: exp.Expr) -> exp.Expr:
-        if isinstance(node, exp.Column) and not node.table and node.name in parts:
-            return parts[node.name].copy()
-        return node
-
-    return _template(text).copy().transform(fill)
-
-
-def _string(text: str) -> exp.Literal:
-    return exp.Literal.string(text)
-
-
-def _raise(message: str) -> exp.Expr:
-    return exp.Anonymous(this="raise_error", expressions=[_string(message)])
-
-
-def _literal_text(node: exp.Expr | None) -> str | None:
-    return node.name if isinstance(node, exp.Literal) and node.is_string else None
-
-
 def _aggregate_position(node: exp.Expr) -> bool:
     """Whether an aggregate can be replaced by an expression around aggregates: not under ``FILTER`` or ``OVER``,
     which must wrap the aggregate itself."""
@@ -120,7 +102,7 @@ def _logarithm(node: exp.Log | exp.Ln) -> exp.Expr:
     computed: exp.Expr
     if isinstance(node, exp.Ln):
         value, computed = node.this, exp.Ln(this=node.this.copy())
-    elif node.expression is None or _int_literal(node.this) == 10:
+    elif node.expression is None or int_literal(node.this) == 10:
         # DuckDB's one-argument log is base 10 (Spark's is natural); Spark's LOG(10, x) divides two natural
         # logarithms (log(0.1) is -0.9999999999999998), its LOG10 is exact at powers of ten as DuckDB's is
         value = node.this if node.expression is None else node.expression
@@ -129,8 +111,8 @@ def _logarithm(node: exp.Log | exp.Ln) -> exp.Expr:
         value, computed = node.expression, exp.Log(this=node.this.copy(), expression=node.expression.copy())
     return exp.Case(
         ifs=[
-            exp.If(this=exp.LT(this=value.copy(), expression=exp.Literal.number(0)), true=_raise(_LOG_NEGATIVE)),
-            exp.If(this=exp.EQ(this=value.copy(), expression=exp.Literal.number(0)), true=_raise(_LOG_ZERO)),
+            exp.If(this=exp.LT(this=value.copy(), expression=exp.Literal.number(0)), true=raise_error(_LOG_NEGATIVE)),
+            exp.If(this=exp.EQ(this=value.copy(), expression=exp.Literal.number(0)), true=raise_error(_LOG_ZERO)),
         ],
         default=computed,
     )
@@ -138,7 +120,11 @@ def _logarithm(node: exp.Log | exp.Ln) -> exp.Expr:
 
 def _sqrt(node: exp.Sqrt) -> exp.Expr:
     return exp.Case(
-        ifs=[exp.If(this=exp.LT(this=node.this.copy(), expression=exp.Literal.number(0)), true=_raise(_SQRT_NEGATIVE))],
+        ifs=[
+            exp.If(
+                this=exp.LT(this=node.this.copy(), expression=exp.Literal.number(0)), true=raise_error(_SQRT_NEGATIVE)
+            )
+        ],
         default=exp.Sqrt(this=node.this.copy()),
     )
 
@@ -146,7 +132,9 @@ def _sqrt(node: exp.Sqrt) -> exp.Expr:
 def _trunc(node: exp.Trunc) -> exp.Expr | None:
     if node.args.get("decimals") is not None or node.args.get("unit") is not None:
         return None
-    return _spark("(_x - _x % 1)", _x=node.this)  # keeps x's type, where a cast to BIGINT overflows for doubles
+    return spark_expression(
+        "(_x - _x % 1)", _x=node.this
+    )  # keeps x's type, where a cast to BIGINT overflows for doubles
 
 
 def _rounding(node: exp.Floor | exp.Ceil) -> exp.Expr | None:
@@ -159,7 +147,7 @@ def _even(node: exp.Anonymous) -> exp.Expr | None:
     """DuckDB's ``even(x)``: x rounded away from zero to the next even integer, a DOUBLE."""
     if len(node.expressions) != 1:
         return None
-    return _spark(
+    return spark_expression(
         "CAST(CASE WHEN _x >= 0 THEN CEIL(CAST(_x AS DOUBLE) / 2) * 2 ELSE FLOOR(CAST(_x AS DOUBLE) / 2) * 2 END AS DOUBLE)",
         _x=node.expressions[0],
     )
@@ -179,35 +167,37 @@ def _avg(node: exp.Avg) -> exp.Expr | None:
 
 
 def _sign(node: exp.Sign) -> exp.Expr:
-    return _spark("CAST(SIGN(_x) AS TINYINT)", _x=node.this)
+    return spark_expression("CAST(SIGN(_x) AS TINYINT)", _x=node.this)
 
 
 def _is_nan(node: exp.IsNan) -> exp.Expr:
-    return _spark("IF(_x IS NULL, NULL, ISNAN(_x))", _x=node.this)  # Spark's isnan(NULL) is false
+    return spark_expression("IF(_x IS NULL, NULL, ISNAN(_x))", _x=node.this)  # Spark's isnan(NULL) is false
 
 
 def _is_inf(node: exp.IsInf) -> exp.Expr:
-    return _spark("(CAST(_x AS DOUBLE) IN (CAST('Infinity' AS DOUBLE), CAST('-Infinity' AS DOUBLE)))", _x=node.this)
+    return spark_expression(
+        "(CAST(_x AS DOUBLE) IN (CAST('Infinity' AS DOUBLE), CAST('-Infinity' AS DOUBLE)))", _x=node.this
+    )
 
 
 # -- dates ---------------------------------------------------------------------------------------
 def _day_of_week(value: exp.Expr) -> exp.Expr:
-    return _spark("CAST(DAYOFWEEK(_x) - 1 AS BIGINT)", _x=value)
+    return spark_expression("CAST(DAYOFWEEK(_x) - 1 AS BIGINT)", _x=value)
 
 
 def _iso_day_of_week(value: exp.Expr) -> exp.Expr:
-    return _spark("CAST(WEEKDAY(_x) + 1 AS BIGINT)", _x=value)
+    return spark_expression("CAST(WEEKDAY(_x) + 1 AS BIGINT)", _x=value)
 
 
 def _part_function(name: str) -> Callable[[exp.Expr], exp.Expr]:
     """A date part as DuckDB gives it, a BIGINT (Spark's are INT; ``second`` is whole seconds, where Spark's
     ``EXTRACT(SECOND ...)`` keeps the fraction)."""
-    return lambda value: _spark(f"CAST({name}(_x) AS BIGINT)", _x=value)
+    return lambda value: spark_expression(f"CAST({name}(_x) AS BIGINT)", _x=value)
 
 
 def _epoch(value: exp.Expr) -> exp.Expr:
     """DuckDB's ``epoch``: seconds since 1970 as a DOUBLE, with the fraction."""
-    return _spark("(UNIX_MICROS(CAST(_x AS TIMESTAMP)) / 1000000D)", _x=value)
+    return spark_expression("(UNIX_MICROS(CAST(_x AS TIMESTAMP)) / 1000000D)", _x=value)
 
 
 _PARTS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
@@ -237,7 +227,7 @@ def _extract(node: exp.Extract) -> exp.Expr | None:
 
 
 def _date_part(node: exp.Anonymous) -> exp.Expr | None:
-    if len(node.expressions) != 2 or (name := _literal_text(node.expressions[0])) is None:
+    if len(node.expressions) != 2 or (name := literal_text(node.expressions[0])) is None:
         return None
     part = _PARTS.get(name.upper())
     return part(node.expressions[1]) if part else None
@@ -250,13 +240,13 @@ def _date_diff(node: exp.DateDiff) -> exp.Expr | None:
     name = (unit.name if unit is not None else "DAY").upper()
     end, start = node.this, node.expression
     if name in _WEEK_UNITS:
-        return _spark("(DATEDIFF(CAST(_e AS DATE), CAST(_s AS DATE)) DIV 7)", _e=end, _s=start)
+        return spark_expression("(DATEDIFF(CAST(_e AS DATE), CAST(_s AS DATE)) DIV 7)", _e=end, _s=start)
     spark_unit = _BOUNDARY_UNITS.get(name)
     if spark_unit is None:
         return None
     if spark_unit == "DAY":
-        return _spark("CAST(DATEDIFF(CAST(_e AS DATE), CAST(_s AS DATE)) AS BIGINT)", _e=end, _s=start)
-    return _spark(
+        return spark_expression("CAST(DATEDIFF(CAST(_e AS DATE), CAST(_s AS DATE)) AS BIGINT)", _e=end, _s=start)
+    return spark_expression(
         f"TIMESTAMPDIFF({spark_unit}, DATE_TRUNC('{spark_unit}', _s), DATE_TRUNC('{spark_unit}', _e))",
         _e=end,
         _s=start,
@@ -279,19 +269,19 @@ def _from_epoch(node: exp.UnixToTime) -> exp.Expr | None:
     """``epoch_ms(n)`` is a TIMESTAMP in DuckDB, and ``epoch_ms(timestamp)`` the milliseconds since 1970: the
     operand's type decides (``to_timestamp(n)``, a TIMESTAMPTZ, stays as sqlglot writes it)."""
     scale = node.args.get("scale")
-    if scale is None or _int_literal(scale) != 3:
+    if scale is None or int_literal(scale) != 3:
         return None
     return typed_call("epoch_ms", node.this)
 
 
 def _date_sub(node: exp.Anonymous) -> exp.Expr | None:
     """DuckDB's ``date_sub(part, start, end)``: whole parts elapsed, as Spark's ``timestampdiff`` counts them."""
-    if len(node.expressions) != 3 or (name := _literal_text(node.expressions[0])) is None:
+    if len(node.expressions) != 3 or (name := literal_text(node.expressions[0])) is None:
         return None
     unit = _BOUNDARY_UNITS.get(name.upper()) or ("WEEK" if name.upper() in _WEEK_UNITS else None)
     if unit is None:
         return None
-    return _spark(f"TIMESTAMPDIFF({unit}, _s, _e)", _s=node.expressions[1], _e=node.expressions[2])
+    return spark_expression(f"TIMESTAMPDIFF({unit}, _s, _e)", _s=node.expressions[1], _e=node.expressions[2])
 
 
 def _checked_spread(spark_name: str, duckdb_name: str) -> Callable[[exp.Expr], exp.Expr | None]:
@@ -300,7 +290,7 @@ def _checked_spread(spark_name: str, duckdb_name: str) -> Callable[[exp.Expr], e
     def rewrite(node: exp.Expr) -> exp.Expr | None:
         if not _aggregate_position(node) or node.expression is not None:
             return None
-        return _spark(
+        return spark_expression(
             f"CASE WHEN ABS({spark_name}(_x)) = CAST('Infinity' AS DOUBLE) "
             f"THEN RAISE_ERROR('Out of Range Error: {duckdb_name} is out of range!') ELSE {spark_name}(_x) END",
             _x=node.this,
@@ -340,31 +330,31 @@ def _regexp_replace(node: exp.RegexpReplace) -> exp.Expr | None:
     if node.args.get("position") is not None or node.args.get("occurrence") is not None:
         return None
     options = node.args.get("modifiers")
-    flags = _literal_text(options) if options is not None else ""
+    flags = literal_text(options) if options is not None else ""
     if flags is None or set(flags) - set("gicl"):
         return None  # options Spark has no equivalent for keep Spark's plain form
-    pattern, replacement = node.expression, node.args.get("replacement") or _string("")
-    literal_pattern = _literal_text(pattern)
+    pattern, replacement = node.expression, node.args.get("replacement") or string_literal("")
+    literal_pattern = literal_text(pattern)
     if "l" in flags and literal_pattern is not None:
         literal_pattern = re.sub(r"([\\^$.|?*+()\[\]{}])", r"\\\1", literal_pattern)
     case = "(?i)" if "i" in flags and "c" not in flags else ""
     every = "g" in flags
-    literal_replacement = _literal_text(replacement)
+    literal_replacement = literal_text(replacement)
     if literal_replacement is not None:
-        replacement = _string(_java_replacement(literal_replacement, group_shift=0 if every else 1))
+        replacement = string_literal(_java_replacement(literal_replacement, group_shift=0 if every else 1))
     elif not every:
-        replacement = exp.Anonymous(this="concat", expressions=[_string("$1"), replacement.copy()])
+        replacement = exp.Anonymous(this="concat", expressions=[string_literal("$1"), replacement.copy()])
     if every:
-        new_pattern = _string(case + literal_pattern) if literal_pattern is not None else pattern.copy()
+        new_pattern = string_literal(case + literal_pattern) if literal_pattern is not None else pattern.copy()
         if case and literal_pattern is None:
-            new_pattern = exp.Anonymous(this="concat", expressions=[_string(case), pattern.copy()])
+            new_pattern = exp.Anonymous(this="concat", expressions=[string_literal(case), pattern.copy()])
     elif literal_pattern is not None:
-        new_pattern = _string(
+        new_pattern = string_literal(
             f"^([\\s\\S]*?)(?{case[2:-1]}:{literal_pattern})" if case else f"^([\\s\\S]*?)(?:{literal_pattern})"
         )
     else:
         new_pattern = exp.Anonymous(
-            this="concat", expressions=[_string(f"^([\\s\\S]*?){case}(?:"), pattern.copy(), _string(")")]
+            this="concat", expressions=[string_literal(f"^([\\s\\S]*?){case}(?:"), pattern.copy(), string_literal(")")]
         )
     return exp.RegexpReplace(this=node.this.copy(), expression=new_pattern, replacement=replacement)
 
@@ -388,7 +378,7 @@ def _java_replacement(text: str, group_shift: int) -> str:
 def _format(node: exp.Format) -> exp.Expr | None:
     """DuckDB's ``format`` (fmt syntax) as Spark's ``format_string``: ``{}``, ``{:d}`` and ``{:.Nf}``; NULL when an
     argument is NULL, as DuckDB returns."""
-    text = _literal_text(node.this)
+    text = literal_text(node.this)
     if text is None:
         return None
     pieces, index = [], 0
@@ -401,7 +391,7 @@ def _format(node: exp.Format) -> exp.Expr | None:
     if "{" in rest or "}" in rest or any("{" in p or "}" in p for p in pieces[::2]):
         return None  # a format Spark cannot spell keeps Spark's plain form
     arguments = [a.copy() for a in node.expressions]
-    formatted = exp.Anonymous(this="format_string", expressions=[_string("".join(pieces) + rest), *arguments])
+    formatted = exp.Anonymous(this="format_string", expressions=[string_literal("".join(pieces) + rest), *arguments])
     if not arguments:
         return formatted
     nulls: list[exp.Expr] = [exp.Is(this=a.copy(), expression=exp.Null()) for a in arguments]
@@ -413,10 +403,10 @@ def _substring(node: exp.Substring) -> exp.Expr | None:
     """DuckDB counts position 0 as the one before the first character: ``substr('hello', 0, 3)`` is ``'he'``;
     Spark reads 0 as 1."""
     start, length = node.args.get("start"), node.args.get("length")
-    if start is None or length is None or _int_literal(start) not in (0, None):
+    if start is None or length is None or int_literal(start) not in (0, None):
         return None
     plain = exp.Substring(this=node.this.copy(), start=start.copy(), length=length.copy())
-    return _spark(
+    return spark_expression(
         "CASE WHEN _a = 0 THEN SUBSTRING(_s, 1, GREATEST(_n - 1, 0)) ELSE _plain END",
         _a=start,
         _s=node.this,
@@ -428,36 +418,38 @@ def _substring(node: exp.Substring) -> exp.Expr | None:
 def _left_or_right(node: exp.Left | exp.Right) -> exp.Expr | None:
     """A negative count keeps all but that many characters at the other end in DuckDB (Spark gives '')."""
     count = node.expression
-    if _int_literal(count) is not None and _int_literal(count) >= 0:  # type: ignore[operator]
+    if int_literal(count) is not None and int_literal(count) >= 0:  # type: ignore[operator]
         return None
     plain = type(node)(this=node.this.copy(), expression=count.copy())
     rest = "SUBSTRING(_s, 1, GREATEST(LENGTH(_s) + _n, 0))" if isinstance(node, exp.Left) else "SUBSTRING(_s, 1 - _n)"
-    return _spark(f"CASE WHEN _n < 0 THEN {rest} ELSE _plain END", _s=node.this, _n=count, _plain=plain)
+    return spark_expression(f"CASE WHEN _n < 0 THEN {rest} ELSE _plain END", _s=node.this, _n=count, _plain=plain)
 
 
 def _ord(node: exp.Anonymous) -> exp.Expr | None:
     if len(node.expressions) != 1:
         return None
-    return _spark("CASE WHEN _s = '' THEN -1 ELSE ASCII(_s) END", _s=node.expressions[0])  # code point; -1 for ''
+    return spark_expression(
+        "CASE WHEN _s = '' THEN -1 ELSE ASCII(_s) END", _s=node.expressions[0]
+    )  # code point; -1 for ''
 
 
 def _monthname(node: exp.Monthname) -> exp.Expr:
-    return _spark("DATE_FORMAT(_x, 'MMMM')", _x=node.this)
+    return spark_expression("DATE_FORMAT(_x, 'MMMM')", _x=node.this)
 
 
 def _dayname(node: exp.Dayname) -> exp.Expr:
-    return _spark("DATE_FORMAT(_x, 'EEEE')", _x=node.this)
+    return spark_expression("DATE_FORMAT(_x, 'EEEE')", _x=node.this)
 
 
 def _similar_to(node: exp.SimilarTo) -> exp.Expr | None:
-    pattern = _literal_text(node.expression)
+    pattern = literal_text(node.expression)
     if pattern is None:
         return None
-    return exp.RegexpLike(this=node.this.copy(), expression=_string(f"^(?:{pattern})$"))
+    return exp.RegexpLike(this=node.this.copy(), expression=string_literal(f"^(?:{pattern})$"))
 
 
 def _glob(node: exp.Glob) -> exp.Expr | None:
-    pattern = _literal_text(node.expression)
+    pattern = literal_text(node.expression)
     if pattern is None:
         return None
     regex, index = [], 0
@@ -474,7 +466,7 @@ def _glob(node: exp.Glob) -> exp.Expr | None:
         else:
             regex.append(re.escape(char))
         index += 1
-    return exp.RegexpLike(this=node.this.copy(), expression=_string("^" + "".join(regex) + "$"))
+    return exp.RegexpLike(this=node.this.copy(), expression=string_literal("^" + "".join(regex) + "$"))
 
 
 # -- lists ---------------------------------------------------------------------------------------
@@ -482,25 +474,25 @@ def _ordered_values(value: exp.Expr, order: list[exp.Ordered]) -> exp.Expr:
     """The group's values of ``value`` in DuckDB's ``ORDER BY`` order, NULLs kept (``collect_list`` drops them)."""
     fields: list[exp.Expr] = []
     for position, ordered in enumerate(order):
-        fields += [_string(f"k{position}"), ordered.this.copy()]
+        fields += [string_literal(f"k{position}"), ordered.this.copy()]
     rows: exp.Expr = exp.Anonymous(
         this="collect_list",
-        expressions=[exp.Anonymous(this="named_struct", expressions=[*fields, _string("v"), value.copy()])],
+        expressions=[exp.Anonymous(this="named_struct", expressions=[*fields, string_literal("v"), value.copy()])],
     )
     if order:
         comparison: exp.Expr = exp.Literal.number(0)
         for position, ordered in reversed(list(enumerate(order))):
             nulls = 1 if not ordered.args.get("nulls_first") else -1
             direction = -1 if ordered.args.get("desc") else 1
-            comparison = _spark(
+            comparison = spark_expression(
                 f"CASE WHEN l.k{position} IS NULL AND r.k{position} IS NULL THEN _next "
                 f"WHEN l.k{position} IS NULL THEN {nulls} WHEN r.k{position} IS NULL THEN {-nulls} "
                 f"WHEN l.k{position} < r.k{position} THEN {-direction} "
                 f"WHEN l.k{position} > r.k{position} THEN {direction} ELSE _next END",
                 _next=comparison,
             )
-        rows = _spark("ARRAY_SORT(_rows, (l, r) -> _cmp)", _rows=rows, _cmp=comparison)
-    return _spark("TRANSFORM(_rows, e -> e.v)", _rows=rows)
+        rows = spark_expression("ARRAY_SORT(_rows, (l, r) -> _cmp)", _rows=rows, _cmp=comparison)
+    return spark_expression("TRANSFORM(_rows, e -> e.v)", _rows=rows)
 
 
 def _split_order(node: exp.Expr) -> tuple[exp.Expr, list[exp.Ordered]] | None:
@@ -517,7 +509,7 @@ def _list_aggregate(node: exp.ArrayAgg) -> exp.Expr | None:
     if parts is None or not _aggregate_position(node):
         return None
     value, order = parts
-    return _spark("CASE WHEN COUNT(1) = 0 THEN NULL ELSE _values END", _values=_ordered_values(value, order))
+    return spark_expression("CASE WHEN COUNT(1) = 0 THEN NULL ELSE _values END", _values=_ordered_values(value, order))
 
 
 def _first_or_last(node: exp.First | exp.Last) -> exp.Expr | None:
@@ -525,26 +517,28 @@ def _first_or_last(node: exp.First | exp.Last) -> exp.Expr | None:
         return None
     value, order = node.this.this, list(node.this.expressions)
     index = 1 if isinstance(node, exp.First) else -1
-    return _spark(f"TRY_ELEMENT_AT(_values, {index})", _values=_ordered_values(value, order))
+    return spark_expression(f"TRY_ELEMENT_AT(_values, {index})", _values=_ordered_values(value, order))
 
 
 def _list_concat(node: exp.ArrayConcat) -> exp.Expr:
     lists = [node.this, *node.expressions]
-    return exp.Anonymous(this="concat", expressions=[_spark("COALESCE(_l, ARRAY())", _l=item) for item in lists])
+    return exp.Anonymous(
+        this="concat", expressions=[spark_expression("COALESCE(_l, ARRAY())", _l=item) for item in lists]
+    )
 
 
 def _flatten(node: exp.Flatten) -> exp.Expr:
-    return _spark("FLATTEN(FILTER(_l, e -> e IS NOT NULL))", _l=node.this)  # DuckDB skips NULL inner lists
+    return spark_expression("FLATTEN(FILTER(_l, e -> e IS NOT NULL))", _l=node.this)  # DuckDB skips NULL inner lists
 
 
 def _split_part(node: exp.SplitPart) -> exp.Expr | None:
     index = node.args.get("part_index")
     if index is None:
         return None
-    if _int_literal(index) not in (0, None):
+    if int_literal(index) not in (0, None):
         return None
     split = exp.SplitPart(this=node.this.copy(), delimiter=node.args["delimiter"].copy(), part_index=index.copy())
-    return _spark(  # Spark fails on part 0, DuckDB gives ''
+    return spark_expression(  # Spark fails on part 0, DuckDB gives ''
         "CASE WHEN _i <> 0 THEN _split WHEN _s IS NOT NULL AND _d IS NOT NULL THEN '' END",
         _i=index,
         _split=split,
@@ -555,7 +549,7 @@ def _split_part(node: exp.SplitPart) -> exp.Expr | None:
 
 def _list_contains(node: exp.ArrayContains) -> exp.Expr:
     """DuckDB's ``list_contains`` is false when the value is not in a list that holds a NULL (Spark: NULL)."""
-    return _spark(
+    return spark_expression(
         "CASE WHEN _l IS NULL OR _x IS NULL THEN NULL ELSE COALESCE(ARRAY_CONTAINS(_l, _x), FALSE) END",
         _l=node.this,
         _x=node.expression,
@@ -565,16 +559,16 @@ def _list_contains(node: exp.ArrayContains) -> exp.Expr:
 def _list_unique(node: exp.Anonymous) -> exp.Expr | None:
     if len(node.expressions) != 1:
         return None
-    return _spark("SIZE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.expressions[0])
+    return spark_expression("SIZE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.expressions[0])
 
 
 def _non_null(items: exp.Expr) -> exp.Expr:
-    return _spark("FILTER(_l, e -> e IS NOT NULL)", _l=items)
+    return spark_expression("FILTER(_l, e -> e IS NOT NULL)", _l=items)
 
 
 def _list_sum(items: exp.Expr) -> exp.Expr:
     """DuckDB's ``list_sum``: the non-NULL elements' sum in their type, NULL when there is none."""
-    return _spark(
+    return spark_expression(
         "CASE WHEN SIZE(_f) = 0 THEN NULL ELSE AGGREGATE(SLICE(_f, 2, SIZE(_f)), ELEMENT_AT(_f, 1), (a, x) -> a + x) END",
         _f=_non_null(items),
     )
@@ -583,8 +577,8 @@ def _list_sum(items: exp.Expr) -> exp.Expr:
 def _list_string_agg(items: exp.Expr, separator: exp.Expr | None = None) -> exp.Expr:
     """DuckDB's ``list_string_agg`` and ``array_to_string``: NULL elements skipped, NULL when the list has
     elements and all are NULL."""
-    joined = exp.ArrayToString(this=items.copy(), expression=(separator or _string(",")).copy())
-    return _spark(
+    joined = exp.ArrayToString(this=items.copy(), expression=(separator or string_literal(",")).copy())
+    return spark_expression(
         "CASE WHEN SIZE(_l) > 0 AND SIZE(_f) = 0 THEN NULL ELSE _joined END",
         _l=items,
         _f=_non_null(items),
@@ -594,7 +588,7 @@ def _list_string_agg(items: exp.Expr, separator: exp.Expr | None = None) -> exp.
 
 _LIST_AGGREGATES: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "sum": _list_sum,
-    "count": lambda items: _spark("SIZE(_f)", _f=_non_null(items)),
+    "count": lambda items: spark_expression("SIZE(_f)", _f=_non_null(items)),
     "min": lambda items: exp.Anonymous(this="ARRAY_MIN", expressions=[items.copy()]),
     "max": lambda items: exp.Anonymous(this="ARRAY_MAX", expressions=[items.copy()]),
     "string_agg": _list_string_agg,
@@ -602,7 +596,7 @@ _LIST_AGGREGATES: dict[str, Callable[[exp.Expr], exp.Expr]] = {
 
 
 def _aggregate_of_list(node: exp.Anonymous) -> exp.Expr | None:
-    if len(node.expressions) != 2 or (name := _literal_text(node.expressions[1])) is None:
+    if len(node.expressions) != 2 or (name := literal_text(node.expressions[1])) is None:
         return None
     aggregate = _LIST_AGGREGATES.get(name.lower())
     return aggregate(node.expressions[0]) if aggregate else None
@@ -614,7 +608,7 @@ def _commons_math(method: str) -> Callable[[exp.Anonymous], exp.Expr | None]:
     def rewrite(node: exp.Anonymous) -> exp.Expr | None:
         if len(node.expressions) != 2:
             return None
-        return _spark(
+        return spark_expression(
             "CASE WHEN _a IS NULL OR _b IS NULL THEN NULL ELSE CAST(REFLECT('org.apache.commons.math3.util.ArithmeticUtils', "
             f"'{method}', CAST(_a AS BIGINT), CAST(_b AS BIGINT)) AS BIGINT) END",
             _a=node.expressions[0],
@@ -638,30 +632,13 @@ def _printf(node: exp.Anonymous) -> exp.Expr | None:
 
 def _list_distinct(node: exp.ArrayDistinct) -> exp.Expr:
     # DuckDB 1.5 drops NULLs and lists the values in the reverse order of their first appearance
-    return _spark("REVERSE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.this)
+    return spark_expression("REVERSE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.this)
 
 
 def _duckdb_index(index: exp.Expr) -> exp.Expr:
     """The index as written in DuckDB: sqlglot subtracts one from a literal index (also from a negative one)."""
-    value = _int_literal(index)
+    value = int_literal(index)
     return index if value is None else exp.Literal.number(value + 1)
-
-
-def _int_literal(node: exp.Expr) -> int | None:
-    if isinstance(node, exp.Literal) and node.is_int:
-        return int(node.name)
-    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_int:
-        return -int(node.this.name)
-    return None
-
-
-def _element(container: exp.Expr, index: exp.Expr) -> exp.Expr:
-    """DuckDB's ``l[i]``: 1-based, negative from the end, NULL when out of range or 0."""
-    if (value := _int_literal(index)) is not None:
-        if value == 0:
-            return exp.Null()
-        return exp.Anonymous(this="try_element_at", expressions=[container.copy(), index.copy()])
-    return _spark("CASE WHEN _i = 0 THEN NULL ELSE TRY_ELEMENT_AT(_l, _i) END", _l=container, _i=index)
 
 
 def _bracket(node: exp.Bracket) -> exp.Expr | None:
@@ -708,13 +685,13 @@ def _sum(node: exp.Sum) -> exp.Expr | None:
 def _list_extract(node: exp.Anonymous) -> exp.Expr | None:
     if len(node.expressions) != 2:
         return None
-    return _element(node.expressions[0], node.expressions[1])
+    return duckdb_element(node.expressions[0], node.expressions[1])
 
 
 def _list_position(node: exp.Anonymous) -> exp.Expr | None:
     if len(node.expressions) != 2:
         return None
-    return _spark("NULLIF(ARRAY_POSITION(_l, _x), 0)", _l=node.expressions[0], _x=node.expressions[1])
+    return spark_expression("NULLIF(ARRAY_POSITION(_l, _x), 0)", _l=node.expressions[0], _x=node.expressions[1])
 
 
 def _list_reverse(node: exp.Anonymous) -> exp.Expr | None:
@@ -724,7 +701,7 @@ def _list_reverse(node: exp.Anonymous) -> exp.Expr | None:
 def _product(node: exp.Anonymous) -> exp.Expr | None:
     if len(node.expressions) != 1 or not _aggregate_position(node):
         return None
-    return _spark(
+    return spark_expression(
         "CASE WHEN COUNT(_x) = 0 THEN NULL "
         "ELSE AGGREGATE(COLLECT_LIST(CAST(_x AS DOUBLE)), CAST(1 AS DOUBLE), (acc, v) -> acc * v) END",
         _x=node.expressions[0],
@@ -836,168 +813,10 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "array_unique": _list_unique,
     "date_sub": _date_sub,
     "datesub": _date_sub,
-    "century": lambda node: _spark("CAST((YEAR(_d) - 1) DIV 100 + 1 AS BIGINT)", _d=node.expressions[0]),
-    "yearweek": lambda node: _spark(
+    "century": lambda node: spark_expression("CAST((YEAR(_d) - 1) DIV 100 + 1 AS BIGINT)", _d=node.expressions[0]),
+    "yearweek": lambda node: spark_expression(
         "CAST(EXTRACT(YEAROFWEEK FROM _d) * 100 + WEEKOFYEAR(_d) AS BIGINT)", _d=node.expressions[0]
     ),
     "list_slice": _list_slice,
     "array_slice": _list_slice,
 }
-
-
-# -- functions whose Spark form depends on their operands' types ------------------------------------
-def typed_call(kind: str, *operands: exp.Expr) -> exp.Expr:
-    """A marker for ``kind`` over ``operands`` that the driver replaces once the operands' types are known
-    (:func:`resolve_typed`)."""
-    return exp.Anonymous(
-        this=TYPED,
-        expressions=[_string(kind), *(o.copy() for o in operands), exp.Literal.number(next(marker_ids))],
-    )
-
-
-Operand = tuple[str, "exp.DataType | None"]  # (category: integer/decimal/float/string/other/unknown, type)
-
-
-def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]) -> exp.Expr:
-    """The Spark form of a :func:`typed_call` marker, given its operands' categories and types (empty when they
-    could not be inferred)."""
-    category = operands[0][0] if operands else "unknown"
-    dtype = operands[0][1] if operands else None
-    if kind == "naive":  # (value, operand): DuckDB keeps a TIMESTAMPTZ operand's type, makes any other a TIMESTAMP
-        operand_type = operands[1][1] if len(operands) > 1 else None
-        zoned = operand_type is not None and operand_type.is_type(
-            exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ
-        )
-        return args[0].copy() if zoned else exp.Cast(this=args[0].copy(), to=exp.DataType.build("timestamp_ntz"))
-    if kind == "element":
-        if category == "string":  # DuckDB's s[i]: the i-th character, '' out of range or at 0
-            return _spark("CASE WHEN _i = 0 THEN '' ELSE SUBSTRING(_s, _i, 1) END", _s=args[0], _i=args[1])
-        return _element(args[0], args[1])
-    if kind == "slice":
-        return _slice(args[0], args[1], args[2], text=category == "string")
-    if kind == "length":  # a BIGINT in DuckDB, of a string or a list
-        counted = "LENGTH(_l)" if category in ("string", "unknown") else "SIZE(_l)"
-        return _spark(f"CAST({counted} AS BIGINT)", _l=args[0])
-    if kind == "avg":
-        return _decimal_average(args[0], dtype) if category == "decimal" else exp.Avg(this=args[0].copy())
-    if kind == "sum":  # DuckDB sums BIGINT into a 128-bit integer: no overflow
-        if dtype is not None and dtype.is_type(exp.DataType.Type.BIGINT):
-            return _spark("SUM(CAST(_x AS DECIMAL(38, 0)))", _x=args[0])
-        return exp.Sum(this=args[0].copy())
-    if kind == "mod":  # NULL for a zero divisor, NaN when either operand is a DOUBLE or FLOAT
-        floats = any(c == "float" for c, _ in operands)
-        zero = _spark("IF(_a IS NULL, NULL, CAST('NaN' AS DOUBLE))", _a=args[0]) if floats else exp.Null()
-        return exp.Case(
-            ifs=[exp.If(this=exp.EQ(this=args[1].copy(), expression=exp.Literal.number(0)), true=zero)],
-            default=exp.Mod(this=args[0].copy(), expression=args[1].copy()),
-        )
-    if kind in ("floor", "ceil"):  # DuckDB keeps a DOUBLE a DOUBLE (Spark's is a BIGINT, which overflows)
-        rounded: exp.Expr = exp.Floor(this=args[0].copy()) if kind == "floor" else exp.Ceil(this=args[0].copy())
-        if category == "integer":  # DuckDB makes an integer's floor and ceiling a DOUBLE
-            return _spark("CAST(_x AS DOUBLE)", _x=args[0])
-        if category != "float":
-            return rounded
-        return _spark(
-            "CASE WHEN ABS(_x) >= 4503599627370496D OR ISNAN(_x) THEN _x ELSE CAST(_plain AS DOUBLE) END",
-            _x=args[0],
-            _plain=rounded,
-        )
-    if kind == "epoch_ms":
-        if dtype is not None and dtype.is_type(*exp.DataType.TEMPORAL_TYPES):
-            return _spark("UNIX_MILLIS(CAST(_x AS TIMESTAMP))", _x=args[0])
-        return _spark("CAST(TIMESTAMP_MILLIS(_x) AS TIMESTAMP_NTZ)", _x=args[0])
-    if kind in ("to_float", "to_text"):
-        safe = bool(args[1].this)
-        to = exp.DataType.build("float" if kind == "to_float" else "string")
-        plain = exp.TryCast(this=args[0].copy(), to=to, safe=True) if safe else exp.Cast(this=args[0].copy(), to=to)
-        if kind == "to_text" and dtype is not None and dtype.is_type(exp.DataType.Type.ARRAY):
-            # DuckDB spells a list's NULL elements NULL (Spark: null)
-            return _spark(
-                "CASE WHEN _x IS NULL THEN NULL ELSE CONCAT('[', ARRAY_JOIN(TRANSFORM(_x, e -> COALESCE(CAST(e AS STRING), "
-                "'NULL')), ', '), ']') END",
-                _x=args[0],
-            )
-        if category != "float":
-            return plain
-        if kind == "to_text":
-            return _spark(_DOUBLE_AS_DUCKDB_TEXT, _x=args[0])
-        too_large = _spark("ABS(_x) > 3.4028234663852886E38D AND ABS(_x) <> CAST('Infinity' AS DOUBLE)", _x=args[0])
-        problem = (
-            exp.Null()
-            if safe
-            else _spark(
-                "RAISE_ERROR(CONCAT('Conversion Error: Type DOUBLE with value ', CAST(_x AS STRING), "
-                "' can''t be cast because the value is out of range for the destination type FLOAT'))",
-                _x=args[0],
-            )
-        )
-        return exp.Case(ifs=[exp.If(this=too_large, true=problem)], default=plain)
-    raise ValueError(f"unknown typed marker {kind!r}")
-
-
-# A DOUBLE as DuckDB writes it (Python's repr: the shortest digits, fixed notation from 1e-4 to 1e16, else
-# ``1.5e+300``), from Spark's text of it (Java's: the same digits, fixed from 1e-3 to 1e7, else ``1.5E300``).
-_DOUBLE_AS_DUCKDB_TEXT = """
-CASE
-  WHEN ISNAN(_x) THEN 'nan'
-  WHEN _x = CAST('Infinity' AS DOUBLE) THEN 'inf'
-  WHEN _x = CAST('-Infinity' AS DOUBLE) THEN '-inf'
-  WHEN NOT CONTAINS(CAST(_x AS STRING), 'E') THEN CAST(_x AS STRING)
-  ELSE CONCAT(
-    CASE WHEN _x < 0 THEN '-' ELSE '' END,
-    CASE
-      WHEN CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) = -4 THEN CONCAT('0.000',
-        REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''))
-      WHEN CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) BETWEEN 7 AND 15 THEN
-        CASE
-          WHEN LENGTH(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''))
-               <= CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 1
-          THEN CONCAT(RPAD(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''),
-                           CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 1, '0'), '.0')
-          ELSE CONCAT(
-            SUBSTRING(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), 1,
-                      CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 1),
-            '.',
-            SUBSTRING(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''),
-                      CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 2))
-        END
-      ELSE CONCAT(
-        SUBSTRING(CAST(ABS(_x) AS STRING), 1, 1),
-        CASE WHEN LENGTH(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', '')) > 1
-             THEN CONCAT('.', SUBSTRING(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''), 2))
-             ELSE '' END,
-        'e',
-        CASE WHEN CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) < 0 THEN '-' ELSE '+' END,
-        CASE WHEN ABS(CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT)) < 10 THEN '0' ELSE '' END,
-        CAST(ABS(CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT)) AS STRING))
-    END)
-END
-"""
-
-
-def _decimal_average(value: exp.Expr, dtype: exp.DataType | None) -> exp.Expr:
-    """DuckDB's average of a DECIMAL: a DOUBLE, the exact sum of the unscaled values as a double divided by
-    ``count * 10^scale`` (a sum of doubles would round differently: 56.755 is not 56.75)."""
-    scale_node = dtype.expressions[1] if dtype is not None and len(dtype.expressions) > 1 else None
-    if not isinstance(scale_node, exp.DataTypeParam) or not scale_node.this.is_int:
-        return _spark("AVG(CAST(_x AS DOUBLE))", _x=value)
-    power = 10 ** int(scale_node.this.name)
-    return _spark(
-        f"CASE WHEN COUNT(_x) = 0 THEN NULL ELSE CAST(SUM(CAST(_x * {power} AS DECIMAL(38, 0))) AS DOUBLE) "
-        f"/ (CAST(COUNT(_x) AS DOUBLE) * {power}D) END",
-        _x=value,
-    )
-
-
-def _slice(container: exp.Expr, start: exp.Expr, end: exp.Expr, text: bool) -> exp.Expr:
-    """DuckDB's ``x[a:b]`` and ``list_slice``: 1-based and inclusive, 0 is 1, negative counts from the end, out of
-    range clamps; a string slices its characters."""
-    size = "LENGTH(_x)" if text else "SIZE(_x)"
-    first = (
-        "1"
-        if isinstance(start, exp.Null)
-        else f"GREATEST(CASE WHEN _a < 0 THEN {size} + _a + 1 WHEN _a = 0 THEN 1 ELSE _a END, 1)"
-    )
-    last = size if isinstance(end, exp.Null) else f"LEAST(CASE WHEN _b < 0 THEN {size} + _b + 1 ELSE _b END, {size})"
-    function = "SUBSTRING" if text else "SLICE"
-    return _spark(f"{function}(_x, {first}, GREATEST({last} - {first} + 1, 0))", _x=container, _a=start, _b=end)

@@ -3,10 +3,12 @@ planner writes where an operand's type decides the Spark form (the driver resolv
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
 INT_DIV = "__lh_int_div"
@@ -33,3 +35,49 @@ def bottom_up(tree: exp.Expr, rewrite: Callable[[Any], exp.Expr]) -> exp.Expr:
         else:
             node.replace(replacement)
     return root
+
+
+# -- building Spark expressions ------------------------------------------------------------------
+@functools.cache
+def _template(text: str) -> exp.Expr:
+    return sqlglot.parse_one(text, read="spark")
+
+
+def spark_expression(text: str, **parts: exp.Expr) -> exp.Expr:
+    """Spark SQL ``text`` with its bare columns named like ``parts``' keys replaced by those expressions."""
+
+    def fill(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and not node.table and node.name in parts:
+            return parts[node.name].copy()
+        return node
+
+    return _template(text).copy().transform(fill)
+
+
+def string_literal(text: str) -> exp.Literal:
+    return exp.Literal.string(text)
+
+
+def raise_error(message: str) -> exp.Expr:
+    return exp.Anonymous(this="raise_error", expressions=[string_literal(message)])
+
+
+def literal_text(node: exp.Expr | None) -> str | None:
+    return node.name if isinstance(node, exp.Literal) and node.is_string else None
+
+
+def int_literal(node: exp.Expr) -> int | None:
+    if isinstance(node, exp.Literal) and node.is_int:
+        return int(node.name)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_int:
+        return -int(node.this.name)
+    return None
+
+
+def typed_call(kind: str, *operands: exp.Expr) -> exp.Expr:
+    """A marker for ``kind`` over ``operands`` that the driver replaces once the operands' types are known
+    (:func:`.typed_functions.resolve_typed`)."""
+    return exp.Anonymous(
+        this=TYPED,
+        expressions=[string_literal(kind), *(o.copy() for o in operands), exp.Literal.number(next(marker_ids))],
+    )

@@ -33,8 +33,8 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from airflow_provider_lakehouse.spark.duckdb_functions import resolve_typed, typed_call
-from airflow_provider_lakehouse.spark.rewriting import CAST, INT_DIV, MARKERS, TYPED, bottom_up, marker_ids
+from airflow_provider_lakehouse.spark.rewriting import CAST, INT_DIV, MARKERS, TYPED, bottom_up, marker_ids, typed_call
+from airflow_provider_lakehouse.spark.typed_functions import Operand, resolve_typed
 
 _DOUBLE = exp.DataType.build("double")
 
@@ -182,9 +182,6 @@ def _resolve_marker(node: exp.Anonymous, operands: tuple[Operand, ...]) -> exp.E
         return resolve_typed(args[0].name, args[1:-1], operands)
     target = exp.DataType.build(args[1].name, dialect="spark")
     return _cast(args[0], target, bool(args[2].this), operands[0][0] if operands else "unknown")
-
-
-Operand = tuple[str, "exp.DataType | None"]  # (category, type)
 
 
 def _marker_operand_categories(

@@ -1,0 +1,172 @@
+"""The Spark form of DuckDB functions whose result depends on their operands' types (pure: sqlglot only).
+
+The planner writes such a function as a :func:`~.rewriting.typed_call` marker; the driver knows the types of the
+views a statement reads and replaces each marker with :func:`resolve_typed` (see ``.semantics.resolve``).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from airflow_provider_lakehouse.spark.rewriting import int_literal, spark_expression
+
+
+def duckdb_element(container: exp.Expr, index: exp.Expr) -> exp.Expr:
+    """DuckDB's ``l[i]``: 1-based, negative from the end, NULL when out of range or 0."""
+    if (value := int_literal(index)) is not None:
+        if value == 0:
+            return exp.Null()
+        return exp.Anonymous(this="try_element_at", expressions=[container.copy(), index.copy()])
+    return spark_expression("CASE WHEN _i = 0 THEN NULL ELSE TRY_ELEMENT_AT(_l, _i) END", _l=container, _i=index)
+
+
+Operand = tuple[str, "exp.DataType | None"]  # (category: integer/decimal/float/string/other/unknown, type)
+
+
+def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]) -> exp.Expr:
+    """The Spark form of a :func:`typed_call` marker, given its operands' categories and types (empty when they
+    could not be inferred)."""
+    category = operands[0][0] if operands else "unknown"
+    dtype = operands[0][1] if operands else None
+    if kind == "naive":  # (value, operand): DuckDB keeps a TIMESTAMPTZ operand's type, makes any other a TIMESTAMP
+        operand_type = operands[1][1] if len(operands) > 1 else None
+        zoned = operand_type is not None and operand_type.is_type(
+            exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ
+        )
+        return args[0].copy() if zoned else exp.Cast(this=args[0].copy(), to=exp.DataType.build("timestamp_ntz"))
+    if kind == "element":
+        if category == "string":  # DuckDB's s[i]: the i-th character, '' out of range or at 0
+            return spark_expression("CASE WHEN _i = 0 THEN '' ELSE SUBSTRING(_s, _i, 1) END", _s=args[0], _i=args[1])
+        return duckdb_element(args[0], args[1])
+    if kind == "slice":
+        return _slice(args[0], args[1], args[2], text=category == "string")
+    if kind == "length":  # a BIGINT in DuckDB, of a string or a list
+        counted = "LENGTH(_l)" if category in ("string", "unknown") else "SIZE(_l)"
+        return spark_expression(f"CAST({counted} AS BIGINT)", _l=args[0])
+    if kind == "avg":
+        return _decimal_average(args[0], dtype) if category == "decimal" else exp.Avg(this=args[0].copy())
+    if kind == "sum":  # DuckDB sums BIGINT into a 128-bit integer: no overflow
+        if dtype is not None and dtype.is_type(exp.DataType.Type.BIGINT):
+            return spark_expression("SUM(CAST(_x AS DECIMAL(38, 0)))", _x=args[0])
+        return exp.Sum(this=args[0].copy())
+    if kind == "mod":  # NULL for a zero divisor, NaN when either operand is a DOUBLE or FLOAT
+        floats = any(c == "float" for c, _ in operands)
+        zero = spark_expression("IF(_a IS NULL, NULL, CAST('NaN' AS DOUBLE))", _a=args[0]) if floats else exp.Null()
+        return exp.Case(
+            ifs=[exp.If(this=exp.EQ(this=args[1].copy(), expression=exp.Literal.number(0)), true=zero)],
+            default=exp.Mod(this=args[0].copy(), expression=args[1].copy()),
+        )
+    if kind in ("floor", "ceil"):  # DuckDB keeps a DOUBLE a DOUBLE (Spark's is a BIGINT, which overflows)
+        rounded: exp.Expr = exp.Floor(this=args[0].copy()) if kind == "floor" else exp.Ceil(this=args[0].copy())
+        if category == "integer":  # DuckDB makes an integer's floor and ceiling a DOUBLE
+            return spark_expression("CAST(_x AS DOUBLE)", _x=args[0])
+        if category != "float":
+            return rounded
+        return spark_expression(
+            "CASE WHEN ABS(_x) >= 4503599627370496D OR ISNAN(_x) THEN _x ELSE CAST(_plain AS DOUBLE) END",
+            _x=args[0],
+            _plain=rounded,
+        )
+    if kind == "epoch_ms":
+        if dtype is not None and dtype.is_type(*exp.DataType.TEMPORAL_TYPES):
+            return spark_expression("UNIX_MILLIS(CAST(_x AS TIMESTAMP))", _x=args[0])
+        return spark_expression("CAST(TIMESTAMP_MILLIS(_x) AS TIMESTAMP_NTZ)", _x=args[0])
+    if kind in ("to_float", "to_text"):
+        safe = bool(args[1].this)
+        to = exp.DataType.build("float" if kind == "to_float" else "string")
+        plain = exp.TryCast(this=args[0].copy(), to=to, safe=True) if safe else exp.Cast(this=args[0].copy(), to=to)
+        if kind == "to_text" and dtype is not None and dtype.is_type(exp.DataType.Type.ARRAY):
+            # DuckDB spells a list's NULL elements NULL (Spark: null)
+            return spark_expression(
+                "CASE WHEN _x IS NULL THEN NULL ELSE CONCAT('[', ARRAY_JOIN(TRANSFORM(_x, e -> COALESCE(CAST(e AS STRING), "
+                "'NULL')), ', '), ']') END",
+                _x=args[0],
+            )
+        if category != "float":
+            return plain
+        if kind == "to_text":
+            return spark_expression(_DOUBLE_AS_DUCKDB_TEXT, _x=args[0])
+        too_large = spark_expression(
+            "ABS(_x) > 3.4028234663852886E38D AND ABS(_x) <> CAST('Infinity' AS DOUBLE)", _x=args[0]
+        )
+        problem = (
+            exp.Null()
+            if safe
+            else spark_expression(
+                "RAISE_ERROR(CONCAT('Conversion Error: Type DOUBLE with value ', CAST(_x AS STRING), "
+                "' can''t be cast because the value is out of range for the destination type FLOAT'))",
+                _x=args[0],
+            )
+        )
+        return exp.Case(ifs=[exp.If(this=too_large, true=problem)], default=plain)
+    raise ValueError(f"unknown typed marker {kind!r}")
+
+
+# A DOUBLE as DuckDB writes it (Python's repr: the shortest digits, fixed notation from 1e-4 to 1e16, else
+# ``1.5e+300``), from Spark's text of it (Java's: the same digits, fixed from 1e-3 to 1e7, else ``1.5E300``).
+_DOUBLE_AS_DUCKDB_TEXT = """
+CASE
+  WHEN ISNAN(_x) THEN 'nan'
+  WHEN _x = CAST('Infinity' AS DOUBLE) THEN 'inf'
+  WHEN _x = CAST('-Infinity' AS DOUBLE) THEN '-inf'
+  WHEN NOT CONTAINS(CAST(_x AS STRING), 'E') THEN CAST(_x AS STRING)
+  ELSE CONCAT(
+    CASE WHEN _x < 0 THEN '-' ELSE '' END,
+    CASE
+      WHEN CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) = -4 THEN CONCAT('0.000',
+        REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''))
+      WHEN CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) BETWEEN 7 AND 15 THEN
+        CASE
+          WHEN LENGTH(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''))
+               <= CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 1
+          THEN CONCAT(RPAD(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''),
+                           CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 1, '0'), '.0')
+          ELSE CONCAT(
+            SUBSTRING(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), 1,
+                      CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 1),
+            '.',
+            SUBSTRING(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''),
+                      CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) + 2))
+        END
+      ELSE CONCAT(
+        SUBSTRING(CAST(ABS(_x) AS STRING), 1, 1),
+        CASE WHEN LENGTH(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', '')) > 1
+             THEN CONCAT('.', SUBSTRING(REGEXP_REPLACE(REGEXP_REPLACE(SUBSTRING_INDEX(CAST(ABS(_x) AS STRING), 'E', 1), '[.]', ''), '0+$', ''), 2))
+             ELSE '' END,
+        'e',
+        CASE WHEN CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT) < 0 THEN '-' ELSE '+' END,
+        CASE WHEN ABS(CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT)) < 10 THEN '0' ELSE '' END,
+        CAST(ABS(CAST(SUBSTRING_INDEX(CAST(_x AS STRING), 'E', -1) AS INT)) AS STRING))
+    END)
+END
+"""
+
+
+def _decimal_average(value: exp.Expr, dtype: exp.DataType | None) -> exp.Expr:
+    """DuckDB's average of a DECIMAL: a DOUBLE, the exact sum of the unscaled values as a double divided by
+    ``count * 10^scale`` (a sum of doubles would round differently: 56.755 is not 56.75)."""
+    scale_node = dtype.expressions[1] if dtype is not None and len(dtype.expressions) > 1 else None
+    if not isinstance(scale_node, exp.DataTypeParam) or not scale_node.this.is_int:
+        return spark_expression("AVG(CAST(_x AS DOUBLE))", _x=value)
+    power = 10 ** int(scale_node.this.name)
+    return spark_expression(
+        f"CASE WHEN COUNT(_x) = 0 THEN NULL ELSE CAST(SUM(CAST(_x * {power} AS DECIMAL(38, 0))) AS DOUBLE) "
+        f"/ (CAST(COUNT(_x) AS DOUBLE) * {power}D) END",
+        _x=value,
+    )
+
+
+def _slice(container: exp.Expr, start: exp.Expr, end: exp.Expr, text: bool) -> exp.Expr:
+    """DuckDB's ``x[a:b]`` and ``list_slice``: 1-based and inclusive, 0 is 1, negative counts from the end, out of
+    range clamps; a string slices its characters."""
+    size = "LENGTH(_x)" if text else "SIZE(_x)"
+    first = (
+        "1"
+        if isinstance(start, exp.Null)
+        else f"GREATEST(CASE WHEN _a < 0 THEN {size} + _a + 1 WHEN _a = 0 THEN 1 ELSE _a END, 1)"
+    )
+    last = size if isinstance(end, exp.Null) else f"LEAST(CASE WHEN _b < 0 THEN {size} + _b + 1 ELSE _b END, {size})"
+    function = "SUBSTRING" if text else "SLICE"
+    return spark_expression(
+        f"{function}(_x, {first}, GREATEST({last} - {first} + 1, 0))", _x=container, _a=start, _b=end
+    )
