@@ -31,8 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser.parse_args(argv)
     if not in_venv():  # checked once, before anything is installed
         check_runtime()
-        if ns.command == "test":
-            ensure_test_tools()
+    if ns.command == "test":  # also when started from inside .venv: the browser tests need chromium either way
+        ensure_test_tools()
     if ns.command == "install":
         ensure_venv()
         return 0

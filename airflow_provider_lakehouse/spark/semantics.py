@@ -43,8 +43,8 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
     """Rewrite DuckDB-dialect arithmetic and casts in ``tree`` for Spark (markers where types decide).
 
     >>> sql = lambda s: duckdb_semantics(sqlglot.parse_one(s, read="duckdb")).sql("spark")
-    >>> sql("SELECT a % b")  # NULL or NaN for a zero divisor: the operands' types decide
-    "SELECT __LH_TYPED('mod', a, b, 1)"
+    >>> sql("SELECT a % b").startswith("SELECT __LH_TYPED('mod', a, b, ")  # NULL or NaN for 0: types decide
+    True
     >>> sql("SELECT a // 2, CAST(x AS INTEGER)").startswith("SELECT __LH_INT_DIV(a, 2, ")
     True
     """
