@@ -52,7 +52,6 @@ from airflow_provider_lakehouse.spark.rewriting import (
     string_literal,
     typed_call,
 )
-from airflow_provider_lakehouse.spark.typed_functions import duckdb_element
 
 _LOG_NEGATIVE = "Out of Range Error: cannot take logarithm of a negative number"
 _LOG_ZERO = "Out of Range Error: cannot take logarithm of zero"
@@ -559,7 +558,9 @@ def _list_contains(node: exp.ArrayContains) -> exp.Expr:
 def _list_unique(node: exp.Anonymous) -> exp.Expr | None:
     if len(node.expressions) != 1:
         return None
-    return spark_expression("SIZE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.expressions[0])
+    return spark_expression(
+        "CAST(SIZE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL))) AS BIGINT)", _l=node.expressions[0]
+    )
 
 
 def _non_null(items: exp.Expr) -> exp.Expr:
@@ -685,7 +686,7 @@ def _sum(node: exp.Sum) -> exp.Expr | None:
 def _list_extract(node: exp.Anonymous) -> exp.Expr | None:
     if len(node.expressions) != 2:
         return None
-    return duckdb_element(node.expressions[0], node.expressions[1])
+    return typed_call("element", node.expressions[0], node.expressions[1])
 
 
 def _list_position(node: exp.Anonymous) -> exp.Expr | None:

@@ -767,7 +767,7 @@ class _Planner:
             if isinstance(inner, exp.NotNullColumnConstraint) and not inner.args.get("allow_null"):
                 nullable = False
             elif isinstance(inner, exp.DefaultColumnConstraint):
-                default = _literal(inner.this)
+                default = _default_literal(inner.this)
             elif isinstance(inner, exp.PrimaryKeyColumnConstraint):
                 nullable = False  # DuckLake has no keys; keep the NOT NULL part, as DuckDB does
             else:
@@ -1366,6 +1366,15 @@ def _refuse_defaults_duckdb_refuses(statement: Statement, column: exp.ColumnDef)
                 "DuckDB): give a constant (DATE '2020-01-01' as '2020-01-01'), or add the column without a default "
                 "and fill its rows with UPDATE.",
             )
+
+
+def _default_literal(node: exp.Expr | None) -> Any:
+    """A column default's value: as :func:`_literal`, but a decimal number keeps its digits as text (a float
+    would store ``-353225132005.3417231929`` as ``-353225132005.34174``; DuckDB stores the digits)."""
+    number = node.this if isinstance(node, exp.Neg) else node
+    if isinstance(number, exp.Literal) and number.is_number and re.fullmatch(r"\d*\.\d+", number.name):
+        return ("-" if isinstance(node, exp.Neg) else "") + number.name
+    return _literal(node)
 
 
 def _literal(node: exp.Expr | None) -> Any:

@@ -37,6 +37,11 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
     if kind == "element":
         if category == "string":  # DuckDB's s[i]: the i-th character, '' out of range or at 0
             return spark_expression("CASE WHEN _i = 0 THEN '' ELSE SUBSTRING(_s, _i, 1) END", _s=args[0], _i=args[1])
+        if dtype is not None and dtype.is_type(exp.DataType.Type.MAP):  # a key, not a position
+            return exp.Anonymous(this="TRY_ELEMENT_AT", expressions=[args[0].copy(), args[1].copy()])
+        if dtype is not None and dtype.is_type(exp.DataType.Type.ARRAY) and int_literal(args[1]) is None:
+            # Spark takes an INT position only; a BIGINT beyond it is out of range, so NULL as in DuckDB
+            return duckdb_element(args[0], exp.TryCast(this=args[1].copy(), to=exp.DataType.build("int"), safe=True))
         return duckdb_element(args[0], args[1])
     if kind == "slice":
         return _slice(args[0], args[1], args[2], text=category == "string")

@@ -150,6 +150,9 @@ ROW_EXPRESSIONS = [
     "gcd(i, 6)",
     "lcm(i, 4)",
     "i % 0.0",
+    "list_extract(l, b)",
+    "l[b]",
+    "map(['Hello', 'ABC abc'], [1, 2])[s]",
 ]
 
 #: aggregates over ``vals`` (``SELECT <expression> AS r FROM vals``, one row)
