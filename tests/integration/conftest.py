@@ -20,6 +20,16 @@ def setup(request: pytest.FixtureRequest, tmp_path: Path) -> LakeSetup:
 
 
 @pytest.fixture(scope="module")
+def stackless_spark() -> Iterator[Any]:
+    """Local Spark for one test module that reads only local lakes (no stack, no S3A jars)."""
+    from airflow_provider_lakehouse.spark.session import local_session
+
+    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
 def spark(stack: Any) -> Iterator[Any]:
     """Local Spark for one test module, with the S3A jars (S3 lakes read by Spark itself)."""
     from airflow_provider_lakehouse.spark.session import local_session

@@ -5,7 +5,6 @@ and in DuckDB 1.5 over the same lake; the expected values are DuckDB's answers a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -172,12 +171,8 @@ AGGREGATES = [
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from airflow_provider_lakehouse.spark.session import local_session
-
-    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
-    yield session
-    session.stop()
+def spark(stackless_spark: Any) -> Any:
+    return stackless_spark
 
 
 @pytest.fixture(scope="module")

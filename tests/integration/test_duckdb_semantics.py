@@ -5,7 +5,6 @@ overflow, division by zero, ``/``, ``//``, ``%`` and rounding casts, each checke
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -100,12 +99,8 @@ COLUMNS = [
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from airflow_provider_lakehouse.spark.session import local_session
-
-    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
-    yield session
-    session.stop()
+def spark(stackless_spark: Any) -> Any:
+    return stackless_spark
 
 
 @pytest.fixture(scope="module")
