@@ -137,6 +137,7 @@ def iceberg_runner(lake: dict[str, Any], jars: list[str]) -> Callable[[PipelineT
     from airflow_provider_lakehouse.spark.files import read_files
     from airflow_provider_lakehouse.spark.native import spark_path
     from airflow_provider_lakehouse.spark.plan import plan_script
+    from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
 
     conn, aws = lake["conn"], lake["aws"]
     # A database of its own: the JDBC catalog looks for its tables in every schema it can see and, finding them
@@ -188,11 +189,18 @@ def iceberg_runner(lake: dict[str, Any], jars: list[str]) -> Callable[[PipelineT
                         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS ice.`{step.target}`")
                         namespaces.add(step.target or "")
                 continue
-            for ref in step.tables:
-                spark.table(f"ice.`{ref.schema}`.`{ref.table}`").createOrReplaceTempView(ref.view)
-            for file_ref in step.files:
-                read_files(spark, file_ref, None).createOrReplaceTempView(file_ref.view)
-            frame = spark.sql(step.query)
+            views = {ref.view: spark.table(f"ice.`{ref.schema}`.`{ref.table}`") for ref in step.tables}
+            views.update({file_ref.view: read_files(spark, file_ref, None) for file_ref in step.files})
+            for view, read in views.items():
+                read.createOrReplaceTempView(view)
+            query = step.query or ""
+            if has_markers(query):  # DuckDB's semantics for the operands' types, as the DuckLake driver does
+                schemas = {
+                    view: {f.name: f.dataType.simpleString() for f in read.schema.fields}
+                    for view, read in views.items()
+                }
+                query = resolve(query, schemas)
+            frame = spark.sql(query)
             if isinstance(details, steps.Ctas):
                 schema, table = (step.target or "").split(".")
                 frame.writeTo(f"ice.`{schema}`.`{table}`").using("iceberg").createOrReplace()
