@@ -4,6 +4,11 @@ The pip PySpark ships Hadoop's client jars but not ``hadoop-aws``. It must be th
 Hadoop, with what it declares at runtime: the AWS SDK v2 ``bundle`` and the S3 analytics accelerator. A
 throw-away POM that depends on ``hadoop-aws`` lets Maven resolve exactly those (``dependency:copy-dependencies``,
 runtime scope) from Maven's configured repositories; afterwards the cache is used offline.
+
+One repair: the AWS SDK ``bundle`` 2.24.6, which ``hadoop-aws`` 3.4.1 (Spark 4.0) declares, carries SLF4J 1.7's API
+unshaded. First on a JVM's class path (where ``extraClassPath`` puts it), it wins over Spark's SLF4J 2 and sends
+every log line of the JVM to SLF4J's no-op logger: a Spark 4.0 driver with S3A logged nothing at all. The cached
+copy leaves those classes out (:func:`without_unshaded_slf4j`); later bundles shade them.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -40,15 +46,27 @@ def bundled_hadoop_version(spark_jars: Path) -> str:
     raise RuntimeError(f"No hadoop-client-api jar in {spark_jars}.")
 
 
+def _cache_folder(cache: Path, version: str) -> Path:
+    return cache / f"hadoop-aws-{version}"
+
+
+def cached_s3a_jars(cache: Path, spark_jars: Path) -> list[Path]:
+    """The S3A jars for the bundled Hadoop if :func:`s3a_jars` has fetched them into ``cache``, else none."""
+    target = _cache_folder(cache, bundled_hadoop_version(spark_jars))
+    return sorted(target.glob("*.jar")) if (target / "complete").exists() else []
+
+
 def s3a_jars(cache: Path, spark_jars: Path, *, log: Callable[[str], None] = print) -> list[Path]:
     """The S3A jars for the bundled Hadoop, from ``cache`` (filled with ``mvn`` the first time).
 
     :raises RuntimeError: ``mvn`` is missing or could not resolve them (the caller falls back to pyarrow).
     """
     version = bundled_hadoop_version(spark_jars)
-    target = cache / f"hadoop-aws-{version}"
+    target = _cache_folder(cache, version)
     marker = target / "complete"
     if marker.exists():
+        for jar in target.glob("bundle-*.jar"):  # a cache filled before the repair was added
+            without_unshaded_slf4j(jar)
         return sorted(target.glob("*.jar"))
     if shutil.which("mvn") is None:
         raise RuntimeError("mvn is not installed: cannot fetch hadoop-aws for S3A.")
@@ -77,8 +95,31 @@ def s3a_jars(cache: Path, spark_jars: Path, *, log: Callable[[str], None] = prin
         target.mkdir(parents=True, exist_ok=True)
         for jar in staging.glob("*.jar"):
             shutil.move(str(jar), target / jar.name)
+    for jar in target.glob("bundle-*.jar"):
+        without_unshaded_slf4j(jar)
     marker.write_text("\n".join(sorted(j.name for j in target.glob("*.jar"))) + "\n")
     return sorted(target.glob("*.jar"))
+
+
+_SLF4J = "org/slf4j/"
+
+
+def without_unshaded_slf4j(jar: Path) -> bool:
+    """Rewrite ``jar`` without its unshaded ``org/slf4j/`` classes, if it has any; return whether it had.
+
+    The rewrite goes to a temporary file renamed over the jar, so a crash leaves the old jar or the new one.
+    """
+    with zipfile.ZipFile(jar) as source:
+        entries = source.infolist()
+        if not any(e.filename.startswith(_SLF4J) for e in entries):
+            return False
+        repaired = jar.with_name(jar.name + ".repairing")
+        with zipfile.ZipFile(repaired, "w", compression=zipfile.ZIP_DEFLATED) as target:
+            for entry in entries:
+                if not entry.filename.startswith(_SLF4J):
+                    target.writestr(entry, source.read(entry))
+    repaired.replace(jar)
+    return True
 
 
 def classpath_conf(jars: Sequence[Path | str]) -> dict[str, str]:

@@ -204,12 +204,20 @@ class Stack:
         except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
             log(f"S3A is not available ({exc}); Spark reads S3 lakes through pyarrow")
             jars = []
-        self._update_state(s3a_jars=[str(j) for j in jars])
         return jars
 
     def s3a_jar_paths(self) -> tuple[Path, ...]:
-        """The S3A jars :meth:`ensure_s3a_jars` found (none if it has not run or failed)."""
-        return tuple(Path(j) for j in self._load_state().get("s3a_jars", []) if Path(j).exists())
+        """The S3A jars :meth:`ensure_s3a_jars` fetched for this process's Spark (none if it has not run or failed).
+
+        Each bundled Hadoop has its own cache folder, and only this Spark's is used: ``hadoop-aws`` must match the
+        Hadoop it runs with (a test run from a venv with Spark 4.0 fetches and uses Hadoop 3.4.1's).
+        """
+        from airflow_provider_lakehouse.devstack.jars import cached_s3a_jars
+
+        try:
+            return tuple(cached_s3a_jars(self.state_dir / "jars", spark_home() / "jars"))
+        except RuntimeError:  # no full pyspark here: nothing to give the jars to
+            return ()
 
     def start_spark_connect(self, *, log: Any = print, driver_memory: str | None = None) -> str:
         """Start the Spark Connect server unless it is running; return its URL (``sc://127.0.0.1:<port>``).
@@ -222,6 +230,13 @@ class Stack:
         """
         self.state_dir.mkdir(parents=True, exist_ok=True)
         server = self.spark_connect_server()
+        home = str(spark_home())
+        started_from = self._load_state().get("spark_connect_home")
+        if server.pid() is not None and started_from != home:
+            # started from another Spark (another pyspark, or unrecorded): a newer client asks an older server for
+            # settings it does not have, and the answers would not be this Spark's
+            log(f"restarting Spark Connect: it runs {started_from or 'an unrecorded Spark'}, not {home}")
+            server.stop()
         if not server.running():
             server.stop()  # ours but not answering: a half-started or wedged JVM
             server.port = pick_port(server.port)
@@ -231,6 +246,7 @@ class Stack:
             begin = time.monotonic()
             server.start()
             log(f"Spark Connect answered after {time.monotonic() - begin:.1f} s")
+            self._update_state(spark_connect_home=home)
         self._update_state(spark_connect_port=server.port)
         self._refresh_env_file()
         return server.url
@@ -245,6 +261,11 @@ class Stack:
         """
         self.state_dir.mkdir(parents=True, exist_ok=True)
         cluster = self.spark_cluster()
+        home = str(spark_home())
+        started_from = self._load_state().get("spark_cluster_home")
+        if (cluster.pid() is not None or cluster.worker_pid() is not None) and started_from != home:
+            log(f"restarting the Spark standalone cluster: it runs {started_from or 'an unrecorded Spark'}, not {home}")
+            cluster.stop()
         if not cluster.running():
             cluster.stop()  # e.g. a master whose worker died: free its ports before choosing them again
             cluster.master_port = pick_port(cluster.master_port)
@@ -256,6 +277,7 @@ class Stack:
             begin = time.monotonic()
             cluster.start()
             log(f"Spark worker registered after {time.monotonic() - begin:.1f} s (master UI {cluster.master_ui_url})")
+            self._update_state(spark_cluster_home=home)
         self._update_state(
             spark_master_port=cluster.master_port,
             spark_master_ui_port=cluster.master_ui_port,

@@ -1,4 +1,4 @@
-"""Spark schemas as Arrow schemas, on every PySpark 4 release.
+"""Spark schemas as Arrow schemas and back, on every PySpark 4 release.
 
 PySpark's ``to_arrow_schema`` names the session time zone with ``timezone=`` since 4.3 (and asserts without it
 for a ``TIMESTAMP``); 4.0 to 4.2 take ``timestamp_utc=True`` instead. The provider supports Spark 4.x, so it
@@ -21,3 +21,15 @@ def to_arrow_schema(struct: Any, zone: str = "UTC") -> pa.Schema:
     if "timezone" in inspect.signature(convert).parameters:
         return convert(struct, timezone=zone)
     return convert(struct, timestamp_utc=True)  # type: ignore[call-arg]  # PySpark 4.0-4.2: always UTC, the provider's session zone
+
+
+def spark_struct_type(schema: pa.Schema) -> Any:
+    """The Spark ``StructType`` of Arrow ``schema``, a timestamp without a zone as ``TIMESTAMP_NTZ``.
+
+    DuckDB's ``TIMESTAMP`` has no zone, and Spark's ``TIMESTAMP_NTZ`` is its match. PySpark's ``from_arrow_schema``
+    prefers it by default only from 4.2 on; 4.0 and 4.1 make it a ``TIMESTAMP`` (in the session's zone), which
+    turned inlined ``TIMESTAMP`` rows into zoned values there. So the preference is always given.
+    """
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema, prefer_timestamp_ntz=True)

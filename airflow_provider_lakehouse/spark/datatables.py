@@ -44,7 +44,7 @@ def datatable_frame(
 ) -> tuple[Any, str]:
     """A DataFrame of ``schema.table`` as the script sees it, and how it was read (``driver`` or
     ``executors:N`` for N page ranges)."""
-    from pyspark.sql.pandas.types import from_arrow_schema
+    from airflow_provider_lakehouse.spark.arrow_schema import spark_struct_type
 
     pages = transactions.table_pages(datatable, schema, table)
     snapshot = transactions.shared_snapshot(datatable) if pages * _PAGE_BYTES > partition_bytes else None
@@ -52,9 +52,9 @@ def datatable_frame(
         rows = transactions.read(datatable, schema, table)
         spark_schema = spark_arrow_schema(rows.schema)
         if rows.num_rows == 0:  # PySpark cannot build a frame from an empty Arrow table with a list column
-            return spark.createDataFrame([], schema=from_arrow_schema(spark_schema)), "driver"
+            return spark.createDataFrame([], schema=spark_struct_type(spark_schema)), "driver"
         converted = to_spark_table(rows, spark_schema)
-        return spark.createDataFrame(converted, schema=from_arrow_schema(spark_schema)), "driver"
+        return spark.createDataFrame(converted, schema=spark_struct_type(spark_schema)), "driver"
     spark_schema = spark_arrow_schema(transactions.read(datatable, schema, table, limit=0).schema)
     pieces = page_ranges(
         transactions.spec(datatable), snapshot, schema, table, pages, -(-pages * _PAGE_BYTES // partition_bytes)

@@ -926,9 +926,9 @@ class PlanRunner:
 
     def _frame(self, table: pa.Table) -> Any:
         """A DataFrame of an Arrow table, its schema given: Spark Connect cannot infer one from zero rows."""
-        from pyspark.sql.pandas.types import from_arrow_schema
+        from airflow_provider_lakehouse.spark.arrow_schema import spark_struct_type
 
-        return self.spark.createDataFrame(table, schema=from_arrow_schema(table.schema))
+        return self.spark.createDataFrame(table, schema=spark_struct_type(table.schema))
 
 
 def _row_keys(rows: pa.Table) -> int:

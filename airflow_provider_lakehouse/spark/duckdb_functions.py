@@ -284,13 +284,17 @@ def _date_sub(node: exp.Anonymous) -> exp.Expr | None:
 
 
 def _checked_spread(spark_name: str, duckdb_name: str) -> Callable[[exp.Expr], exp.Expr | None]:
-    """Variance and standard deviation: DuckDB fails when the result overflows a DOUBLE, Spark gives Infinity."""
+    """Variance and standard deviation as DuckDB finishes them: a result that is not finite (an overflow, or a NaN
+    among the values) fails, where Spark gives Infinity or NaN; of one value, a population spread is 0 whatever
+    the value (Spark: NaN for Infinity) and a sample spread NULL, as in Spark."""
 
     def rewrite(node: exp.Expr) -> exp.Expr | None:
         if not _aggregate_position(node) or node.expression is not None:
             return None
+        one_value = "0.0D" if spark_name.endswith("_POP") else "CAST(NULL AS DOUBLE)"
         return spark_expression(
-            f"CASE WHEN ABS({spark_name}(_x)) = CAST('Infinity' AS DOUBLE) "
+            f"CASE WHEN COUNT(_x) = 1 THEN {one_value} "
+            f"WHEN ISNAN({spark_name}(_x)) OR ABS({spark_name}(_x)) = CAST('Infinity' AS DOUBLE) "
             f"THEN RAISE_ERROR('Out of Range Error: {duckdb_name} is out of range!') ELSE {spark_name}(_x) END",
             _x=node.this,
         )

@@ -64,15 +64,15 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage, table_columns: Se
         ``customer`` read for its key becomes small enough to broadcast, as Iceberg's estimate makes it). Spark
         still reads only the selected columns.
     """
-    from pyspark.sql.pandas.types import from_arrow_schema
+    from airflow_provider_lakehouse.spark.arrow_schema import spark_struct_type
 
     read = _columns_to_read(plan, table_columns)
     widened = len(read) > len(plan.columns)
     arrow_schema = spark_arrow_schema(plan.output_schema())
-    schema = _schema_with_ids(from_arrow_schema(arrow_schema), plan.columns)
+    schema = _schema_with_ids(spark_struct_type(arrow_schema), plan.columns)
     names = [f"`{c.name}`" for c in plan.columns]
     read_schema = (
-        _schema_with_ids(from_arrow_schema(spark_arrow_schema(output_schema(read))), read) if widened else schema
+        _schema_with_ids(spark_struct_type(spark_arrow_schema(output_schema(read))), read) if widened else schema
     )
     frame = spark.read.schema(read_schema).parquet(*[spark_path(f.path) for f in plan.files])
     deleted = _deleted_rows(storage, plan)

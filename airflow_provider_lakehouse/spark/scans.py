@@ -27,7 +27,7 @@ def partitioned_read(
 ) -> Any:
     """A DataFrame of what ``read`` yields for each of ``pieces`` (one Spark task per piece), typed ``schema``
     (Spark-compatible Arrow types, see :func:`~.tasks.spark_arrow_schema`)."""
-    from pyspark.sql.pandas.types import from_arrow_schema
+    from airflow_provider_lakehouse.spark.arrow_schema import spark_struct_type
 
     pieces = list(pieces)
     count = max(1, len(pieces))
@@ -38,7 +38,7 @@ def partitioned_read(
                 if index < len(pieces):
                     yield from read(pieces[index])
 
-    return spark.range(0, count, 1, count).mapInArrow(produce, from_arrow_schema(schema))
+    return spark.range(0, count, 1, count).mapInArrow(produce, spark_struct_type(schema))
 
 
 def scan_frame(spark: Any, task: ScanTask) -> Any:

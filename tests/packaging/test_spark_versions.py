@@ -1,0 +1,125 @@
+"""The provider on the other Spark releases it declares (``pyspark>=4.0,<5``): the Spark tests that touch what
+changed between them, run again on another pyspark.
+
+The rest of the suite runs on the tested set's Spark (constraints/constraints-3.11.txt). Here each version in
+``LAKEHOUSE_TEST_SPARK_VERSIONS`` (comma-separated; default: the lowest declared, the floor CI keeps honest) is
+installed with pip into a folder of its own under the stack's state folder (``--target``, once; about 45 s
+and 450 MB each), put first on ``PYTHONPATH`` so that it shadows the tested set's pyspark, and a subset of the
+integration tests runs against it in a child pytest on the same stack: in-process local Spark, Spark Connect (a
+server started from that Spark), spark-submit with S3A (``hadoop-aws`` of that Spark's Hadoop, fetched with
+``mvn``), and the reads, writes and DuckDB semantics whose PySpark APIs changed between releases (Arrow schema
+conversion, timestamps, column types of created tables).
+
+The child run leaves a Spark Connect server of that Spark running; the next test that needs the stack's server
+gets it restarted from the tested set's Spark (``Stack.start_spark_connect``), which the last test here checks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
+from airflow_provider_lakehouse.devstack.spark import spark_home
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+#: the child run: every way the provider runs Spark, and what differed between Spark releases when measured
+SUBSET = (
+    "tests/integration/test_spark_sql.py",
+    "tests/integration/test_duckdb_functions.py::test_a_created_table_keeps_duckdbs_column_types",
+    "tests/integration/test_duckdb_functions.py::test_aggregates_return_duckdbs_values",
+    "tests/integration/test_connect_engine.py::test_values_and_passed_through_types_over_spark_connect",
+    "tests/integration/test_connect_engine.py::test_s3_lake_with_deletes_is_read_by_sparks_own_reader_over_spark_connect",
+    "tests/integration/test_s3a_credentials.py",
+)
+#: the catalog database does not depend on Spark: the SQLite-catalog half of each parametrized test is enough
+SELECTION = "not postgres"
+
+
+def lowest_spark() -> str:
+    """The floor of the ``spark`` extra's ``pyspark>=X`` in pyproject.toml, as a release (``4.0`` → ``4.0.0``)."""
+    extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    (requirement,) = [r for r in extras["spark"] if r.startswith("pyspark>=")]
+    floor = re.match(r"pyspark>=([0-9.]+)", requirement).group(1)
+    return floor if floor.count(".") == 2 else f"{floor}.0"
+
+
+def versions() -> list[str]:
+    chosen = os.environ.get("LAKEHOUSE_TEST_SPARK_VERSIONS", "").strip()
+    return [v.strip() for v in chosen.split(",") if v.strip()] or [lowest_spark()]
+
+
+def pyspark_folder(state_dir: Path, version: str) -> Path:
+    """pyspark ``version`` (and its py4j) installed with pip into a folder of its own, once."""
+    folder = state_dir / "spark-versions" / version
+    if not (folder / ".installed").exists():
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--target", str(folder), "--upgrade", f"pyspark=={version}"],
+            check=True,
+            env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"),
+            timeout=900,
+        )
+        (folder / ".installed").write_text(version)
+    return folder
+
+
+@pytest.mark.parametrize("version", versions())
+def test_the_spark_tests_pass_on_another_spark(stack, tmp_path: Path, version: str) -> None:
+    begin = time.monotonic()
+    folder = pyspark_folder(stack.state_dir, version)
+    installed = time.monotonic() - begin
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(REPO_ROOT)]))
+    probe = subprocess.run(
+        [sys.executable, "-c", "import pyspark; print(pyspark.__version__, pyspark.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    running, where = probe.stdout.split()
+    assert running == version and where.startswith(str(folder)), probe.stdout
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            f"--basetemp={tmp_path / 'run'}",
+            "-k",
+            SELECTION,
+            *SUBSET,
+        ],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    print(f"\n[Spark {version}] installed in {installed:.1f} s; {summary}")
+    assert result.returncode == 0, f"on Spark {version}:\n{result.stdout[-6000:]}\n{result.stderr[-2000:]}"
+    assert re.search(r"\d+ passed", summary) and "skipped" not in summary, summary
+    # The Connect server the child started from that Spark logs: Spark 4.0's S3A jars once sent its whole log to
+    # SLF4J's no-op logger (see devstack.jars.without_unshaded_slf4j).
+    server_log = stack.spark_connect_server().log_file.read_text(errors="replace")
+    assert f" INFO SparkContext: Running Spark version {version}" in server_log.rsplit("starting connect", 1)[-1]
+
+
+def test_the_stacks_spark_connect_runs_this_processs_spark_again(stack) -> None:
+    """After a run on another Spark, the stack's Connect server is restarted from this process's Spark."""
+    stack.start_spark_connect(log=lambda _m: None)
+    pid = stack.spark_connect_server().pid()
+    assert pid is not None
+    command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    assert str(spark_home() / "jars") in command, command[:500]

@@ -1,0 +1,39 @@
+"""The S3A jar cache's repair of AWS SDK bundles that carry SLF4J unshaded (see devstack.jars)."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from airflow_provider_lakehouse.devstack.jars import without_unshaded_slf4j
+
+
+def _jar(path: Path, names: list[str]) -> Path:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as jar:
+        for name in names:
+            jar.writestr(name, f"bytes of {name}")
+    return path
+
+
+def test_unshaded_slf4j_classes_are_left_out_and_everything_else_kept(tmp_path: Path) -> None:
+    kept = [
+        "META-INF/MANIFEST.MF",
+        "software/amazon/awssdk/thirdparty/org/slf4j/LoggerFactory.class",  # shaded: the SDK's own copy
+        "software/amazon/awssdk/services/s3/S3Client.class",
+    ]
+    jar = _jar(tmp_path / "bundle-2.24.6.jar", [*kept, "org/slf4j/LoggerFactory.class", "org/slf4j/impl/X.class"])
+
+    assert without_unshaded_slf4j(jar) is True
+
+    with zipfile.ZipFile(jar) as repaired:
+        assert repaired.namelist() == kept
+        assert repaired.read(kept[2]) == f"bytes of {kept[2]}".encode()
+    assert not list(tmp_path.glob("*.repairing"))
+
+
+def test_a_jar_without_them_is_not_rewritten(tmp_path: Path) -> None:
+    jar = _jar(tmp_path / "bundle-2.35.4.jar", ["software/amazon/awssdk/thirdparty/org/slf4j/Logger.class"])
+    before = jar.stat().st_mtime_ns
+
+    assert without_unshaded_slf4j(jar) is False
+    assert jar.stat().st_mtime_ns == before
