@@ -160,7 +160,8 @@ def _window(node: exp.Window) -> exp.Expr | None:
 
 
 def _avg(node: exp.Avg) -> exp.Expr | None:
-    if not _aggregate_position(node) or isinstance(node.this, exp.Distinct):
+    # under FILTER or OVER too: the driver gives each aggregate of the resolved form the clauses
+    if isinstance(node.parent, exp.WithinGroup) or isinstance(node.this, exp.Distinct):
         return None
     return typed_call("avg", node.this)  # DuckDB averages a DECIMAL as a DOUBLE
 
@@ -682,7 +683,7 @@ def _cast(node: exp.Cast) -> exp.Expr | None:
 
 
 def _sum(node: exp.Sum) -> exp.Expr | None:
-    if isinstance(node.parent, exp.Window) or isinstance(node.this, exp.Distinct):
+    if isinstance(node.this, exp.Distinct):  # under FILTER or OVER too, as for avg
         return None
     return typed_call("sum", node.this)
 

@@ -143,10 +143,11 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
         categories = _marker_operand_categories(tree, schemas)
         for marker in innermost:
             resolved = _resolve_marker(marker, categories.get(int(marker.expressions[-1].name), ()))
-            if marker is tree:
+            replaced, resolved = _with_its_aggregate_clauses(marker, resolved)
+            if replaced is tree:
                 tree = resolved
             else:
-                marker.replace(resolved)
+                replaced.replace(resolved)
     return _exact_log10(tree).sql("spark")
 
 
@@ -172,6 +173,42 @@ def _is_marker(node: exp.Expr) -> bool:
 
 def _markers(tree: exp.Expr) -> list[exp.Anonymous]:
     return [node for node in tree.find_all(exp.Anonymous) if _is_marker(node)]
+
+
+def _with_its_aggregate_clauses(marker: exp.Expr, resolved: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
+    """The node to replace and its replacement, for a marker of an aggregate under ``FILTER`` or ``OVER``.
+
+    An aggregate marker may resolve to an expression over several aggregates (``avg`` of a DECIMAL is a sum over
+    a count), which cannot take the clauses: each aggregate in it gets them instead, and the whole clause is
+    replaced. ``sum(b) FILTER (WHERE id > 1)`` becomes ``... SUM(...) FILTER (WHERE id > 1) ...``.
+    """
+    clauses: list[exp.Expr] = []
+    node = marker
+    while isinstance(node.parent, (exp.Filter, exp.Window)) and node.parent.this is node:
+        node = node.parent
+        clauses.append(node)
+    if not clauses or isinstance(resolved, exp.AggFunc):
+        return marker, resolved
+    outermost = [
+        a for a in resolved.find_all(exp.AggFunc) if not isinstance(a.parent_select, exp.Select) and _outermost(a)
+    ]
+    for aggregate in outermost:
+        wrapped: exp.Expr = aggregate.copy()
+        for clause in clauses:  # innermost first: FILTER inside OVER
+            copy = clause.copy()
+            copy.set("this", wrapped)
+            wrapped = copy
+        aggregate.replace(wrapped)
+    return node, resolved
+
+
+def _outermost(aggregate: exp.Expr) -> bool:
+    parent = aggregate.parent
+    while parent is not None:
+        if isinstance(parent, exp.AggFunc):
+            return False
+        parent = parent.parent
+    return True
 
 
 def _resolve_marker(node: exp.Anonymous, operands: tuple[Operand, ...]) -> exp.Expr:

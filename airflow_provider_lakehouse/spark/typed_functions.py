@@ -52,7 +52,13 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         return _decimal_average(args[0], dtype) if category == "decimal" else exp.Avg(this=args[0].copy())
     if kind == "sum":  # DuckDB sums BIGINT into a 128-bit integer: no overflow
         if dtype is not None and dtype.is_type(exp.DataType.Type.BIGINT):
-            return spark_expression("SUM(CAST(_x AS DECIMAL(38, 0)))", _x=args[0])
+            # Summed as two BIGINTs, the high and the low 32 bits, and joined once per group: exact, where a
+            # DECIMAL(38, 0) sum of every row takes Java's BigDecimal (about 3 times slower, measured)
+            return spark_expression(
+                "CAST(CAST(SUM(SHIFTRIGHT(_x, 32)) AS DECIMAL(38, 0)) * 4294967296 + SUM(_x & 4294967295) "
+                "AS DECIMAL(38, 0))",
+                _x=args[0],
+            )
         return exp.Sum(this=args[0].copy())
     if kind == "mod":  # NULL for a zero divisor, NaN when either operand is a DOUBLE or FLOAT
         floats = any(c == "float" for c, _ in operands)
@@ -149,13 +155,17 @@ END
 
 def _decimal_average(value: exp.Expr, dtype: exp.DataType | None) -> exp.Expr:
     """DuckDB's average of a DECIMAL: a DOUBLE, the exact sum of the unscaled values as a double divided by
-    ``count * 10^scale`` (a sum of doubles would round differently: 56.755 is not 56.75)."""
+    ``count * 10^scale`` (a sum of doubles would round differently: 56.755 is not 56.75).
+
+    The sum is Spark's own DECIMAL sum (exact, and on 64-bit integers up to 18 digits), scaled to the unscaled
+    sum once per group: scaling every row first made it a DECIMAL(38, 0) sum in Java's BigDecimal, about 3
+    times slower over 20 million DECIMAL(7, 2) values."""
     scale_node = dtype.expressions[1] if dtype is not None and len(dtype.expressions) > 1 else None
     if not isinstance(scale_node, exp.DataTypeParam) or not scale_node.this.is_int:
         return spark_expression("AVG(CAST(_x AS DOUBLE))", _x=value)
     power = 10 ** int(scale_node.this.name)
     return spark_expression(
-        f"CASE WHEN COUNT(_x) = 0 THEN NULL ELSE CAST(SUM(CAST(_x * {power} AS DECIMAL(38, 0))) AS DOUBLE) "
+        f"CASE WHEN COUNT(_x) = 0 THEN NULL ELSE CAST(CAST(SUM(_x) * {power} AS DECIMAL(38, 0)) AS DOUBLE) "
         f"/ (CAST(COUNT(_x) AS DOUBLE) * {power}D) END",
         _x=value,
     )

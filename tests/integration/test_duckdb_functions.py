@@ -152,6 +152,9 @@ ROW_EXPRESSIONS = [
     "list_extract(l, b)",
     "l[b]",
     "map(['Hello', 'ABC abc'], [1, 2])[s]",
+    # aggregates whose DuckDB form is an expression over several aggregates, under OVER: each takes the window
+    "avg(i::DECIMAL(10, 2)) OVER (PARTITION BY id % 2)",
+    "sum(b) OVER (ORDER BY id)",
 ]
 
 #: aggregates over ``vals`` (``SELECT <expression> AS r FROM vals``, one row)
@@ -165,6 +168,11 @@ AGGREGATES = [
     "product(i)",
     "sum(b)",
     "sum(b) FILTER (WHERE id > 1)",
+    "sum(CASE WHEN id <= 2 THEN -b - 1 END)",  # BIGINT's minimum and -2: below BIGINT, as DuckDB's 128-bit sum
+    "sum(b) FILTER (WHERE id > 9)",
+    "avg(CASE WHEN id < 4 THEN b END)",
+    "avg((i * 1.25)::DECIMAL(38, 10))",
+    "avg(i::DECIMAL(10, 2)) FILTER (WHERE id > 2)",
     "var_samp(d)",
     "stddev(i)",
     # DuckDB fails on a spread that is not finite (a NaN among the values too); of one value, a population
