@@ -104,15 +104,20 @@ def s3a_jars(cache: Path, spark_jars: Path, *, log: Callable[[str], None] = prin
 _SLF4J = "org/slf4j/"
 
 
-def without_unshaded_slf4j(jar: Path) -> bool:
+def without_unshaded_slf4j(jar: Path, *, zip_command: str | None = shutil.which("zip")) -> bool:
     """Rewrite ``jar`` without its unshaded ``org/slf4j/`` classes, if it has any; return whether it had.
 
-    The rewrite goes to a temporary file renamed over the jar, so a crash leaves the old jar or the new one.
+    With Info-ZIP's ``zip`` (``zip_command``) the entries are deleted in place, the rest copied as stored (about
+    3 s for the 550 MB bundle); without it, Python rewrites every entry (about 45 s). Either writes a temporary
+    file renamed over the jar, so a crash leaves the old jar or the new one.
     """
     with zipfile.ZipFile(jar) as source:
         entries = source.infolist()
         if not any(e.filename.startswith(_SLF4J) for e in entries):
             return False
+        if zip_command is not None:
+            subprocess.run([zip_command, "-q", "-d", str(jar), f"{_SLF4J}*"], check=True, capture_output=True)
+            return True
         repaired = jar.with_name(jar.name + ".repairing")
         with zipfile.ZipFile(repaired, "w", compression=zipfile.ZIP_DEFLATED) as target:
             for entry in entries:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import zipfile
 from pathlib import Path
+
+import pytest
 
 from airflow_provider_lakehouse.devstack.jars import without_unshaded_slf4j
 
@@ -15,7 +18,12 @@ def _jar(path: Path, names: list[str]) -> Path:
     return path
 
 
-def test_unshaded_slf4j_classes_are_left_out_and_everything_else_kept(tmp_path: Path) -> None:
+#: the Python rewrite (the fallback), and Info-ZIP's zip where the machine has it
+TOOLS: list[str | None] = [None, *([shutil.which("zip")] if shutil.which("zip") else [])]
+
+
+@pytest.mark.parametrize("zip_command", TOOLS, ids=lambda t: "zip" if t else "python")
+def test_unshaded_slf4j_classes_are_left_out_and_everything_else_kept(tmp_path: Path, zip_command: str | None) -> None:
     kept = [
         "META-INF/MANIFEST.MF",
         "software/amazon/awssdk/thirdparty/org/slf4j/LoggerFactory.class",  # shaded: the SDK's own copy
@@ -23,7 +31,7 @@ def test_unshaded_slf4j_classes_are_left_out_and_everything_else_kept(tmp_path: 
     ]
     jar = _jar(tmp_path / "bundle-2.24.6.jar", [*kept, "org/slf4j/LoggerFactory.class", "org/slf4j/impl/X.class"])
 
-    assert without_unshaded_slf4j(jar) is True
+    assert without_unshaded_slf4j(jar, zip_command=zip_command) is True
 
     with zipfile.ZipFile(jar) as repaired:
         assert repaired.namelist() == kept
