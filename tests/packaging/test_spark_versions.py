@@ -3,8 +3,8 @@ changed between them, run again on another pyspark.
 
 The rest of the suite runs on the tested set's Spark (constraints/constraints-3.11.txt). Here each version in
 ``LAKEHOUSE_TEST_SPARK_VERSIONS`` (comma-separated; default: the lowest declared, the floor CI keeps honest) is
-installed with pip into a folder of its own under the stack's state folder (``--target``, once; about 45 s
-and 450 MB each), put first on ``PYTHONPATH`` so that it shadows the tested set's pyspark, and a subset of the
+installed with pip into a folder of its own under the stack's state folder (``--target``, once; about
+470 to 490 MB each), put first on ``PYTHONPATH`` so that it shadows the tested set's pyspark, and a subset of the
 integration tests runs against it in a child pytest on the same stack: in-process local Spark, Spark Connect (a
 server started from that Spark), spark-submit with S3A (``hadoop-aws`` of that Spark's Hadoop, fetched with
 ``mvn``), and the reads, writes and DuckDB semantics whose PySpark APIs changed between releases (Arrow schema
