@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -230,13 +231,7 @@ class Stack:
         """
         self.state_dir.mkdir(parents=True, exist_ok=True)
         server = self.spark_connect_server()
-        home = str(spark_home())
-        started_from = self._load_state().get("spark_connect_home")
-        if server.pid() is not None and started_from != home:
-            # started from another Spark (another pyspark, or unrecorded): a newer client asks an older server for
-            # settings it does not have, and the answers would not be this Spark's
-            log(f"restarting Spark Connect: it runs {started_from or 'an unrecorded Spark'}, not {home}")
-            server.stop()
+        home = self._stop_if_from_another_spark("spark_connect", server.pid() is not None, server.stop, log)
         if not server.running():
             server.stop()  # ours but not answering: a half-started or wedged JVM
             server.port = pick_port(server.port)
@@ -261,11 +256,8 @@ class Stack:
         """
         self.state_dir.mkdir(parents=True, exist_ok=True)
         cluster = self.spark_cluster()
-        home = str(spark_home())
-        started_from = self._load_state().get("spark_cluster_home")
-        if (cluster.pid() is not None or cluster.worker_pid() is not None) and started_from != home:
-            log(f"restarting the Spark standalone cluster: it runs {started_from or 'an unrecorded Spark'}, not {home}")
-            cluster.stop()
+        running = cluster.pid() is not None or cluster.worker_pid() is not None
+        home = self._stop_if_from_another_spark("spark_cluster", running, cluster.stop, log)
         if not cluster.running():
             cluster.stop()  # e.g. a master whose worker died: free its ports before choosing them again
             cluster.master_port = pick_port(cluster.master_port)
@@ -285,6 +277,20 @@ class Stack:
         )
         self._refresh_env_file()
         return cluster.master_url
+
+    def _stop_if_from_another_spark(self, role: str, running: bool, stop: Callable[[], None], log: Any) -> str:
+        """Stop ``role``'s running JVMs if another Spark home (another pyspark, or one not recorded) started them;
+        return this process's Spark home, which the caller records as ``<role>_home`` when it starts them.
+
+        A newer Spark Connect client asks an older server for settings it does not have, and any answer would be
+        that Spark's, not this one's.
+        """
+        home = str(spark_home())
+        started_from = self._load_state().get(f"{role}_home")
+        if running and started_from != home:
+            log(f"restarting {role}: it runs {started_from or 'an unrecorded Spark'}, not {home}")
+            stop()
+        return home
 
     def stop_spark_connect(self, *, log: Any = print) -> None:
         """Stop the Spark Connect server if it runs (its port stays in ``state.json`` for the next start)."""
