@@ -65,8 +65,7 @@ def s3a_jars(cache: Path, spark_jars: Path, *, log: Callable[[str], None] = prin
     target = _cache_folder(cache, version)
     marker = target / "complete"
     if marker.exists():
-        for jar in target.glob("bundle-*.jar"):  # a cache filled before the repair was added
-            without_unshaded_slf4j(jar)
+        _repair_bundles(target)  # a cache filled before the repair was added
         return sorted(target.glob("*.jar"))
     if shutil.which("mvn") is None:
         raise RuntimeError("mvn is not installed: cannot fetch hadoop-aws for S3A.")
@@ -95,13 +94,23 @@ def s3a_jars(cache: Path, spark_jars: Path, *, log: Callable[[str], None] = prin
         target.mkdir(parents=True, exist_ok=True)
         for jar in staging.glob("*.jar"):
             shutil.move(str(jar), target / jar.name)
-    for jar in target.glob("bundle-*.jar"):
-        without_unshaded_slf4j(jar)
+    _repair_bundles(target)
     marker.write_text("\n".join(sorted(j.name for j in target.glob("*.jar"))) + "\n")
     return sorted(target.glob("*.jar"))
 
 
 _SLF4J = "org/slf4j/"
+
+
+def _repair_bundles(target: Path) -> None:
+    """:func:`without_unshaded_slf4j` on the folder's AWS SDK bundle, once: a marker saves reading a 550 MB jar's
+    directory on every later call."""
+    repaired = target / "slf4j-checked"
+    if repaired.exists():
+        return
+    for jar in target.glob("bundle-*.jar"):
+        without_unshaded_slf4j(jar)
+    repaired.touch()
 
 
 def without_unshaded_slf4j(jar: Path, *, zip_command: str | None = shutil.which("zip")) -> bool:

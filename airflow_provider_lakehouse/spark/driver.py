@@ -58,7 +58,7 @@ from airflow_provider_lakehouse.spark.responses import (
     outcome_of,
     response_of_earlier_try,
 )
-from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
+from airflow_provider_lakehouse.spark.semantics import has_markers, resolve, spark_schema_of
 from airflow_provider_lakehouse.spark.source_types import passed_through_types, tag_source_types, with_lake_types
 from airflow_provider_lakehouse.spark.statement_reads import StatementReads
 from airflow_provider_lakehouse.spark.tasks import (
@@ -753,7 +753,7 @@ class PlanRunner:
                 continue
             if view not in self._view_schemas:
                 frame = frames[view] if view in frames else self.spark.table(f"`{view}`")
-                self._view_schemas[view] = {f.name: f.dataType.simpleString() for f in frame.schema.fields}
+                self._view_schemas[view] = spark_schema_of(frame)
             schemas[view] = self._view_schemas[view]
         return schemas
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -122,6 +123,11 @@ def _blob_literal(text: str, lenient: bool) -> exp.Expression:
 def has_markers(sql: str) -> bool:
     lowered = sql.lower()
     return any(marker in lowered for marker in MARKERS)
+
+
+def spark_schema_of(frame: Any) -> dict[str, str]:
+    """``{column: spark type}`` of a DataFrame, as :func:`resolve` takes it for each view."""
+    return {f.name: f.dataType.simpleString() for f in frame.schema.fields}
 
 
 def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:

@@ -137,7 +137,7 @@ def iceberg_runner(lake: dict[str, Any], jars: list[str]) -> Callable[[PipelineT
     from airflow_provider_lakehouse.spark.files import read_files
     from airflow_provider_lakehouse.spark.native import spark_path
     from airflow_provider_lakehouse.spark.plan import plan_script
-    from airflow_provider_lakehouse.spark.semantics import has_markers, resolve
+    from airflow_provider_lakehouse.spark.semantics import has_markers, resolve, spark_schema_of
 
     conn, aws = lake["conn"], lake["aws"]
     # A database of its own: the JDBC catalog looks for its tables in every schema it can see and, finding them
@@ -195,11 +195,7 @@ def iceberg_runner(lake: dict[str, Any], jars: list[str]) -> Callable[[PipelineT
                 read.createOrReplaceTempView(view)
             query = step.query or ""
             if has_markers(query):  # DuckDB's semantics for the operands' types, as the DuckLake driver does
-                schemas = {
-                    view: {f.name: f.dataType.simpleString() for f in read.schema.fields}
-                    for view, read in views.items()
-                }
-                query = resolve(query, schemas)
+                query = resolve(query, {view: spark_schema_of(read) for view, read in views.items()})
             frame = spark.sql(query)
             if isinstance(details, steps.Ctas):
                 schema, table = (step.target or "").split(".")

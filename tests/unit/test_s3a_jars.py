@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_lakehouse.devstack.jars import without_unshaded_slf4j
+from airflow_provider_lakehouse.devstack.jars import s3a_jars, without_unshaded_slf4j
 
 
 def _jar(path: Path, names: list[str]) -> Path:
@@ -45,3 +45,23 @@ def test_a_jar_without_them_is_not_rewritten(tmp_path: Path) -> None:
 
     assert without_unshaded_slf4j(jar) is False
     assert jar.stat().st_mtime_ns == before
+
+
+def test_a_cached_folder_is_repaired_once(tmp_path: Path) -> None:
+    spark_jars = tmp_path / "spark-jars"
+    spark_jars.mkdir()
+    (spark_jars / "hadoop-client-api-3.4.1.jar").write_bytes(b"")
+    cached = tmp_path / "cache" / "hadoop-aws-3.4.1"
+    cached.mkdir(parents=True)
+    (cached / "complete").write_text("bundle-2.24.6.jar\n")
+    bundle = _jar(cached / "bundle-2.24.6.jar", ["org/slf4j/LoggerFactory.class", "software/amazon/X.class"])
+
+    assert s3a_jars(tmp_path / "cache", spark_jars) == [bundle]
+    with zipfile.ZipFile(bundle) as repaired:
+        assert repaired.namelist() == ["software/amazon/X.class"]
+
+    # a second call does not open the jar again: a bundle put back unrepaired stays as it is
+    _jar(bundle, ["org/slf4j/LoggerFactory.class"])
+    assert s3a_jars(tmp_path / "cache", spark_jars) == [bundle]
+    with zipfile.ZipFile(bundle) as untouched:
+        assert untouched.namelist() == ["org/slf4j/LoggerFactory.class"]
