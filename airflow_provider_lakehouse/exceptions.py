@@ -138,3 +138,8 @@ class SparkNotInstalledError(TerminalError):
             "(then Java 17+), set SPARK_HOME to a Spark 4 distribution, or give the lake a 'spark_connect' "
             "connection (spark_conn_id) to run on a Spark Connect server instead."
         )
+
+
+class SparkVersionError(TerminalError):
+    """The Spark Connect server runs an older Spark release than the task's pyspark client: such a client fails
+    on settings and messages the server does not know (its first ``createDataFrame`` already)."""

@@ -102,6 +102,18 @@ def sqlite_lake(tmp_path: Path) -> LakeSetup:
     return LakeSetup(SqliteStore(str(tmp_path / "catalog.sqlite")), str(tmp_path / "data") + "/")
 
 
+def sqlite_lake_made_by_duckdb(tmp_path: Path, statements: list[str]) -> LakeSetup:
+    """A SQLite-catalog lake whose tables DuckDB's ``ducklake`` extension created and filled with ``statements``."""
+    setup = sqlite_lake(tmp_path)
+    con = connect()
+    setup.attach(con)
+    con.sql("USE lake")
+    for statement in statements:
+        con.sql(statement)
+    con.close()
+    return setup
+
+
 def postgres_spec(conn: dict[str, Any]) -> PostgresSpec:
     """The Postgres fields of a connection in the stack's ``AIRFLOW_CONN_*`` JSON form."""
     return PostgresSpec(

@@ -94,6 +94,17 @@ SESSION_DEFAULTS = {
 }
 
 
+#: Settings by the script's dialect. Decimal arithmetic whose exact type needs more than 38 digits keeps the
+#: operands' scale in DuckDB (which fails only on an actual overflow), where Spark by default drops scale digits
+#: to make room for integer digits and rounds silently (``DECIMAL(20, 6) * DECIMAL(20, 6)`` keeps 9 of 12,
+#: ``DECIMAL(38, 10) + 1`` keeps 9 of 10). Spark-dialect scripts keep Spark's own default, or the lake's
+#: ``spark_conf``.
+DIALECT_CONF = {
+    "duckdb": {"spark.sql.decimalOperations.allowPrecisionLoss": "false"},
+    "spark": {"spark.sql.decimalOperations.allowPrecisionLoss": "true"},
+}
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How the driver runs a plan.
@@ -193,6 +204,8 @@ class PlanRunner:
         """
         started = time.monotonic()
         self._autocommit = plan.autocommit
+        for key, value in DIALECT_CONF[plan.dialect].items():
+            self._set_conf(key, self.spec.spark_conf.get(key, value) if plan.dialect == "spark" else value)
         recorded = response_of_earlier_try(self.lake, self.options.task, plan, started)
         self._finish_earlier_tries(plan, lake_committed=recorded is not None)
         if recorded is not None:

@@ -25,6 +25,9 @@ DuckDB                                 DuckDB's result                      Spar
 ``l[i]``, ``list_extract(l, i)``       1-based, from the end if i < 0,      0-based for a column index, out of
                                        NULL when out of range               range fails
 ``quantile_cont(x, p)``                interpolated quantile                a wrong-arity error
+``median``, ``percentile_cont ...      x's type for a DECIMAL (the           a DOUBLE; an estimate
+WITHIN GROUP (ORDER BY x)``            interpolation floored), a TIMESTAMP  (``percentile_approx``); dates
+                                       for dates                            refused
 ``product(x)``, ``isinf(x)``,          as named                             not functions
 ``list_reverse``, ``list_position``
 ``trunc(x)``                           x's type, toward zero                cast to BIGINT (overflows)
@@ -43,6 +46,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from airflow_provider_lakehouse.spark.quantiles import quantile_fraction
 from airflow_provider_lakehouse.spark.rewriting import (
     bottom_up,
     int_literal,
@@ -715,9 +719,43 @@ def _product(node: exp.Anonymous) -> exp.Expr | None:
 
 
 def _quantile(node: exp.PercentileCont) -> exp.Expr | None:
-    if node.expression is None or not _aggregate_position(node):
+    """``quantile_cont(x, q)``: DuckDB's interpolation and result type (a typed marker, see .quantiles), under
+    ``FILTER`` and ``OVER`` too; a list of fractions is Spark's ``percentile`` (DOUBLEs)."""
+    if node.expression is None or isinstance(node.parent, exp.WithinGroup):
         return None
-    return exp.Anonymous(this="percentile", expressions=[node.this.copy(), node.expression.copy()])
+    if quantile_fraction(node.expression) is None:
+        if not _aggregate_position(node):
+            return None
+        return exp.Anonymous(this="percentile", expressions=[node.this.copy(), node.expression.copy()])
+    return typed_call("quantile_cont", node.this, node.expression, exp.false())
+
+
+def _median(node: exp.Median) -> exp.Expr | None:
+    return typed_call("quantile_cont", node.this, exp.Literal.number("0.5"), exp.false())
+
+
+def _discrete_quantile(node: exp.PercentileDisc | exp.Quantile) -> exp.Expr | None:
+    """``quantile_disc(x, q)`` and DuckDB's ``quantile(x, q)``, which is discrete too (sqlglot writes Spark's
+    interpolating ``percentile`` for it): DuckDB's position (see .quantiles), under ``FILTER`` and ``OVER`` too."""
+    fraction = node.args.get("quantile") if isinstance(node, exp.Quantile) else node.expression
+    if fraction is None or isinstance(node.parent, exp.WithinGroup) or quantile_fraction(fraction) is None:
+        return None
+    return typed_call("quantile_disc", node.this, fraction, exp.false())
+
+
+def _within_group(node: exp.WithinGroup) -> exp.Expr | None:
+    """``percentile_cont(q)`` and ``percentile_disc(q) WITHIN GROUP (ORDER BY x [DESC])``: DuckDB's quantiles
+    (sqlglot would write Spark's percentile_approx, an estimate, and drop ``DESC``)."""
+    order = node.expression
+    keys = order.expressions if isinstance(order, exp.Order) else []
+    kinds = {exp.PercentileCont: "quantile_cont", exp.PercentileDisc: "quantile_disc"}
+    kind = kinds.get(type(node.this))
+    if kind is None or len(keys) != 1 or quantile_fraction(node.this.this) is None:
+        return None
+    key = keys[0]
+    value = key.this if isinstance(key, exp.Ordered) else key
+    descending = bool(key.args.get("desc")) if isinstance(key, exp.Ordered) else False
+    return typed_call(kind, value, node.this.this, exp.Boolean(this=descending))
 
 
 _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
@@ -785,6 +823,10 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     ),
     exp.Bracket: _bracket,
     exp.PercentileCont: _quantile,
+    exp.Median: _median,
+    exp.PercentileDisc: _discrete_quantile,
+    exp.Quantile: _discrete_quantile,
+    exp.WithinGroup: _within_group,
 }
 _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "date_part": _date_part,

@@ -31,6 +31,7 @@ from airflow_provider_lakehouse.connections.names import parse_datatable_name
 from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions
+from airflow_provider_lakehouse.spark.rewriting import spark_text
 from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
 from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling
@@ -987,7 +988,7 @@ class _Planner:
         if self.dialect == "duckdb":
             tree = duckdb_semantics(tree.copy())  # DuckDB's casts and arithmetic (see .semantics)
             tree = duckdb_functions(tree)  # DuckDB's functions Spark names alike but computes differently
-        return _duckdb_functions_for_spark(tree).sql(dialect="spark")
+        return spark_text(_duckdb_functions_for_spark(tree))
 
 
 def _duckdb_functions_for_spark(tree: exp.Expr) -> exp.Expr:

@@ -37,6 +37,23 @@ def bottom_up(tree: exp.Expr, rewrite: Callable[[Any], exp.Expr]) -> exp.Expr:
     return root
 
 
+def spark_text(tree: exp.Expr) -> str:
+    """``tree`` as Spark SQL text: sqlglot's Spark generator, except where it writes something Spark computes
+    differently. It writes ``percentile_cont(q)``/``percentile_disc(q) WITHIN GROUP (ORDER BY x)`` as
+    ``percentile_approx(x, q)``, an estimate that also drops ``DESC``; Spark reads the original exactly.
+
+    >>> spark_text(sqlglot.parse_one("SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x DESC) FROM t", read="spark"))
+    'SELECT PERCENTILE_DISC(0.5) WITHIN GROUP (ORDER BY x DESC) FROM t'
+    """
+
+    def as_spark_reads_it(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.WithinGroup) and isinstance(node.this, (exp.PercentileCont, exp.PercentileDisc)):
+            return exp.Var(this=f"{node.this.sql('spark')} WITHIN GROUP ({node.expression.sql('spark').strip()})")
+        return node
+
+    return bottom_up(tree.copy(), as_spark_reads_it).sql("spark")
+
+
 # -- building Spark expressions ------------------------------------------------------------------
 @functools.cache
 def _template(text: str) -> exp.Expr:

@@ -34,7 +34,17 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from airflow_provider_lakehouse.spark.rewriting import CAST, INT_DIV, MARKERS, TYPED, bottom_up, marker_ids, typed_call
+from airflow_provider_lakehouse.spark.decimal_types import spark_expression_metadata
+from airflow_provider_lakehouse.spark.rewriting import (
+    CAST,
+    INT_DIV,
+    MARKERS,
+    TYPED,
+    bottom_up,
+    marker_ids,
+    spark_text,
+    typed_call,
+)
 from airflow_provider_lakehouse.spark.typed_functions import Operand, resolve_typed
 
 _DOUBLE = exp.DataType.build("double")
@@ -154,7 +164,7 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
                 tree = resolved
             else:
                 replaced.replace(resolved)
-    return _exact_log10(tree).sql("spark")
+    return spark_text(_exact_log10(tree))
 
 
 def _exact_log10(tree: exp.Expr) -> exp.Expr:
@@ -241,7 +251,9 @@ def _marker_operand_categories(
             identify=False,
             quote_identifiers=False,
         )
-        typed = annotate_types(typed, schema=dict(schemas), dialect="spark")
+        typed = annotate_types(
+            typed, schema=dict(schemas), dialect="spark", expression_metadata=spark_expression_metadata()
+        )
     except Exception:  # a statement sqlglot cannot qualify keeps Spark's plain forms
         return {}
     found: dict[int, tuple[tuple[str, exp.DataType | None], ...]] = {}

@@ -14,7 +14,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_lakehouse.exceptions import SparkNotInstalledError
+from airflow_provider_lakehouse.exceptions import SparkNotInstalledError, SparkVersionError
 
 LOCAL_CONF = {
     "spark.ui.enabled": "false",
@@ -162,11 +162,12 @@ def _open_connect_session(url: str, key: str, settings: Mapping[str, str]) -> An
             try:
                 for name, value in settings.items():
                     spark.conf.set(name, value)
-                spark.conf.get("spark.sql.session.timeZone")  # the first round trip: is the session usable?
+                server_version = spark.version  # the first round trip: is the session usable?
             except Exception as exc:
                 if "SESSION_CLOSED" not in str(exc):
                     raise
                 continue  # closed by the server's idle timeout: ids are never reused, take the next one
+            check_connect_versions(client_version(), server_version, url)
             _CONNECT_SESSIONS[key] = spark
             return spark
     finally:
@@ -175,6 +176,39 @@ def _open_connect_session(url: str, key: str, settings: Mapping[str, str]) -> An
             # started from this process would then fail with CONNECT_URL_NOT_SET.
             os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
     raise RuntimeError(f"Spark Connect at {url} has closed {_MAX_GENERATIONS} sessions of this series; restart it.")
+
+
+def client_version() -> str:
+    import pyspark
+
+    return str(pyspark.__version__)
+
+
+def check_connect_versions(client: str, server: str, url: str) -> None:
+    """Refuse a Spark Connect client of a later Spark release than its server, naming both: the client sends
+    settings the server does not know, and the task would fail later on a message that names neither (a pyspark
+    4.2 client on a 4.0 server: ``SQL_CONF_NOT_FOUND spark.sql.session.localRelationSizeLimit``, measured).
+    Patch releases and older clients pass.
+
+    >>> check_connect_versions("4.3.0", "4.3.1", "sc://h:1")
+    >>> check_connect_versions("4.2.1", "4.0.0", "sc://h:1")
+    Traceback (most recent call last):
+    ...
+    airflow_provider_lakehouse.exceptions.SparkVersionError: The Spark Connect server at sc://h:1 runs Spark 4.0.0, an older release than this task's pyspark 4.2.1. A Spark Connect client must not be newer than its server: install pyspark 4.0.* where the task runs, or run the server on Spark 4.2.
+    """
+    if spark_release(client) > spark_release(server):
+        raise SparkVersionError(
+            f"The Spark Connect server at {url} runs Spark {server}, an older release than this task's pyspark "
+            f"{client}. A Spark Connect client must not be newer than its server: install pyspark "
+            f"{'.'.join(map(str, spark_release(server)))}.* where the task runs, or run the server on Spark "
+            f"{'.'.join(map(str, spark_release(client)))}."
+        )
+
+
+def spark_release(version: str) -> tuple[int, int]:
+    """``4.2.1`` → (4, 2): the feature release (patch releases of one release talk to each other)."""
+    major, minor = (int("".join(ch for ch in part if ch.isdigit()) or 0) for part in version.split(".")[:2])
+    return major, minor
 
 
 _NAMESPACE = uuid.UUID("9a8f0c52-6a4e-4c8e-9a4b-2f0d6b8a9c11")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from airflow_provider_lakehouse.spark.quantiles import continuous_quantile, discrete_quantile
 from airflow_provider_lakehouse.spark.rewriting import int_literal, spark_expression
 
 
@@ -50,6 +51,10 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         return spark_expression(f"CAST({counted} AS BIGINT)", _l=args[0])
     if kind == "avg":
         return _decimal_average(args[0], dtype) if category == "decimal" else exp.Avg(this=args[0].copy())
+    if kind == "quantile_disc":  # (value, fraction, descending)
+        return discrete_quantile(args[0], args[1], bool(args[2].this))
+    if kind == "quantile_cont":
+        return continuous_quantile(args[0], args[1], bool(args[2].this), category, dtype)
     if kind == "sum":  # DuckDB sums BIGINT into a 128-bit integer: no overflow
         if dtype is not None and dtype.is_type(exp.DataType.Type.BIGINT):
             # Summed as two BIGINTs, the high and the low 32 bits, and joined once per group: exact, where a
@@ -153,6 +158,11 @@ END
 """
 
 
+#: A sum of DECIMAL(p, s) values is below 10^(p + 10 - s); scaled by 10^s it fits the DECIMAL(38, s) product
+#: Spark types it as when p + 10 <= 38 - s.
+_EXACT_SCALING_DIGITS = 28
+
+
 def _decimal_average(value: exp.Expr, dtype: exp.DataType | None) -> exp.Expr:
     """DuckDB's average of a DECIMAL: a DOUBLE, the exact sum of the unscaled values as a double divided by
     ``count * 10^scale`` (a sum of doubles would round differently: 56.755 is not 56.75).
@@ -160,10 +170,17 @@ def _decimal_average(value: exp.Expr, dtype: exp.DataType | None) -> exp.Expr:
     The sum is Spark's own DECIMAL sum (exact, and on 64-bit integers up to 18 digits), scaled to the unscaled
     sum once per group: scaling every row first made it a DECIMAL(38, 0) sum in Java's BigDecimal, about 3
     times slower over 20 million DECIMAL(7, 2) values."""
-    scale_node = dtype.expressions[1] if dtype is not None and len(dtype.expressions) > 1 else None
-    if not isinstance(scale_node, exp.DataTypeParam) or not scale_node.this.is_int:
+    params = [p.this for p in dtype.expressions] if dtype is not None else []
+    if len(params) != 2 or not all(isinstance(p, exp.Literal) and p.is_int for p in params):
         return spark_expression("AVG(CAST(_x AS DOUBLE))", _x=value)
-    power = 10 ** int(scale_node.this.name)
+    precision, scale = (int(p.name) for p in params)
+    if precision + scale > _EXACT_SCALING_DIGITS:
+        # Spark's sum is a DECIMAL(38, scale), which keeps only 38 - scale integer digits (DuckDB-dialect
+        # scripts run without precision loss, see driver.DIALECT_CONF): scaling it could overflow
+        return spark_expression(
+            "CASE WHEN COUNT(_x) = 0 THEN NULL ELSE CAST(SUM(_x) AS DOUBLE) / CAST(COUNT(_x) AS DOUBLE) END", _x=value
+        )
+    power = 10**scale
     return spark_expression(
         f"CASE WHEN COUNT(_x) = 0 THEN NULL ELSE CAST(CAST(SUM(_x) * {power} AS DECIMAL(38, 0)) AS DOUBLE) "
         f"/ (CAST(COUNT(_x) AS DOUBLE) * {power}D) END",

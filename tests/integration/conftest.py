@@ -38,3 +38,12 @@ def spark(stack: Any) -> Iterator[Any]:
     session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4", "spark.jars": jars})
     yield session
     session.stop()  # PySpark allows no Spark Connect session in a process with a classic one
+
+
+@pytest.fixture(scope="module")
+def con(lake: LakeSetup) -> Any:
+    """DuckDB with the test module's ``lake`` attached and in use: the referee."""
+    connection = referee.connect()
+    lake.attach(connection)
+    connection.sql("USE lake")
+    return connection

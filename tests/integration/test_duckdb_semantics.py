@@ -77,6 +77,14 @@ LITERALS = [
     "TRY_CAST(3.5::DOUBLE AS INTEGER)",
     "TRY_CAST(300 AS TINYINT)",
     "TRY_CAST('x' AS DOUBLE)",
+    # decimal results wider than 38 digits keep their scale, as in DuckDB (Spark's default rounds them)
+    "CAST(-362309048361.6179852604 AS DECIMAL(38,10)) + 1",
+    "CAST(12345678901234.123456 AS DECIMAL(20,6)) * CAST(98765432109876.654321 AS DECIMAL(20,6))",
+    "CAST(1.123457 AS DECIMAL(20,6)) * CAST(2.654321 AS DECIMAL(20,6))",
+    "CAST(1.5 AS DECIMAL(38,10)) * CAST(2.25 AS DECIMAL(38,10))",
+    "CAST(0.1234567890123456789 AS DECIMAL(38,19)) - CAST(1 AS DECIMAL(38,0))",
+    "CAST(7.5 AS DECIMAL(38,30)) * CAST(2 AS DECIMAL(38,10))",
+    "CAST(99999999999999999999999999.99 AS DECIMAL(28,2)) * CAST(999999999999.99 AS DECIMAL(14,2))",
 ]
 
 COLUMNS = [
@@ -95,6 +103,8 @@ COLUMNS = [
     "TRY_CAST(s AS SMALLINT)",
     "CAST(d + i AS INTEGER)",
     "CAST(CASE WHEN i > 0 THEN f ELSE d END AS INTEGER)",
+    "CAST(d AS DECIMAL(38,10)) * i + 1",
+    "CAST(d AS DECIMAL(24,12)) * CAST(d AS DECIMAL(24,12))",
 ]
 
 
@@ -177,14 +187,6 @@ def same(a: Any, b: Any) -> bool:
     return True
 
 
-@pytest.fixture(scope="module")
-def con(lake: LakeSetup) -> Any:
-    connection = referee.connect()
-    lake.attach(connection)
-    connection.sql("USE lake")
-    return connection
-
-
 @pytest.mark.parametrize("expression", LITERALS)
 def test_literal_expressions_behave_as_in_duckdb(spark: Any, lake: LakeSetup, con: Any, expression: str) -> None:
     expected = duckdb(con, f"SELECT {expression} AS r")
@@ -203,6 +205,19 @@ def test_column_expressions_behave_as_in_duckdb(spark: Any, lake: LakeSetup, con
 def test_an_aggregate_integer_division_keeps_duckdb_semantics(spark: Any, lake: LakeSetup, con: Any) -> None:
     query = "SELECT sum(i) // 3 AS r FROM vals"
     assert same(ours(spark, lake, query), duckdb(con, query))
+
+
+def test_spark_dialect_scripts_keep_sparks_decimal_precision_loss(spark: Any, lake: LakeSetup, con: Any) -> None:
+    """DuckDB-dialect scripts turn Spark's decimal precision loss off; a Spark-dialect script on the same session
+    afterwards gets Spark's own answer again (the setting follows the script, it does not leak)."""
+    expression = "CAST(1.123457 AS DECIMAL(20,6)) * CAST(2.654321 AS DECIMAL(20,6))"
+    assert same(ours(spark, lake, f"SELECT {expression} AS r"), duckdb(con, f"SELECT {expression} AS r"))
+    response = PlanRunner(spark, _spec(lake)).run(plan_script(f"SELECT {expression} AS r", dialect="spark"))
+    spark_dialect = response["result"]["commands"][-1]["rows"][0]["r"]
+    spark.conf.unset("spark.sql.decimalOperations.allowPrecisionLoss")
+    sparks_own = spark.sql(f"SELECT {expression} AS r").collect()[0]["r"]
+    assert Decimal(str(spark_dialect)) == sparks_own
+    assert sparks_own != Decimal(str(duckdb(con, f"SELECT {expression} AS r")[0]))  # so the test tells them apart
 
 
 def test_a_failed_cast_commits_nothing(spark: Any, tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ import pytest
 
 from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
 from airflow_provider_lakehouse.devstack.spark import spark_home
+from airflow_provider_lakehouse.spark.session import client_version, spark_release
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -114,6 +115,26 @@ def test_the_spark_tests_pass_on_another_spark(stack, tmp_path: Path, version: s
     # SLF4J's no-op logger (see devstack.jars.without_unshaded_slf4j).
     server_log = stack.spark_connect_server().log_file.read_text(errors="replace")
     assert f" INFO SparkContext: Running Spark version {version}" in server_log.rsplit("starting connect", 1)[-1]
+    if spark_release(version) < spark_release(client_version()):
+        # the tested set's newer pyspark on that older server: refused at connect, naming both releases (it used
+        # to fail later, on a setting the server does not know)
+        refused = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from airflow_provider_lakehouse.spark.session import connect_session; "
+                "connect_session(sys.argv[1])",
+                stack.spark_connect_server().url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert refused.returncode != 0
+        assert (
+            f"SparkVersionError: The Spark Connect server at {stack.spark_connect_server().url} runs Spark {version}, an older release than this task's pyspark {client_version()}"
+            in refused.stderr
+        ), refused.stderr[-3000:]
 
 
 def test_the_stacks_spark_connect_runs_this_processs_spark_again(stack) -> None:
