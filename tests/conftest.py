@@ -17,6 +17,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # Point Airflow at the stack's home before anything imports it (an import reads AIRFLOW_HOME once).
 os.environ.update(Stack().airflow_env())
+# Every lake read in every test checks the Spark types the driver derives against Spark's own (see driver.py)
+os.environ["LAKEHOUSE_VERIFY_READ_TYPES"] = "1"  # driver.VERIFY_READ_TYPES_ENV
 
 
 @pytest.fixture(scope="session")

@@ -33,3 +33,13 @@ def spark_struct_type(schema: pa.Schema) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(schema, prefer_timestamp_ntz=True)
+
+
+def spark_types_of(schema: pa.Schema) -> dict[str, str]:
+    """``{column: spark type}`` of a lake read with Arrow ``schema`` (a scan's output schema), as the driver gives
+    it to Spark (:func:`.tasks.spark_arrow_schema`, then :func:`spark_struct_type`): what Spark would answer for
+    the read's frame, without asking it."""
+    from airflow_provider_lakehouse.spark.semantics import named_types
+    from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema
+
+    return named_types(spark_struct_type(spark_arrow_schema(schema)))

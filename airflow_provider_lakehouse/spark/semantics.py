@@ -136,8 +136,14 @@ def has_markers(sql: str) -> bool:
 
 
 def spark_schema_of(frame: Any) -> dict[str, str]:
-    """``{column: spark type}`` of a DataFrame, as :func:`resolve` takes it for each view."""
-    return {f.name: f.dataType.simpleString() for f in frame.schema.fields}
+    """``{column: spark type}`` of a DataFrame, as :func:`resolve` takes it for each view (over Spark Connect, a
+    round trip: Spark analyses the frame)."""
+    return named_types(frame.schema)
+
+
+def named_types(struct: Any) -> dict[str, str]:
+    """``{column: spark type}`` of a Spark ``StructType``."""
+    return {f.name: f.dataType.simpleString() for f in struct.fields}
 
 
 def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
