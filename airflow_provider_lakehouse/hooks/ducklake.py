@@ -237,7 +237,7 @@ class DucklakeHook(BaseHook):
         self, plan: Plan, options: RunOptions, redactor: Redactor, datatables: dict[str, PostgresSpec]
     ) -> dict[str, Any]:
         # lazy, as every Spark import here: PySpark loads only in the task that runs
-        from airflow_provider_lakehouse.spark.driver import PlanRunner
+        from airflow_provider_lakehouse.spark.driver import PlanRunner, task_session_conf
         from airflow_provider_lakehouse.spark.interrupt import SparkOperations
         from airflow_provider_lakehouse.spark.progress import progress_lines
         from airflow_provider_lakehouse.spark.session import connect_session, connect_settings, local_session
@@ -248,7 +248,8 @@ class DucklakeHook(BaseHook):
             from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
             url = SparkConnectHook(conn_id=self.spec.spark_conn_id or "").get_connection_url()
-            spark = connect_session(url, self.spec.spark_conf)  # shared with other tasks: never stopped here
+            # shared with other tasks of the same settings and dialect: never stopped here
+            spark = connect_session(url, task_session_conf(plan.dialect, self.spec.spark_conf))
             _applied, server_side = connect_settings(self.spec.spark_conf)
             if server_side:  # names only: a value may be anything, a secret included
                 self.log.info(

@@ -111,6 +111,32 @@ DIALECT_CONF = {
 }
 
 
+def dialect_conf(dialect: str, spark_conf: Mapping[str, str]) -> dict[str, str]:
+    """The session settings a script of ``dialect`` runs with (:data:`DIALECT_CONF`; a Spark-dialect script takes
+    the lake's ``spark_conf`` where it sets them). A Spark Connect task opens its shared session with them, so that
+    tasks of the two dialects never share one (a setting changed by one task mid-way through another's statement).
+
+    >>> dialect_conf("duckdb", {"spark.sql.decimalOperations.allowPrecisionLoss": "true"})
+    {'spark.sql.decimalOperations.allowPrecisionLoss': 'false'}
+    >>> dialect_conf("spark", {"spark.sql.decimalOperations.allowPrecisionLoss": "false"})
+    {'spark.sql.decimalOperations.allowPrecisionLoss': 'false'}
+    """
+    return {
+        key: str(spark_conf.get(key, value)) if dialect == "spark" else value
+        for key, value in DIALECT_CONF[dialect].items()
+    }
+
+
+def task_session_conf(dialect: str, spark_conf: Mapping[str, str]) -> dict[str, str]:
+    """The lake's ``spark_conf`` with a ``dialect`` script's settings (:func:`dialect_conf`): what a Spark Connect
+    task opens its shared session with, one session per dialect.
+
+    >>> task_session_conf("duckdb", {"spark.sql.shuffle.partitions": "4"}) != task_session_conf("spark", {})
+    True
+    """
+    return {**spark_conf, **dialect_conf(dialect, spark_conf)}
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How the driver runs a plan.
@@ -210,8 +236,8 @@ class PlanRunner:
         """
         started = time.monotonic()
         self._autocommit = plan.autocommit
-        for key, value in DIALECT_CONF[plan.dialect].items():
-            self._set_conf(key, self.spec.spark_conf.get(key, value) if plan.dialect == "spark" else value)
+        for key, value in dialect_conf(plan.dialect, self.spec.spark_conf).items():
+            self._set_conf(key, value)
         recorded = response_of_earlier_try(self.lake, self.options.task, plan, started)
         self._finish_earlier_tries(plan, lake_committed=recorded is not None)
         if recorded is not None:

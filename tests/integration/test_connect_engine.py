@@ -140,8 +140,10 @@ def test_tasks_of_one_process_share_one_connect_session_and_the_process_exits(st
 RUN_AND_LIST_VIEWS = (
     RUN_HOOK
     + """
+from airflow_provider_lakehouse.spark.driver import task_session_conf
 from airflow_provider_lakehouse.spark.session import connect_session
-spark = connect_session(sys.argv[3], DucklakeHook(ducklake="main").spec.spark_conf)  # the session the hook used
+# the session the hook used for its DuckDB-dialect script
+spark = connect_session(sys.argv[3], task_session_conf("duckdb", DucklakeHook(ducklake="main").spec.spark_conf))
 print(json.dumps(sorted(t.name for t in spark.catalog.listTables() if t.isTemporary)))
 """
 )
@@ -227,8 +229,10 @@ except BaseException as exc:
 INTERRUPT_TAG = """
 import json, sys
 from airflow_provider_lakehouse.hooks.ducklake import DucklakeHook
+from airflow_provider_lakehouse.spark.driver import task_session_conf
 from airflow_provider_lakehouse.spark.session import connect_session
-spark = connect_session(sys.argv[1], DucklakeHook(ducklake="main").spec.spark_conf)  # the session tasks share
+# the session DuckDB-dialect tasks share
+spark = connect_session(sys.argv[1], task_session_conf("duckdb", DucklakeHook(ducklake="main").spec.spark_conf))
 print(json.dumps(spark.interruptTag(sys.argv[2])))
 """
 
