@@ -138,6 +138,21 @@ def task_session_conf(dialect: str, spark_conf: Mapping[str, str]) -> dict[str, 
 
 
 @dataclass(frozen=True)
+class TableRead:
+    """A lake table as one statement reads it.
+
+    :param frame: its rows, a DataFrame.
+    :param scan: what the scan read (files, pruned files, inlined rows, the reader), reported per statement.
+    :param spark_types: ``{column: Spark type}`` of ``frame``, known from the lake's types (asking Spark took a
+        round trip per read over Spark Connect: 0.5 s for the 17 reads of one TPC-DS check).
+    """
+
+    frame: Any
+    scan: dict[str, Any]
+    spark_types: dict[str, str]
+
+
+@dataclass(frozen=True)
 class RunOptions:
     """How the driver runs a plan.
 
@@ -849,18 +864,16 @@ class PlanRunner:
     # -- reads -------------------------------------------------------------------------------
     def _register_reads(self, step: Step, args: dict[str, Any], result: StepResult) -> None:
         scans = []
-        registered: dict[str, tuple[Any, dict[str, Any], dict[str, str]]] = {}
+        registered: dict[str, TableRead] = {}
         for ref in step.tables:
             same_rows = repr(replace(ref, view=""))  # the same table, snapshot, columns and filters
-            if same_rows in registered:
+            if same_rows not in registered:
                 # A statement reading a table again (a self-join, a subquery per check) reads the first
                 # reference's frame: Spark resolves the files once (on S3 two requests per file and reference).
-                frame, scan, spark_types = registered[same_rows]
-            else:
-                frame, scan, spark_types = self._table_frame(ref, args)
-                registered[same_rows] = (frame, scan, spark_types)
-            self._read(ref.view, frame, spark_types)
-            scans.append(scan)
+                registered[same_rows] = self._table_read(ref, args)
+            table_read = registered[same_rows]
+            self._read(ref.view, table_read.frame, table_read.spark_types)
+            scans.append(table_read.scan)
         if scans:
             result.data["scans"] = scans
         for file_ref in step.files:
@@ -901,11 +914,8 @@ class PlanRunner:
             return None
         return self.lake.current_snapshot_id()
 
-    def _table_frame(self, ref: TableRef, args: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, str]]:
-        """A DataFrame of ``ref`` at its snapshot (or as the running transaction sees it: read-your-writes), what
-        the scan read (reported per statement), and the frame's Spark types (``{column: type}``, known from the
-        lake's types: asking Spark took a round trip per read over Spark Connect, 0.5 s for the 17 reads of one
-        TPC-DS check)."""
+    def _table_read(self, ref: TableRef, args: dict[str, Any]) -> TableRead:
+        """``ref`` read at its snapshot (or as the running transaction sees it: read-your-writes)."""
         snapshot_id = self._snapshot_for(ref, args)
         tx = self._tx if snapshot_id is None else None
         table = tx.table_info(ref.name) if tx is not None else self.lake.table(ref.name, version=snapshot_id)
@@ -940,8 +950,11 @@ class PlanRunner:
             frame, reader = self._frame(empty), "none"
         else:
             frame, reader = self._python_source_frame(plan, columns, virtual), "python-source"
-        spark_types = spark_types_of(output_schema(columns, virtual))
-        return tag_source_types(frame, columns), {**scan, "reader": reader}, spark_types
+        return TableRead(
+            tag_source_types(frame, columns),
+            {**scan, "reader": reader},
+            spark_types_of(output_schema(columns, virtual)),
+        )
 
     def _python_source_frame(self, plan: Any, columns: list[Column], virtual: tuple[str, ...]) -> Any:
         """A scan through the provider's Python data source (where Spark's own Parquet reader cannot be exact)."""
