@@ -1,9 +1,13 @@
 """TPC-DS reference answers as DuckDB's generator ships them, and comparison of results against them.
 
 DuckDB 1.5.5's ``tpcds_answers()`` raises ("Don't have TPC-DS answers for SF 10") before yielding a row, but
-the same answers (scale factors 0.01 and 1) are files of the ``duckdb`` source distribution:
-``extension/tpcds/dsdgen/answers/sf<SF>/<NN>.csv``. They are fetched once with
-``pip download duckdb==<version> --no-deps --no-binary duckdb`` into a cache directory.
+the same answers are files of the ``duckdb`` source distribution: ``extension/tpcds/dsdgen/answers/sf<SF>/<NN>.csv``.
+They are fetched once with ``pip download duckdb==<version> --no-deps --no-binary duckdb`` into a cache directory.
+
+The answers belong to the generator that made the data: DuckDB 2.0 changed ``dsdgen`` and its answers with it (its
+SF 1 answers differ from 1.5's in all ten benchmark queries, and data it generates gives exactly its own). So a
+landing area records the DuckDB release that generated it (:func:`generator_version`), and its results are checked
+against that release's answers. The 1.5 source distributions hold SF 0.01 and 1; 2.0.1's also SF 10.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 Row = tuple[Any, ...]
+
+#: written by :func:`~airflow_provider_lakehouse.tpcds.generate.generate` into the landing area
+GENERATOR_FILE = "generator.json"
 
 
 def _sdist(cache_dir: Path, version: str) -> Path:
@@ -42,11 +49,28 @@ def _sdist(cache_dir: Path, version: str) -> Path:
     return archive
 
 
+def generator_version(landing: str | Path) -> str:
+    """The DuckDB release whose ``dsdgen`` generated the local landing area ``landing`` (recorded in its
+    :data:`GENERATOR_FILE`); the installed DuckDB's for a landing area generated before the file was written."""
+    import json
+
+    import duckdb
+
+    try:
+        return str(json.loads(Path(landing, GENERATOR_FILE).read_text())["duckdb"])
+    except (OSError, ValueError, KeyError):
+        return str(duckdb.__version__)
+
+
 def reference_answer(
     number: int, scale_factor: str, cache_dir: str, version: str | None = None
 ) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (text, ``NULL`` as written) of TPC-DS query ``number`` at ``scale_factor`` (``"0.01"``
-    or ``"1"``), from the DuckDB source distribution of ``version`` (default: the installed DuckDB's)."""
+    """Header and rows (text, ``NULL`` as written) of TPC-DS query ``number`` at ``scale_factor`` (``"0.01"``,
+    ``"1"``, ``"10"``), from the DuckDB source distribution of ``version``: the release whose generator made the
+    data (see :func:`generator_version`; default: the installed DuckDB's).
+
+    :raises LookupError: that release ships no answer for the query at that scale factor.
+    """
     import duckdb
 
     archive = _sdist(Path(cache_dir), version or duckdb.__version__)

@@ -90,7 +90,9 @@ def benchmark_queries(extension_dir: str) -> dict[int, str]:
 
 
 def generate(scale_factor: float, landing: str, *, extension_dir: str, s3: S3Spec | None = None) -> Generated:
-    """Write ``<landing>/<table>.parquet`` for the 24 source tables and ``<landing>/queries/qNN.sql``.
+    """Write ``<landing>/<table>.parquet`` for the 24 source tables, ``<landing>/queries/qNN.sql`` and
+    ``<landing>/generator.json`` (the DuckDB release that generated them: its reference answers are theirs, see
+    :mod:`.answers`).
 
     :param scale_factor: TPC-DS scale factor (1 = about 1 GB of raw data).
     :param landing: a local directory or ``s3://bucket/prefix``.
@@ -112,6 +114,7 @@ def generate(scale_factor: float, landing: str, *, extension_dir: str, s3: S3Spe
             rows[table], file_size = _write_table(con, table, storage, join_path(storage.data_path, f"{table}.parquet"))
             size += file_size
         _write_queries(con, storage)
+        _write_generator(storage, scale_factor)
         con.close()
     benchmark_queries(extension_dir)  # the DAG reads the query text from this cache when it is parsed
     return Generated(scale_factor, storage.data_path, rows, size, time.monotonic() - started)
@@ -134,3 +137,16 @@ def _write_queries(con: duckdb.DuckDBPyConnection, storage: Storage) -> None:
             storage.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
         with storage.fs.open_output_stream(path) as out:
             out.write(query_text(con, number).encode())
+
+
+def _write_generator(storage: Storage, scale_factor: float) -> None:
+    import json
+
+    import duckdb
+
+    from airflow_provider_lakehouse.ducklake.storage import join_path
+    from airflow_provider_lakehouse.tpcds.answers import GENERATOR_FILE
+
+    record = {"duckdb": duckdb.__version__, "scale_factor": scale_factor}
+    with storage.fs.open_output_stream(storage.fs_path(join_path(storage.data_path, GENERATOR_FILE))) as out:
+        out.write(json.dumps(record).encode())

@@ -21,7 +21,7 @@ publish step is left out: it is the same small copy whatever the engine) one aft
 Each engine runs in its own Python process (PySpark allows one kind of session per process) over the same lake
 (Postgres catalog; data on SeaweedFS S3 or a local directory), replacing the previous engine's tables. After
 each engine the ten query results are read back by DuckDB and compared with the generator's reference answers
-(SF 0.01 and 1) and with DuckDB's own answers on the landing files.
+(SF 0.01, 1 and 10) and with DuckDB's own answers on the landing files.
 
 Measured per stage: wall time; vCPU-seconds (busy CPU time of the whole machine, from ``/proc/stat``: the
 catalog Postgres and the S3 server are part of the work; run it on an otherwise idle machine) per GB of input
@@ -424,9 +424,9 @@ def check_answers(
     setup: Any, landing: Path, scale_factor: float, exported: Path | None = None
 ) -> dict[str, str | None]:
     """Each ``results.qNN`` in the lake (or, for Iceberg, exported as ``exported/qNN.parquet``) against the
-    generator's reference answer (SF 0.01 and 1) and DuckDB's answer on the landing files; ``None`` means
+    generator's reference answer (SF 0.01, 1 and 10) and DuckDB's answer on the landing files; ``None`` means
     equal."""
-    from airflow_provider_lakehouse.tpcds.answers import matches_reference, reference_answer
+    from airflow_provider_lakehouse.tpcds.answers import generator_version, matches_reference, reference_answer
     from airflow_provider_lakehouse.tpcds.tables import SOURCE_TABLES
     from tests import referee
 
@@ -438,7 +438,8 @@ def check_answers(
             f"CREATE OR REPLACE VIEW memory.main.{table} AS SELECT * FROM read_parquet('{landing}/{table}.parquet')"
         )
     con.execute("USE memory.main")
-    reference_sf = {0.01: "0.01", 1.0: "1"}.get(scale_factor)
+    reference_sf = {0.01: "0.01", 1.0: "1", 10.0: "10"}.get(scale_factor)
+    generator = generator_version(landing)  # its answers are the reference (DuckDB 2.0 changed the generator)
     cache = str(Path(referee.extension_dir()).parent / "tpcds_answers")
     verdicts: dict[str, str | None] = {}
     for number in BENCHMARK_QUERIES:
@@ -453,11 +454,35 @@ def check_answers(
         difference = matches_reference(ours, duckdb_rows)  # any order, numbers within the reference's rounding
         verdict = f"differs from DuckDB on the landing files: {difference}" if difference else None
         if verdict is None and reference_sf:
-            difference = matches_reference(ours, reference_answer(number, reference_sf, cache)[1])
+            try:
+                reference = reference_answer(number, reference_sf, cache, version=generator)[1]
+            except LookupError:  # DuckDB 1.5's generator ships no SF 10 answers: DuckDB's answer is the check
+                reference = None
+            difference = matches_reference(ours, reference) if reference is not None else None
             verdict = f"differs from the SF {reference_sf} reference: {difference}" if difference else None
         verdicts[name] = verdict
     con.close()
     return verdicts
+
+
+def answers_checked_against(landing: Path, scale_factor: float) -> str:
+    """What :func:`check_answers` compares the results with, for the report."""
+    from airflow_provider_lakehouse.tpcds.answers import generator_version, reference_answer
+    from tests import referee
+
+    generator = generator_version(landing)
+    sf = {0.01: "0.01", 1.0: "1", 10.0: "10"}.get(scale_factor)
+    try:
+        if sf is None:
+            raise LookupError(sf)
+        reference_answer(
+            BENCHMARK_QUERIES[0], sf, str(Path(referee.extension_dir()).parent / "tpcds_answers"), generator
+        )
+    except LookupError:
+        return (
+            f"DuckDB's answers on the landing files (DuckDB {generator}'s generator ships none for SF {scale_factor:g})"
+        )
+    return f"DuckDB's answers on the landing files and the generator's SF {sf} reference answers (DuckDB {generator})"
 
 
 # ---------------------------------------------------------------------------------------------- report
@@ -492,7 +517,7 @@ def markdown(runs: list[EngineRun], scale_factor: float, input_gb: float, storag
         f"{'SeaweedFS S3' if storage == 's3' else 'a local directory'}, Postgres catalog)",
         "",
     ]
-    lines += [f"- {key}: {value}" for key, value in about.items()]
+    lines += [f"- {key}: {value}" for key, value in about.items()]  # the machine, and what the answers meet
     lines += [
         "",
         "| engine | " + " | ".join(STAGES) + " | total s | vCPU-s / GB input | peak memory MB | answers |",
@@ -687,7 +712,7 @@ def main() -> None:
                         "scale_factor": args.sf,
                         "storage": args.storage,
                         "input_gb": input_gb,
-                        "machine": machine(),
+                        "machine": dict(machine(), answers=answers_checked_against(landing, args.sf)),
                         "runs": [
                             dict(asdict(r), wall_s=r.wall_s, cpu_s=r.cpu_s, peak_rss_mb=r.peak_rss_mb) for r in runs
                         ],
