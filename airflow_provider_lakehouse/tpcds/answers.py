@@ -13,6 +13,7 @@ against that release's answers. The 1.5 source distributions hold SF 0.01 and 1;
 from __future__ import annotations
 
 import decimal
+import functools
 import subprocess
 import sys
 import tarfile
@@ -74,13 +75,24 @@ def reference_answer(
     import duckdb
 
     archive = _sdist(Path(cache_dir), version or duckdb.__version__)
-    suffix = f"/extension/tpcds/dsdgen/answers/sf{scale_factor}/{number:02d}.csv"
-    with tarfile.open(archive) as tar:
-        member = next((m for m in tar.getmembers() if m.name.endswith(suffix)), None)
-        if member is None:
-            raise LookupError(f"no reference answer for query {number} at SF {scale_factor} in {archive.name}")
-        lines = tar.extractfile(member).read().decode().splitlines()  # type: ignore[union-attr]
+    text = _answer_files(archive).get(f"sf{scale_factor}/{number:02d}.csv")
+    if text is None:
+        raise LookupError(f"no reference answer for query {number} at SF {scale_factor} in {archive.name}")
+    lines = text.splitlines()
     return lines[0].split("|"), [line.split("|") for line in lines[1:] if line]
+
+
+@functools.lru_cache(maxsize=4)
+def _answer_files(archive: Path) -> dict[str, str]:
+    """Every TPC-DS answer file of a source distribution, by ``sf<SF>/<NN>.csv``: read in one pass over the
+    archive (a 17 MB compressed tar is read whole to find a member), not once per query."""
+    marker = "/extension/tpcds/dsdgen/answers/"
+    files = {}
+    with tarfile.open(archive) as tar:
+        for member in tar:
+            if marker in member.name and member.isfile():
+                files[member.name.split(marker, 1)[1]] = tar.extractfile(member).read().decode()  # type: ignore[union-attr]
+    return files
 
 
 def matches_reference(
