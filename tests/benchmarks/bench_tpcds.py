@@ -501,7 +501,10 @@ def machine() -> dict[str, str]:
         ),
         platform.processor(),
     )
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
+    # the java Spark's launcher runs: $JAVA_HOME's when set (the stack's JVMs inherit it), else the one on PATH
+    java_home = os.environ.get("JAVA_HOME")
+    binary = str(Path(java_home, "bin", "java")) if java_home else "java"
+    java = subprocess.run([binary, "-version"], capture_output=True, text=True).stderr.splitlines()
     return {
         "cpu": f"{cpu}, {len(os.sched_getaffinity(0))} vCPUs",
         "memory": f"{psutil.virtual_memory().total / 2**30:.1f} GiB",
@@ -654,7 +657,8 @@ def main() -> None:
         lake: dict[str, Any] | None = None
         try:
             env = dict(os.environ, **stack.env())
-            landing = Path(args.landing or stack.state_dir / "tpcds" / f"sf{args.sf:g}")
+            # absolute: the engines read it from other working directories (the Connect server's, a runner's)
+            landing = Path(args.landing or stack.state_dir / "tpcds" / f"sf{args.sf:g}").resolve()
             if not (landing / "queries").is_dir():
                 say(f"generating SF {args.sf:g} into {landing} ...")
                 generate(args.sf, str(landing), extension_dir=referee.extension_dir())
