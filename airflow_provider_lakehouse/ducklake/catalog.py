@@ -11,8 +11,8 @@ import pyarrow as pa
 
 from airflow_provider_lakehouse.connections.lake import RetryPolicy
 from airflow_provider_lakehouse.ducklake import change_feed, ddl, introspect, maintenance, metadata
-from airflow_provider_lakehouse.ducklake.model import SchemaInfo, Snapshot, TableInfo
-from airflow_provider_lakehouse.ducklake.names import split_name
+from airflow_provider_lakehouse.ducklake.model import SchemaInfo, Snapshot, TableInfo, ViewInfo
+from airflow_provider_lakehouse.ducklake.names import find_view, split_name
 from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_expression, prune_files
 from airflow_provider_lakehouse.ducklake.reader import ScanPlan, read_data_file, read_inlined_rows
 from airflow_provider_lakehouse.ducklake.storage import Storage
@@ -182,6 +182,19 @@ class DuckLake:
         if not any(s.name.lower() == schema_name.lower() for s in metadata.schemas_at(conn, snapshot_id)):
             raise NoSuchSchemaError(f"Schema {schema_name!r} does not exist in lake at snapshot {snapshot_id}.")
         raise NoSuchTableError(f"Table {schema_name}.{table_name} does not exist at snapshot {snapshot_id}.")
+
+    def views(self, *, version: int | None = None) -> list[ViewInfo]:
+        """Every view of the lake at a snapshot (default: the latest)."""
+        with self.store.connection() as conn:
+            return metadata.views_at(conn, self.snapshot(version, conn=conn).snapshot_id)
+
+    def view(self, name: str, *, version: int | None = None, conn: CatalogConnection | None = None) -> ViewInfo | None:
+        """The view ``schema.view`` (or ``view`` in ``main``) at a snapshot, or None when no view has that name
+        (names match case-insensitively, an exact match first, as tables' do)."""
+        if conn is None:
+            with self.store.connection() as own:
+                return self.view(name, version=version, conn=own)
+        return find_view(metadata.views_at(conn, self.snapshot(version, conn=conn).snapshot_id), name)
 
     def table_dir(self, table: TableInfo) -> str:
         """Directory of ``table``'s files."""

@@ -50,6 +50,8 @@ class ChangeSet:
     dropped_schemas: set[int] = field(default_factory=set)
     created_tables: set[tuple[str, str]] = field(default_factory=set)
     dropped_tables: set[int] = field(default_factory=set)
+    created_views: set[tuple[str, str]] = field(default_factory=set)
+    dropped_views: set[int] = field(default_factory=set)
     inserted: set[int] = field(default_factory=set)
     deleted: set[int] = field(default_factory=set)
     altered: set[int] = field(default_factory=set)
@@ -64,8 +66,10 @@ class ChangeSet:
         by_kind: dict[str, list[str]] = {
             "dropped_schema": [str(i) for i in sorted(self.dropped_schemas)],
             "dropped_table": [str(i) for i in sorted(self.dropped_tables)],
+            "dropped_view": [str(i) for i in sorted(self.dropped_views)],
             "created_schema": [quote(s) for s in sorted(self.created_schemas)],
             "created_table": [f"{quote(s)}.{quote(t)}" for s, t in sorted(self.created_tables)],
+            "created_view": [f"{quote(s)}.{quote(v)}" for s, v in sorted(self.created_views)],
             "inserted_into_table": [str(i) for i in sorted(self.inserted)],
             "deleted_from_table": [str(i) for i in sorted(self.deleted)],
             "altered_table": [str(i) for i in sorted(self.altered)],
@@ -143,6 +147,7 @@ def parse(texts: Iterable[str | None]) -> ChangeSet:
             ids = {
                 "dropped_schema": result.dropped_schemas,
                 "dropped_table": result.dropped_tables,
+                "dropped_view": result.dropped_views,
                 "inserted_into_table": result.inserted,
                 "deleted_from_table": result.deleted,
                 "altered_table": result.altered,
@@ -158,9 +163,9 @@ def parse(texts: Iterable[str | None]) -> ChangeSet:
                 ids[kind].add(int(value))
             elif kind == "created_schema":
                 result.created_schemas.add(_unquote_parts(value)[0])
-            elif kind == "created_table":
-                schema, table = ([*_unquote_parts(value), ""])[:2]
-                result.created_tables.add((schema, table))
+            elif kind in ("created_table", "created_view"):
+                schema, name = ([*_unquote_parts(value), ""])[:2]
+                (result.created_tables if kind == "created_table" else result.created_views).add((schema, name))
             else:
                 result.other.append((kind, value))
     return result
@@ -182,6 +187,13 @@ def conflict(
         return f"schema {schema_id} was dropped concurrently"
     for st in mine.created_tables & theirs.created_tables:
         return f"table {st[0]}.{st[1]} was created concurrently"
+    # tables and views share one namespace per schema
+    for st in (mine.created_views & (theirs.created_views | theirs.created_tables)) | (
+        mine.created_tables & theirs.created_views
+    ):
+        return f"{st[0]}.{st[1]} was created concurrently"
+    for vid in mine.dropped_views & theirs.dropped_views:
+        return f"view {vid} was dropped concurrently"
     if my_schema_ids_used & theirs.dropped_schemas:
         return "a schema this commit writes into was dropped concurrently"
     for tid in mine.dropped_tables & theirs.dropped_tables:

@@ -32,6 +32,7 @@ from airflow_provider_lakehouse.ducklake.catalog_tables import (
     TABLE,
     TABLE_COLUMN_STATS,
     TABLE_STATS,
+    VIEW,
     CatalogTable,
 )
 from airflow_provider_lakehouse.ducklake.model import (
@@ -46,9 +47,11 @@ from airflow_provider_lakehouse.ducklake.operations import (
     AddColumn,
     CreateSchema,
     CreateTable,
+    CreateView,
     DropColumn,
     DropSchema,
     DropTable,
+    DropView,
     FlushInlined,
     MergeFiles,
     Operation,
@@ -290,6 +293,32 @@ class CommitBuilder:
             )
         self.sql(
             "UPDATE {M}ducklake_tag SET end_snapshot = ? WHERE object_id = ? AND end_snapshot IS NULL", (self.sid, tid)
+        )
+
+    @apply.register
+    def _(self, op: CreateView) -> None:
+        vid = self.next_catalog_id
+        self.next_catalog_id += 1
+        self.insert(
+            VIEW,
+            view_id=vid,
+            view_uuid=str(uuidlib.uuid4()),
+            begin_snapshot=self.sid,
+            schema_id=self._schema_id(op.schema_name),
+            view_name=op.name,
+            dialect="duckdb",
+            sql=op.sql,
+            column_aliases=metadata.quoted_list(op.column_aliases),
+        )
+
+    @apply.register
+    def _(self, op: DropView) -> None:
+        vid = op.view.view_id
+        self.sql(
+            "UPDATE {M}ducklake_view SET end_snapshot = ? WHERE view_id = ? AND end_snapshot IS NULL", (self.sid, vid)
+        )
+        self.sql(
+            "UPDATE {M}ducklake_tag SET end_snapshot = ? WHERE object_id = ? AND end_snapshot IS NULL", (self.sid, vid)
         )
 
     @apply.register

@@ -19,6 +19,7 @@ from airflow_provider_lakehouse.ducklake.model import (
     Snapshot,
     SortKey,
     TableInfo,
+    ViewInfo,
 )
 from airflow_provider_lakehouse.ducklake.storage import join_path
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection
@@ -134,6 +135,71 @@ def tables_named(
         (s, s, s, s, schema_name, table_name),
     )
     return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+
+def views_at(conn: CatalogConnection, snapshot_id: int) -> list[ViewInfo]:
+    """Every view visible at ``snapshot_id``."""
+    s = snapshot_id
+    rows = conn.query(
+        "SELECT v.view_id, v.schema_id, sc.schema_name, v.view_name, v.sql, v.dialect, v.column_aliases, "
+        f"v.view_uuid, v.begin_snapshot FROM {{M}}ducklake_view v JOIN {{M}}ducklake_schema sc "
+        f"ON v.schema_id = sc.schema_id WHERE {visible('v')} AND {visible('sc')} ORDER BY v.view_id",
+        (s, s, s, s),
+    )
+    return [
+        ViewInfo(
+            view_id=int(r[0]),
+            schema_id=int(r[1]),
+            schema_name=str(r[2]),
+            name=str(r[3]),
+            sql=str(r[4] or ""),
+            dialect=str(r[5] or "duckdb"),
+            column_aliases=parse_quoted_list(str(r[6] or "")),
+            uuid=str(r[7] or ""),
+            begin_snapshot=int(r[8]),
+        )
+        for r in rows
+    ]
+
+
+def parse_quoted_list(text: str) -> tuple[str, ...]:
+    """DuckLake's quoted name list (``"a","b""c"``, DuckDB's ``ToQuotedList``) as names.
+
+    >>> parse_quoted_list('"a","b""c",""')
+    ('a', 'b"c', '')
+    >>> parse_quoted_list("")
+    ()
+    """
+    names: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] != '"':
+            raise ValueError(f"not a quoted name list: {text!r}")
+        current: list[str] = []
+        i += 1
+        while i < len(text):
+            if text[i] == '"' and text[i + 1 : i + 2] == '"':
+                current.append('"')
+                i += 2
+            elif text[i] == '"':
+                i += 1
+                break
+            else:
+                current.append(text[i])
+                i += 1
+        names.append("".join(current))
+        if i < len(text) and text[i] == ",":
+            i += 1
+    return tuple(names)
+
+
+def quoted_list(names: tuple[str, ...] | list[str]) -> str:
+    """The inverse of :func:`parse_quoted_list`.
+
+    >>> quoted_list(["a", 'b"c'])
+    '"a","b""c"'
+    """
+    return ",".join('"' + name.replace('"', '""') + '"' for name in names)
 
 
 def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = None) -> list[TableInfo]:

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from airflow_provider_lakehouse.ducklake.model import DataFileInfo, PartitionField, WrittenDeleteFile, WrittenFile
+from airflow_provider_lakehouse.ducklake.model import (
+    DataFileInfo,
+    PartitionField,
+    ViewInfo,
+    WrittenDeleteFile,
+    WrittenFile,
+)
 from airflow_provider_lakehouse.ducklake.staging import TableState
 from airflow_provider_lakehouse.ducklake.types import Column
 
@@ -46,6 +52,21 @@ class DropTable:
 class RenameTable:
     table: TableState
     old_name: str
+
+
+@dataclass(frozen=True)
+class CreateView:
+    """A new view: its query as DuckDB SQL, the lake's catalog written as ``{DUCKLAKE_CATALOG}``."""
+
+    schema_name: str
+    name: str
+    sql: str
+    column_aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DropView:
+    view: ViewInfo
 
 
 @dataclass(frozen=True)
@@ -110,6 +131,8 @@ Operation = (
     | CreateTable
     | DropTable
     | RenameTable
+    | CreateView
+    | DropView
     | AddColumn
     | DropColumn
     | RenameColumn
@@ -126,6 +149,8 @@ SCHEMA_CHANGES = (
     CreateTable,
     DropTable,
     RenameTable,
+    CreateView,
+    DropView,
     AddColumn,
     DropColumn,
     RenameColumn,

@@ -37,17 +37,20 @@ from airflow_provider_lakehouse.ducklake.model import (
     Snapshot,
     SortKey,
     TableInfo,
+    ViewInfo,
     WrittenDeleteFile,
     WrittenFile,
 )
-from airflow_provider_lakehouse.ducklake.names import split_name
+from airflow_provider_lakehouse.ducklake.names import find_view, split_name
 from airflow_provider_lakehouse.ducklake.operations import (
     AddColumn,
     CreateSchema,
     CreateTable,
+    CreateView,
     DropColumn,
     DropSchema,
     DropTable,
+    DropView,
     FlushInlined,
     MergeFiles,
     Operation,
@@ -133,6 +136,7 @@ class Transaction:
             raise
         self._new_schemas: dict[str, str] = {}  # name -> path
         self._tables: dict[tuple[str, str], TableState] = {}
+        self._base_views: list[ViewInfo] | None = None  # read from the catalog on first use
         self._ops: list[Operation] = []
         self._written: list[str] = []  # every file this transaction wrote (superseded ones included)
         self._next_temp_id = -1
@@ -279,6 +283,8 @@ class Transaction:
         live += [s for s in self._tables.values() if s.schema_name == name and s.pending and not s.dropped]
         if live:
             raise LakehouseError(f"Schema {name!r} is not empty; drop its tables first.")
+        if any(v.schema_name == name for v in self.views()):
+            raise LakehouseError(f"Schema {name!r} is not empty; drop its views first.")
         if name in self._new_schemas:
             del self._new_schemas[name]
             self._ops = [op for op in self._ops if not (isinstance(op, CreateSchema) and op.name == name)]
@@ -293,6 +299,8 @@ class Transaction:
         schema_name, table_name = split_name(name)
         if not self._schema_exists(schema_name):
             raise NoSuchSchemaError(f"Schema {schema_name!r} does not exist; create it first.")
+        if self.view(name) is not None:
+            raise TableAlreadyExistsError(f"{schema_name}.{table_name} is a view: a table cannot take its name.")
         if self._exists(schema_name, table_name):
             if if_not_exists:
                 return False
@@ -329,6 +337,9 @@ class Transaction:
         try:
             state = self.table_state(name)
         except NoSuchTableError:
+            view = self.view(name)
+            if view is not None:
+                raise NoSuchTableError(f"{view.qualified_name} is a view, not a table: DROP VIEW drops it.") from None
             if if_exists:
                 return False
             raise
@@ -345,7 +356,7 @@ class Transaction:
 
     def rename_table(self, name: str, new_name: str) -> None:
         state = self.table_state(name)
-        if self._exists(state.schema_name, new_name):
+        if self._exists(state.schema_name, new_name) or self.view(f"{state.schema_name}.{new_name}") is not None:
             raise TableAlreadyExistsError(f"Table {state.schema_name}.{new_name} already exists.")
         del self._tables[(state.schema_name, state.name)]
         old = state.name
@@ -353,6 +364,78 @@ class Transaction:
         self._tables[(state.schema_name, new_name)] = state
         if not state.pending:
             self._ops.append(RenameTable(state, old))
+
+    # -- views -------------------------------------------------------------------------------
+    def views(self) -> list[ViewInfo]:
+        """The views as this transaction sees them: the base snapshot's, less those it dropped, plus those it
+        created (their ``view_id`` is 0 until the commit allocates one)."""
+        if self._base_views is None:
+            self._base_views = metadata.views_at(self._conn, self.base.snapshot_id)
+        dropped = {op.view.view_id for op in self._ops if isinstance(op, DropView)}
+        visible = [v for v in self._base_views if v.view_id not in dropped]
+        for op in self._ops:
+            if isinstance(op, CreateView):
+                visible.append(ViewInfo(0, 0, op.schema_name, op.name, op.sql, column_aliases=op.column_aliases))
+        return visible
+
+    def view(self, name: str) -> ViewInfo | None:
+        """The view ``schema.view`` as this transaction sees it, or None."""
+        return find_view(self.views(), name)
+
+    def create_view(
+        self,
+        name: str,
+        sql: str,
+        *,
+        column_aliases: Sequence[str] = (),
+        or_replace: bool = False,
+        if_not_exists: bool = False,
+    ) -> bool:
+        """``CREATE VIEW``: ``sql`` is the query as DuckDB stores it (DuckDB SQL, the lake's own catalog written
+        ``{DUCKLAKE_CATALOG}``). Returns False if the view existed and ``if_not_exists`` was set.
+
+        :raises TableAlreadyExistsError: a table has the name, or a view has it and neither flag was set.
+        """
+        schema_name, view_name = split_name(name)
+        if not self._schema_exists(schema_name):
+            raise NoSuchSchemaError(f"Schema {schema_name!r} does not exist; create it first.")
+        if self._exists(schema_name, view_name):
+            raise TableAlreadyExistsError(
+                f"Table {schema_name}.{view_name} already exists; a view cannot take its name."
+            )
+        existing = self.view(name)
+        if existing is not None:
+            if if_not_exists:
+                return False
+            if not or_replace:
+                raise TableAlreadyExistsError(f"View {existing.qualified_name} already exists.")
+            self.drop_view(name)
+        self._ops.append(CreateView(schema_name, view_name, sql, tuple(column_aliases)))
+        return True
+
+    def drop_view(self, name: str, *, if_exists: bool = False) -> bool:
+        """``DROP VIEW``; returns False if there was no such view and ``if_exists`` was set.
+
+        :raises NoSuchTableError: no view has the name (a table of that name is named as one).
+        """
+        existing = self.view(name)
+        if existing is None:
+            schema_name, view_name = split_name(name)
+            if self._exists(schema_name, view_name):
+                raise NoSuchTableError(f"{schema_name}.{view_name} is a table, not a view: DROP TABLE drops it.")
+            if if_exists:
+                return False
+            raise NoSuchTableError(f"View {schema_name}.{view_name} does not exist.")
+        created_here = [
+            op
+            for op in self._ops
+            if isinstance(op, CreateView) and (op.schema_name, op.name) == (existing.schema_name, existing.name)
+        ]
+        if created_here:  # created and dropped in one transaction: forget both
+            self._ops.remove(created_here[-1])
+        else:
+            self._ops.append(DropView(existing))
+        return True
 
     def add_column(
         self, table: str, name: str, dtype: pa.DataType, *, default: Any = None, if_not_exists: bool = False
@@ -874,6 +957,10 @@ class Transaction:
                 c.created_tables.add((op.table.schema_name, op.table.name))
             elif isinstance(op, DropTable) and op.table.table_id is not None:
                 c.dropped_tables.add(op.table.table_id)
+            elif isinstance(op, CreateView):
+                c.created_views.add((op.schema_name, op.name))
+            elif isinstance(op, DropView):
+                c.dropped_views.add(op.view.view_id)
             elif (
                 isinstance(op, (AddColumn, DropColumn, RenameColumn, SetPartitioning)) and op.table.table_id is not None
             ):
