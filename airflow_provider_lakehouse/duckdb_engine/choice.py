@@ -4,7 +4,7 @@ scan, read from the catalog after file pruning, against a threshold sized for th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow.fs as pafs
@@ -12,9 +12,14 @@ import pyarrow.fs as pafs
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.storage import Storage
-from airflow_provider_lakehouse.exceptions import CatalogNotFoundError, LakehouseError, UnsupportedStatementError
+from airflow_provider_lakehouse.exceptions import (
+    CatalogNotFoundError,
+    LakehouseError,
+    NoSuchTableError,
+    UnsupportedStatementError,
+)
 from airflow_provider_lakehouse.spark.files import expand
-from airflow_provider_lakehouse.spark.plan import Plan, TableRef
+from airflow_provider_lakehouse.spark.plan import MAX_VIEW_DEPTH, Plan, TableRef, view_query_step
 
 #: the share of the worker's memory ``auto`` lets DuckDB scan (DuckDB streams and spills; joins and sorts of the
 #: scanned data are what need memory)
@@ -88,7 +93,7 @@ def scan_bytes(plan: Plan, spec: DuckLakeSpec) -> int:
             if lake is None or key in seen_tables:
                 continue
             seen_tables.add(key)
-            total += _table_bytes(lake, ref, plan.parameters)
+            total += _table_bytes(lake, spec.name, ref, plan.parameters)
         for files in step.files:
             for path in files.paths:
                 if path not in seen_files:
@@ -97,20 +102,37 @@ def scan_bytes(plan: Plan, spec: DuckLakeSpec) -> int:
     return total
 
 
-def _table_bytes(lake: DuckLake, ref: TableRef, parameters: dict[str, Any]) -> int:
+def _table_bytes(lake: DuckLake, lake_name: str, ref: TableRef, parameters: dict[str, Any], depth: int = 0) -> int:
+    """The bytes a read of ``ref`` scans; a view's are those of the tables its query reads."""
+    version = ref.version if isinstance(ref.version, int) else None
     filters = [
         (name, op, parameters.get(value["param"]) if isinstance(value, dict) and "param" in value else value)
         for name, op, value in ref.predicates
     ]
-    version = ref.version if isinstance(ref.version, int) else None
     try:
-        scan = lake.scan(f"{ref.schema}.{ref.table}", version=version, filters=filters)
-    except (LakehouseError, KeyError, ValueError):  # created by the script itself, or a filter stats cannot use
+        scan = lake.scan(ref.name, version=version, filters=filters)
+    except NoSuchTableError:
+        return _view_bytes(lake, lake_name, ref, parameters, depth)
+    except (LakehouseError, KeyError, ValueError):  # a filter stats cannot use
         try:
-            scan = lake.scan(f"{ref.schema}.{ref.table}", version=version)
+            scan = lake.scan(ref.name, version=version)
         except (LakehouseError, KeyError, ValueError):
             return 0
     return sum(f.file_size_bytes + (f.delete_file.file_size_bytes if f.delete_file else 0) for f in scan.files)
+
+
+def _view_bytes(lake: DuckLake, lake_name: str, ref: TableRef, parameters: dict[str, Any], depth: int) -> int:
+    """What a view's query scans; nothing for a name that is no view either (a table the script creates)."""
+    version = ref.version if isinstance(ref.version, int) else None
+    view = lake.view(ref.name, version=version) if depth < MAX_VIEW_DEPTH else None
+    if view is None:
+        return 0
+    try:
+        step = view_query_step(view, lake_name)
+    except LakehouseError:
+        return 0
+    inner = [replace(table, version=version) if table.version is None else table for table in step.tables]
+    return sum(_table_bytes(lake, lake_name, table, parameters, depth + 1) for table in inner)
 
 
 def _path_bytes(path: str, spec: DuckLakeSpec) -> int:

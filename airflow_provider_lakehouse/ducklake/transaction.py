@@ -210,6 +210,11 @@ class Transaction:
             info = self.lake.find_table(self._conn, name, self.base.snapshot_id)
         except NoSuchSchemaError:
             raise NoSuchTableError(f"Table {schema}.{table} does not exist (no schema {schema!r}).") from None
+        except NoSuchTableError:
+            view = self.view(name)
+            if view is not None:  # DuckDB: "Can only update base table"
+                raise NoSuchTableError(f"{view.qualified_name} is a view: only tables can be changed.") from None
+            raise
         state = TableState(
             info.schema_name, info.name, info.columns, self.lake.table_dir(info), info.table_id, info.schema_id, info
         )

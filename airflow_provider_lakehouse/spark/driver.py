@@ -27,7 +27,7 @@ from airflow_provider_lakehouse.datatables.transaction import (
     task_gid_prefix,
 )
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
-from airflow_provider_lakehouse.ducklake.model import TableInfo
+from airflow_provider_lakehouse.ducklake.model import TableInfo, ViewInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID, output_schema
 from airflow_provider_lakehouse.ducklake.task_commits import (
     OUTCOME_FIELD,
@@ -37,6 +37,7 @@ from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transacti
 from airflow_provider_lakehouse.ducklake.types import Column, columns_from_arrow
 from airflow_provider_lakehouse.exceptions import (
     LakehouseError,
+    NoSuchTableError,
     StatementError,
     TaskKilledError,
     UnsupportedStatementError,
@@ -53,7 +54,16 @@ from airflow_provider_lakehouse.spark.parquet_copy import (
     same_as_spark,
     work_items,
 )
-from airflow_provider_lakehouse.spark.plan import CatalogRef, FileRef, Plan, Step, TableRef, spark_value
+from airflow_provider_lakehouse.spark.plan import (
+    MAX_VIEW_DEPTH,
+    CatalogRef,
+    FileRef,
+    Plan,
+    Step,
+    TableRef,
+    spark_value,
+    view_query_step,
+)
 from airflow_provider_lakehouse.spark.responses import (
     StepResult,
     build_response,
@@ -144,12 +154,14 @@ class TableRead:
     :param frame: its rows, a DataFrame.
     :param scan: what the scan read (files, pruned files, inlined rows, the reader), reported per statement.
     :param spark_types: ``{column: Spark type}`` of ``frame``, known from the lake's types (asking Spark took a
-        round trip per read over Spark Connect: 0.5 s for the 17 reads of one TPC-DS check).
+        round trip per read over Spark Connect: 0.5 s for the 17 reads of one TPC-DS check); None: asked of Spark
+        when a statement needs them (a view's).
     """
 
     frame: Any
     scan: dict[str, Any]
-    spark_types: dict[str, str]
+    spark_types: dict[str, str] | None
+    inner_scans: tuple[dict[str, Any], ...] = ()  # a view's: the scans of the tables it reads
 
 
 @dataclass(frozen=True)
@@ -231,6 +243,7 @@ class PlanRunner:
         self._view_schemas: dict[str, dict[str, str]] = {}
         self._s3a: bool | None = None  # Spark reads this S3 lake itself (decided at the first read)
         self._cached: list[Any] = []
+        self._view_depth = 0  # views being expanded, innermost last (a view may read another)
         for key, value in SESSION_CONF.items():
             self._set_conf(key, value)
         for key, value in SESSION_DEFAULTS.items():
@@ -535,6 +548,30 @@ class PlanRunner:
         )
         result.data.update(status="executed" if created else "exists", target=step.target)
 
+    def _step_create_view(
+        self, step: Step, details: steps.CreateView, args: dict[str, Any], result: StepResult, tx: Transaction
+    ) -> None:
+        # Spark analyses the query as DuckDB binds a view at creation: a missing table or column fails here
+        columns = self._sql(step.query, args=args or None).columns
+        if len(details.column_aliases) > len(columns):
+            raise LakehouseError(
+                f"More view aliases ({len(details.column_aliases)}) than columns in the query result ({len(columns)})."
+            )
+        created = tx.create_view(
+            step.target or "",
+            details.sql,
+            column_aliases=details.column_aliases,
+            or_replace=details.or_replace,
+            if_not_exists=details.if_not_exists,
+        )
+        result.data.update(status="executed" if created else "exists", target=step.target)
+
+    def _step_drop_view(
+        self, step: Step, details: steps.DropView, args: dict[str, Any], result: StepResult, tx: Transaction
+    ) -> None:
+        dropped = tx.drop_view(step.target or "", if_exists=details.if_exists)
+        result.data.update(status="executed" if dropped else "absent", target=step.target)
+
     def _step_drop_table(
         self, step: Step, details: steps.DropTable, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
@@ -710,6 +747,8 @@ class PlanRunner:
         steps.DropSchema: _step_drop_schema,
         steps.CreateTable: _step_create_table,
         steps.DropTable: _step_drop_table,
+        steps.CreateView: _step_create_view,
+        steps.DropView: _step_drop_view,
         steps.AddColumn: _step_add_column,
         steps.DropColumn: _step_drop_column,
         steps.RenameColumn: _step_rename_column,
@@ -863,7 +902,17 @@ class PlanRunner:
 
     # -- reads -------------------------------------------------------------------------------
     def _register_reads(self, step: Step, args: dict[str, Any], result: StepResult) -> None:
-        scans = []
+        scans, datatable_reads = self._register_step_reads(step, args)
+        if scans:
+            result.data["scans"] = scans
+        if datatable_reads:
+            result.data["datatable_reads"] = datatable_reads
+
+    def _register_step_reads(
+        self, step: Step, args: dict[str, Any]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Give every read of ``step`` its frame; returns what the lake scans and Data Table reads were."""
+        scans: list[dict[str, Any]] = []
         registered: dict[str, TableRead] = {}
         for ref in step.tables:
             same_rows = repr(replace(ref, view=""))  # the same table, snapshot, columns and filters
@@ -874,8 +923,7 @@ class PlanRunner:
             table_read = registered[same_rows]
             self._read(ref.view, table_read.frame, table_read.spark_types)
             scans.append(table_read.scan)
-        if scans:
-            result.data["scans"] = scans
+            scans.extend(table_read.inner_scans)
         for file_ref in step.files:
             from airflow_provider_lakehouse.spark.files import read_files
 
@@ -894,8 +942,7 @@ class PlanRunner:
             )
             self._read(read.view, frame)
             datatable_reads.append({"table": read.uri, "reader": reader})
-        if datatable_reads:
-            result.data["datatable_reads"] = datatable_reads
+        return scans, datatable_reads
 
     def _snapshot_for(self, ref: TableRef, args: dict[str, Any]) -> int | None:
         """The snapshot ``ref`` reads; None: as the running transaction sees the table (its base plus changes)."""
@@ -915,10 +962,17 @@ class PlanRunner:
         return self.lake.current_snapshot_id()
 
     def _table_read(self, ref: TableRef, args: dict[str, Any]) -> TableRead:
-        """``ref`` read at its snapshot (or as the running transaction sees it: read-your-writes)."""
+        """``ref`` read at its snapshot (or as the running transaction sees it: read-your-writes); a view's
+        query, when ``ref`` names a view."""
         snapshot_id = self._snapshot_for(ref, args)
         tx = self._tx if snapshot_id is None else None
-        table = tx.table_info(ref.name) if tx is not None else self.lake.table(ref.name, version=snapshot_id)
+        try:
+            table = tx.table_info(ref.name) if tx is not None else self.lake.table(ref.name, version=snapshot_id)
+        except NoSuchTableError:
+            view = tx.view(ref.name) if tx is not None else self.lake.view(ref.name, version=snapshot_id)
+            if view is None or ref.row_ids:
+                raise
+            return self._view_read(view, snapshot_id, args)
         columns = self._projection(table, ref)
         virtual = (ROWID, FILE_ID, FILE_POS) if ref.row_ids else ()
         known = {c.name.lower(): c.name for c in table.columns}
@@ -955,6 +1009,37 @@ class PlanRunner:
             {**scan, "reader": reader},
             spark_types_of(output_schema(columns, virtual)),
         )
+
+    def _view_read(self, view: ViewInfo, snapshot_id: int | None, args: dict[str, Any]) -> TableRead:
+        """A lake view read as DuckDB reads it: its stored query planned in the view's schema (unqualified names
+        resolve there, ``{DUCKLAKE_CATALOG}`` is this lake), its tables read at ``snapshot_id`` (a time-travel
+        read of the view reaches them) or as the transaction sees them, its column aliases applied."""
+        if self._view_depth >= MAX_VIEW_DEPTH:
+            raise LakehouseError(
+                f"View {view.qualified_name} nests views over {MAX_VIEW_DEPTH} deep (does it read itself?)."
+            )
+        if view.dialect != "duckdb":
+            raise LakehouseError(
+                f"View {view.qualified_name} is written in {view.dialect!r} SQL; lake SQL reads DuckDB views."
+            )
+        step = view_query_step(view, self.spec.name)
+        if snapshot_id is not None:
+            pinned = tuple(
+                replace(t, version=snapshot_id) if t.version is None and t.timestamp_sql is None else t
+                for t in step.tables
+            )
+            step = replace(step, tables=pinned)
+        self._view_depth += 1
+        try:
+            inner_scans, _datatables = self._register_step_reads(step, args)
+            frame = self._sql(step.query)
+        finally:
+            self._view_depth -= 1
+        if view.column_aliases:
+            frame = frame.toDF(*view.column_aliases, *frame.columns[len(view.column_aliases) :])
+        read_at = snapshot_id if snapshot_id is not None else self._tx.base.snapshot_id if self._tx else None
+        scan = {"view": view.qualified_name, "snapshot_id": read_at}
+        return TableRead(frame, scan, None, tuple(inner_scans))
 
     def _python_source_frame(self, plan: Any, columns: list[Column], virtual: tuple[str, ...]) -> Any:
         """A scan through the provider's Python data source (where Spark's own Parquet reader cannot be exact)."""

@@ -316,11 +316,118 @@ def _date_add(node: exp.DateAdd) -> exp.Expr | None:
 def _interval_arithmetic(node: exp.Add | exp.Sub) -> exp.Expr | None:
     """``DATE ± INTERVAL`` is a TIMESTAMP in DuckDB (a DATE in Spark). Left alone inside a comparison, where the
     value compares the same and a cast would keep Spark from pushing the filter down."""
-    if not isinstance(node.expression, exp.Interval) or isinstance(node.this, exp.Interval):
+    if not _is_interval(node.expression) or _is_interval(node.this):
         return None
     if any(isinstance(ancestor, (exp.Predicate, exp.Where, exp.Having, exp.Join)) for ancestor in _ancestors(node)):
         return None
     return typed_call("naive", node.copy(), node.this)
+
+
+#: DuckDB's ``to_<unit>(n)`` interval constructors: a Spark ANSI interval of one unit and the factor of ``n``
+_INTERVAL_UNITS: dict[str, tuple[str, float]] = {
+    "to_years": ("YEAR", 1),
+    "to_decades": ("YEAR", 10),
+    "to_centuries": ("YEAR", 100),
+    "to_millennia": ("YEAR", 1000),
+    "to_months": ("MONTH", 1),
+    "to_weeks": ("DAY", 7),
+    "to_days": ("DAY", 1),
+    "to_hours": ("HOUR", 1),
+    "to_minutes": ("MINUTE", 1),
+    "to_seconds": ("SECOND", 1),
+    "to_milliseconds": ("SECOND", 1e-3),
+    "to_microseconds": ("SECOND", 1e-6),
+}
+
+
+def _interval_of(count: exp.Expr, name: str) -> exp.Expr:
+    """``count`` units of ``to_<unit>`` as Spark's ``INTERVAL 1 <UNIT> * count`` (Spark has no interval of an
+    expression, ``INTERVAL (n) DAY``, nor DuckDB's ``to_days``)."""
+    unit, factor = _INTERVAL_UNITS[name]
+    scaled: exp.Expr = exp.Paren(this=count.copy())
+    if factor != 1:
+        scaled = exp.Mul(this=scaled, expression=exp.Literal.number(repr(factor) if factor < 1 else int(factor)))
+    one = exp.Interval(this=exp.Literal.string("1"), unit=exp.var(unit))
+    return exp.Mul(this=one, expression=scaled)
+
+
+def _interval_function(name: str) -> Callable[[exp.Anonymous], exp.Expr | None]:
+    """The rewrite of DuckDB's ``to_<unit>(n)`` called ``name``."""
+    return lambda node: _interval_of(node.expressions[0], name) if len(node.expressions) == 1 else None
+
+
+def _list_apply(node: exp.Anonymous) -> exp.Expr:
+    """``list_apply(l, x -> ...)`` (and ``array_apply``, ``apply``) is ``list_transform``: Spark's ``transform``."""
+    return exp.Anonymous(this="TRANSFORM", expressions=[e.copy() for e in node.expressions])
+
+
+def _interval(node: exp.Interval) -> exp.Expr | None:
+    """``INTERVAL (expr) DAY``: an interval of an expression, not a literal."""
+    unit = node.unit.name.upper() if node.unit is not None else ""
+    name = {"YEAR": "to_years", "MONTH": "to_months", "WEEK": "to_weeks", "DAY": "to_days", "HOUR": "to_hours"}.get(
+        unit, {"MINUTE": "to_minutes", "SECOND": "to_seconds"}.get(unit, "")
+    )
+    if isinstance(node.this, exp.Literal) or not name or node.this is None:
+        return None
+    return _interval_of(node.this, name)
+
+
+def _equals_any(node: exp.EQ) -> exp.Expr | None:
+    """``x = ANY (subquery)`` (how DuckDB stores ``x IN (subquery)`` in a view) as ``x IN (subquery)``."""
+    if not isinstance(node.expression, exp.Any) or not isinstance(node.expression.this, exp.Subquery):
+        return None
+    select = node.expression.this.this
+    if _in_filter_position(node) or not isinstance(select, exp.Query) or len(select.selects) != 1:
+        return exp.In(this=node.this.copy(), query=node.expression.this.copy())
+    return _null_aware_in(node.this, select)
+
+
+def _in_subquery(node: exp.In) -> exp.Expr | None:
+    """``x IN (subquery)`` is NULL in DuckDB (and SQL) when ``x`` is NULL and the subquery has rows, or when no
+    row matches and the subquery holds a NULL; Spark answers FALSE in a projection (its existence join). Left to
+    Spark where only TRUE counts: a WHERE, HAVING, QUALIFY or join condition, or a CASE condition, directly or
+    under AND/OR/NOT (Spark's null-aware anti join answers NOT IN there)."""
+    query = node.args.get("query")
+    select = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(select, exp.Query) or len(select.selects) != 1 or _in_filter_position(node):
+        return None
+    return _null_aware_in(node.this, select)
+
+
+def _null_aware_in(value: exp.Expr, select: exp.Query) -> exp.Expr:
+    """``value IN (select)`` with SQL's NULLs, from Spark's TRUE/FALSE ``IN`` and two ``EXISTS``."""
+    has_rows = exp.Exists(this=select.copy())
+    alias = exp.TableAlias(this=exp.to_identifier("__in_s"), columns=[exp.to_identifier("__in_v")])
+    null_row = exp.Exists(
+        this=exp.select("1").from_(exp.Subquery(this=select.copy(), alias=alias)).where("__in_v IS NULL")
+    )
+    return exp.Case(
+        ifs=[
+            exp.If(this=exp.In(this=value.copy(), query=exp.Subquery(this=select.copy())), true=exp.true()),
+            exp.If(
+                this=exp.Is(this=value.copy(), expression=exp.Null()),
+                true=exp.Case(ifs=[exp.If(this=has_rows, true=exp.Null())], default=exp.false()),
+            ),
+            exp.If(this=null_row, true=exp.Null()),
+        ],
+        default=exp.false(),
+    )
+
+
+def _in_filter_position(node: exp.Expr) -> bool:
+    """Whether ``node``'s value is only tested for TRUE: it sits, through AND, OR, NOT and parentheses, in a
+    WHERE, HAVING, QUALIFY or join condition, or is a CASE branch's condition."""
+    child, parent = node, node.parent
+    while isinstance(parent, (exp.And, exp.Or, exp.Not, exp.Paren)):
+        child, parent = parent, parent.parent
+    if isinstance(parent, exp.If):
+        return parent.this is child
+    return isinstance(parent, (exp.Where, exp.Having, exp.Qualify, exp.Join))
+
+
+def _is_interval(node: exp.Expr) -> bool:
+    """An interval literal, or one of an expression as :func:`_interval_of` writes it."""
+    return isinstance(node, exp.Interval) or (isinstance(node, exp.Mul) and isinstance(node.this, exp.Interval))
 
 
 def _ancestors(node: exp.Expr) -> list[exp.Expr]:
@@ -808,6 +915,12 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Monthname: _monthname,
     exp.Dayname: _dayname,
     exp.SimilarTo: _similar_to,
+    # how DuckDB stores ``SIMILAR TO`` in a view; with a third argument (options) it is left to fail
+    exp.RegexpFullMatch: lambda node: (
+        _similar_to(exp.SimilarTo(this=node.this.copy(), expression=node.expression.copy()))
+        if node.args.get("options") is None
+        else None
+    ),
     exp.Glob: _glob,
     exp.ArrayAgg: _list_aggregate,
     exp.First: _first_or_last,
@@ -827,6 +940,10 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.PercentileDisc: _discrete_quantile,
     exp.Quantile: _discrete_quantile,
     exp.WithinGroup: _within_group,
+    exp.Interval: _interval,
+    exp.ToDays: lambda node: _interval_of(node.this, "to_days"),
+    exp.EQ: _equals_any,
+    exp.In: _in_subquery,
 }
 _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "date_part": _date_part,
@@ -867,4 +984,6 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     ),
     "list_slice": _list_slice,
     "array_slice": _list_slice,
+    **{name: _interval_function(name) for name in _INTERVAL_UNITS},
+    **dict.fromkeys(("list_apply", "array_apply", "apply"), _list_apply),
 }

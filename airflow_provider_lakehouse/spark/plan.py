@@ -28,13 +28,19 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from airflow_provider_lakehouse.connections.names import parse_datatable_name
-from airflow_provider_lakehouse.exceptions import ParameterError, StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.ducklake.model import VIEW_CATALOG_PLACEHOLDER, ViewInfo
+from airflow_provider_lakehouse.exceptions import (
+    LakehouseError,
+    ParameterError,
+    StatementError,
+    UnsupportedStatementError,
+)
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions
 from airflow_provider_lakehouse.spark.rewriting import spark_text
 from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
-from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling
+from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling, stored_view_spelling
 from airflow_provider_lakehouse.sql.names import (
     FilePath,
     NameScope,
@@ -270,6 +276,66 @@ def plan_script(
     )
 
 
+#: the alias a lake view's stored query is planned under: it stands for the query's ``{DUCKLAKE_CATALOG}``
+VIEW_ALIAS = "__lh_view_lake"
+#: views read through views, at most (a deeper chain is taken for a view that reads itself)
+MAX_VIEW_DEPTH = 16
+
+
+def view_query_step(view: ViewInfo, lake: str) -> Step:
+    """The ``SELECT`` step of a lake view's stored query, planned as DuckDB reads a view: in the view's schema
+    (unqualified names resolve there), its ``{DUCKLAKE_CATALOG}`` naming this lake.
+
+    :param lake: the lake's name (the view's catalog).
+    :raises LakehouseError: the stored text is not one query this planner can run (naming the view).
+
+    >>> from airflow_provider_lakehouse.ducklake.model import ViewInfo
+    >>> view = ViewInfo(7, 1, "sales", "big", "SELECT id FROM {DUCKLAKE_CATALOG}.main.t WHERE id > 1 UNION ALL SELECT id FROM u")
+    >>> [t.name for t in view_query_step(view, "main").tables]
+    ['main.t', 'sales.u']
+    """
+    body = stored_view_spelling(replace_outside_quotes(view.sql, VIEW_CATALOG_PLACEHOLDER, VIEW_ALIAS))
+    schema = '"' + view.schema_name.replace('"', '""') + '"'
+    try:
+        plan = plan_script(f"ATTACH 'ducklake' AS {VIEW_ALIAS}; USE {VIEW_ALIAS}.{schema};\n{body}", lake=lake)
+    except (UnsupportedStatementError, StatementError, ParameterError) as exc:
+        reason = str(exc).splitlines()[0]
+        raise LakehouseError(f"View {view.qualified_name} cannot be read here: {reason}") from None
+    step = plan.steps[-1]
+    if len(plan.steps) != 3 or not isinstance(step.details, steps.Select):
+        raise LakehouseError(f"View {view.qualified_name} does not hold one query: {view.sql[:200]}")
+    return step
+
+
+def replace_outside_quotes(text: str, old: str, new: str) -> str:
+    """``text`` with ``old`` replaced by ``new`` wherever it is not inside a quoted string or name (DuckDB's
+    ``ReplaceSkippingQuotes`` for a view's catalog placeholder).
+
+    >>> replace_outside_quotes("SELECT '{X}' AS s FROM {X}.t", "{X}", "dl")
+    "SELECT '{X}' AS s FROM dl.t"
+    """
+    out: list[str] = []
+    i, quote = 0, ""
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            out.append(ch)
+            if ch == quote:
+                quote = ""
+            i += 1
+        elif ch in "'\"":
+            quote = ch
+            out.append(ch)
+            i += 1
+        elif text.startswith(old, i):
+            out.append(new)
+            i += len(old)
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
 _DEPTH: dict[type[StepDetails], int] = {steps.Begin: 1, steps.Commit: -1, steps.Rollback: -1}
 
 
@@ -445,11 +511,13 @@ class _Planner:
             )
         if kind == "VIEW" and temporary:
             return self._temp(statement, tree, steps.TempView)
+        if kind == "VIEW":
+            return self._create_view(statement, tree)
         if kind == "TABLE" and temporary:
             return self._temp(statement, tree, steps.TempTable)
         if kind != "TABLE":
             raise _fail(
-                statement, f"CREATE {kind or '?'} is not supported (tables, temp tables/views and schemas are)."
+                statement, f"CREATE {kind or '?'} is not supported (tables, views, temp tables/views and schemas are)."
             )
         flags = {"if_not_exists": bool(tree.args.get("exists")), "or_replace": bool(tree.args.get("replace"))}
         if tree.expression is not None:
@@ -469,6 +537,50 @@ class _Planner:
             steps.CreateTable(columns=tuple(columns), **flags),
             target=self.table_name(statement, schema.this),
         )
+
+    def _create_view(self, statement: Statement, tree: exp.Create) -> Step:
+        """``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(aliases)] AS query``: a lake view DuckDB can read.
+
+        The catalog keeps the query as DuckDB SQL with this script's lake alias written ``{DUCKLAKE_CATALOG}``
+        (DuckDB's own spelling, so any attach name reads it); other names stay as written, and unqualified ones
+        resolve in the view's schema when it is read, as in DuckDB."""
+        if self.dialect != "duckdb":
+            raise _fail(statement, "lake views hold DuckDB SQL: create them in a DuckDB-dialect script.")
+        if tree.expression is None:
+            raise _fail(statement, "CREATE VIEW needs AS SELECT.")
+        name_node, aliases = tree.this, ()
+        if isinstance(name_node, exp.Schema):
+            aliases = tuple(c.name for c in name_node.expressions)
+            name_node = name_node.this
+        target = self.table_name(statement, name_node)
+        for node, datatable in self._table_references(tree.expression):
+            if datatable is not None:
+                raise _fail(statement, "a lake view cannot read a Data Table (DuckDB could not resolve it).")
+            if not (node.args.get("catalog") or node.args.get("db")) and node.name.lower() in self.temp_objects:
+                raise _fail(statement, f"a lake view cannot read the script's temporary {node.name}.")
+        details = steps.CreateView(
+            sql=self._stored_view_sql(tree.expression),
+            column_aliases=aliases,
+            if_not_exists=bool(tree.args.get("exists")),
+            or_replace=bool(tree.args.get("replace")),
+        )
+        return self._query(statement, tree.expression, details, target=target)
+
+    def _stored_view_sql(self, query: exp.Expr) -> str:
+        """``query`` as the catalog stores a view's: DuckDB SQL, each name this script's lake alias qualifies
+        written with DuckDB's ``{DUCKLAKE_CATALOG}`` placeholder instead."""
+        query = query.copy()
+        sentinel = f"__lh_ducklake_catalog_{self.token}"
+        ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+        for node in list(query.find_all(exp.Table)):
+            if not isinstance(node.this, exp.Identifier) or (node.name.lower() in ctes and not node.args.get("db")):
+                continue
+            for part in ("catalog", "db"):
+                qualifier = node.args.get(part)
+                if isinstance(qualifier, exp.Identifier) and self.names.is_alias(qualifier.name):
+                    node.set(part, exp.to_identifier(sentinel))
+                    break
+        return query.sql("duckdb").replace(sentinel, VIEW_CATALOG_PLACEHOLDER)
 
     def _temp(self, statement: Statement, tree: exp.Create, kind: type[steps.TempTable] | type[steps.TempView]) -> Step:
         name = tree.this.name if isinstance(tree.this, exp.Table) else ""
@@ -636,7 +748,12 @@ class _Planner:
                 target=view,
             )
         if kind == "VIEW":
-            raise _fail(statement, "only temporary views can be dropped.")
+            return Step(
+                statement.index,
+                statement.text,
+                steps.DropView(if_exists=if_exists),
+                target=self.table_name(statement, table),
+            )
         return Step(
             statement.index,
             statement.text,
@@ -1066,7 +1183,9 @@ class _Refs:
             if isinstance(column.this, exp.Star):
                 self._star = True
             else:
-                self._columns.add(column.name.lower())
+                # every part: in DuckDB's ``st.k`` (and ``t.st.k``) the qualifier may be a STRUCT column, not a
+                # table; reading a column whose name only equals an alias costs a column, never a wrong answer
+                self._columns |= {part.name.lower() for part in column.parts}
         for join in tree.find_all(exp.Join):
             # USING names its columns as identifiers, not column references; NATURAL joins on every shared name
             self._columns |= {key.name.lower() for key in join.args.get("using") or ()}

@@ -148,6 +148,27 @@ class DropTable(StepDetails):
 
 
 @dataclass(frozen=True)
+class CreateView(StepDetails):
+    """``CREATE VIEW``: the step's query is the view's, planned for Spark (run to check it binds and to count its
+    columns); ``sql`` is the text stored in the catalog, DuckDB SQL with the lake's alias written
+    ``{DUCKLAKE_CATALOG}``, as DuckDB stores it."""
+
+    kind: ClassVar[str] = "create_view"
+    writes: ClassVar[bool] = True
+    sql: str = ""
+    column_aliases: tuple[str, ...] = ()
+    if_not_exists: bool = False
+    or_replace: bool = False
+
+
+@dataclass(frozen=True)
+class DropView(StepDetails):
+    kind: ClassVar[str] = "drop_view"
+    writes: ClassVar[bool] = True
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
 class AddColumn(StepDetails):
     kind: ClassVar[str] = "alter"
     writes: ClassVar[bool] = True
@@ -330,6 +351,8 @@ DETAILS: dict[str, type[StepDetails]] = {
         CreateTable,
         Ctas,
         DropTable,
+        CreateView,
+        DropView,
         AddColumn,
         DropColumn,
         RenameColumn,

@@ -58,3 +58,73 @@ def spell_out_column_rename(text: str) -> str:
     'ALTER TABLE t RENAME COLUMN v TO u'
     """
     return _COLUMN_RENAME_WITHOUT_KEYWORD.sub(r"\1COLUMN ", text, count=1)
+
+
+# How DuckDB writes a view's query into the catalog (its expressions' ToString), where that differs from SQL a
+# user writes: qualified built-in functions (``main."substring"(s, 1, 1)``, ``main.list_value(a, 2)``), quoted
+# ones (``"year"(d)``), ``count_star()`` for ``count(*)``, ``(lambda x: x + 1)`` for ``x -> x + 1``, and
+# ``main."position"(haystack, needle)``, the internal function behind ``position(needle IN haystack)``.
+_STORED_FUNCTION = re.compile(r'(?<![\w."])(?:main\.)?"([A-Za-z_]\w*)"\s*\(|(?<![\w."])main\.([A-Za-z_]\w*)\s*\(')
+_STORED_LAMBDA = re.compile(r"\blambda\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*:")
+_STORED_RENAMES = {"position": "strpos"}
+
+
+def stored_view_spelling(text: str) -> str:
+    """A view's query as DuckDB stores it, spelled as SQL a user writes (outside quoted strings; see above).
+
+    >>> stored_view_spelling('SELECT count_star(), main."substring"(s, 1, 1), "year"(d), main.list_value(1) FROM t')
+    'SELECT count(*), substring(s, 1, 1), year(d), list_value(1) FROM t'
+    >>> stored_view_spelling('SELECT main."position"(s, x), "my col" FROM t')
+    'SELECT strpos(s, x), "my col" FROM t'
+    """
+    pieces = re.split(r"('(?:[^']|'')*')", text)  # string literals stay as they are
+    for i in range(0, len(pieces), 2):
+        pieces[i] = _STORED_FUNCTION.sub(_function_name, pieces[i])
+        pieces[i] = re.sub(r"\bcount_star\s*\(\s*\)", "count(*)", pieces[i])
+    return _unwrap_lambdas(_STORED_LAMBDA.sub(_lambda_arrow, "".join(pieces)))
+
+
+def _unwrap_lambdas(text: str) -> str:
+    """``(x -> body)`` as ``x -> body``: sqlglot reads a parenthesised arrow as DuckDB's JSON operator, and the
+    parentheses are DuckDB's own (it writes ``(lambda x: body)``)."""
+    out, i = [], 0
+    for match in re.finditer(r"\(\s*(?:[A-Za-z_]\w*|\([\w\s,]*\))\s*->", text):
+        start = match.start()
+        if start < i:
+            continue
+        end = _closing_paren(text, start)
+        if end is None:
+            continue
+        out.append(text[i:start])
+        out.append(text[start + 1 : end])
+        i = end + 1
+    out.append(text[i:])
+    return "".join(out)
+
+
+def _closing_paren(text: str, start: int) -> int | None:
+    """The index of the parenthesis closing the one at ``start`` (quoted text skipped), or None."""
+    depth, quote = 0, ""
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _function_name(match: re.Match[str]) -> str:
+    name = match.group(1) or match.group(2)
+    return _STORED_RENAMES.get(name.lower(), name) + "("
+
+
+def _lambda_arrow(match: re.Match[str]) -> str:
+    names = [n.strip() for n in match.group(1).split(",")]
+    return (names[0] if len(names) == 1 else "(" + ", ".join(names) + ")") + " ->"

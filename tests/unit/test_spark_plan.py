@@ -74,7 +74,9 @@ def test_every_supported_statement_has_a_kind() -> None:
 @pytest.mark.parametrize(
     "sql, fragment",
     [
-        ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
+        ("CREATE SEQUENCE seq", "CREATE SEQUENCE"),
+        ("ATTACH 'datatable' AS dt; CREATE VIEW v AS SELECT * FROM dt.orders", "a lake view cannot read a Data Table"),
+        ("CREATE TEMP TABLE tmp AS SELECT 1 AS x; CREATE VIEW v AS SELECT * FROM tmp", "temporary tmp"),
         ("PRAGMA version", "PRAGMA"),
         ("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING", "ON CONFLICT"),
         ("CALL drop_everything()", "CALL drop_everything"),
@@ -91,8 +93,8 @@ def test_unsupported_statements_are_refused_by_the_planner(sql: str, fragment: s
 
 def test_the_refusal_names_the_statement() -> None:
     with pytest.raises(UnsupportedStatementError) as failure:
-        plan_script("INSERT INTO t VALUES (1); CREATE VIEW v AS SELECT 1")
-    assert "Statement 2" in str(failure.value) and "CREATE VIEW v AS SELECT 1" in str(failure.value)
+        plan_script("INSERT INTO t VALUES (1); CREATE SEQUENCE seq")
+    assert "Statement 2" in str(failure.value) and "CREATE SEQUENCE seq" in str(failure.value)
 
 
 def test_parse_errors_and_lake_mismatch() -> None:
