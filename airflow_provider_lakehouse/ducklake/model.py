@@ -81,16 +81,12 @@ class TableInfo:
         return self.schema.columns
 
 
-#: how DuckDB writes the lake's catalog name into a stored view's SQL, replaced by the attach name when read
-VIEW_CATALOG_PLACEHOLDER = "{DUCKLAKE_CATALOG}"
-
-
 @dataclass(frozen=True)
 class ViewInfo:
     """A view as visible at one snapshot (``ducklake_view``).
 
     :param sql: the view's query as stored: DuckDB SQL, the lake's own catalog name written as
-        :data:`VIEW_CATALOG_PLACEHOLDER`; unqualified table names resolve in the view's schema.
+        :data:`~.names.VIEW_CATALOG_PLACEHOLDER`; unqualified table names resolve in the view's schema.
     :param column_aliases: names given to the query's first columns (``CREATE VIEW v (a, b) AS ...``).
     """
 

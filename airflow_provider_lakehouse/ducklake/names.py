@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 #: the schema every lake has, and the one an unqualified table name refers to
 DEFAULT_SCHEMA = "main"
+#: how DuckDB writes the lake's catalog name into a stored view's SQL, replaced by the attach name when read
+VIEW_CATALOG_PLACEHOLDER = "{DUCKLAKE_CATALOG}"
 
 
 def split_name(name: str, default_schema: str = DEFAULT_SCHEMA) -> tuple[str, str]:

@@ -21,14 +21,14 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from airflow_provider_lakehouse.connections.names import parse_datatable_name
-from airflow_provider_lakehouse.ducklake.model import VIEW_CATALOG_PLACEHOLDER, ViewInfo
+from airflow_provider_lakehouse.ducklake.names import VIEW_CATALOG_PLACEHOLDER
 from airflow_provider_lakehouse.exceptions import (
     LakehouseError,
     ParameterError,
@@ -52,6 +52,9 @@ from airflow_provider_lakehouse.sql.names import (
 )
 from airflow_provider_lakehouse.sql.params import Parameters, validate_parameters
 from airflow_provider_lakehouse.sql.split import Statement, split_statements
+
+if TYPE_CHECKING:
+    from airflow_provider_lakehouse.ducklake.model import ViewInfo
 
 DIALECTS = ("duckdb", "spark")
 CATALOG_FUNCTIONS = ("ducklake_snapshots", "ducklake_table_info", "ducklake_table_changes")
