@@ -40,6 +40,7 @@ from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions
 from airflow_provider_lakehouse.spark.rewriting import spark_text
 from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
+from airflow_provider_lakehouse.sql.duckdb_names import output_names, query_text
 from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling, stored_view_spelling
 from airflow_provider_lakehouse.sql.names import (
     FilePath,
@@ -488,6 +489,10 @@ class _Planner:
     def _query(self, statement: Statement, tree: exp.Expr, details: StepDetails | None = None, **extra: Any) -> Step:
         refs = _Refs(self, statement)
         query = refs.rewrite(tree)
+        if self.dialect == "duckdb":
+            source = self._named_query_text(statement, tree, details)
+            if source is not None:
+                query = named_like_duckdb(query, source)
         return Step(
             statement.index,
             statement.text,
@@ -498,6 +503,19 @@ class _Planner:
         )
 
     _select = _union = _except = _intersect = _query
+
+    @staticmethod
+    def _named_query_text(statement: Statement, tree: exp.Expr, details: StepDetails | None) -> str | None:
+        """The DuckDB text whose result column names the step keeps: the statement's own text where it holds the
+        query as written (DuckDB then names exactly what was written), else sqlglot's DuckDB text of the query;
+        None where names do not matter (rows inserted by position, a DELETE's or UPDATE's selection)."""
+        if details is None or isinstance(details, steps.Select):
+            return statement.text
+        if isinstance(details, (steps.Ctas, steps.TempTable, steps.TempView, steps.CreateView)):
+            return query_text(statement.text) or tree.sql("duckdb")
+        if isinstance(details, steps.Copy) or (isinstance(details, steps.Insert) and details.by_name):
+            return tree.sql("duckdb")
+        return None
 
     def _create(self, statement: Statement, tree: exp.Create) -> Step:
         kind = str(tree.args.get("kind") or "").upper()
@@ -1109,6 +1127,25 @@ class _Planner:
             tree = duckdb_semantics(tree.copy())  # DuckDB's casts and arithmetic (see .semantics)
             tree = duckdb_functions(tree)  # DuckDB's functions Spark names alike but computes differently
         return spark_text(_duckdb_functions_for_spark(tree))
+
+
+def named_like_duckdb(query: exp.Expr, source: str) -> exp.Expr:
+    """``query`` with each item of its outermost SELECT (the first of a set operation) that has no name of its
+    own aliased with the name DuckDB gives it in ``source`` (see :mod:`~airflow_provider_lakehouse.sql.duckdb_names`);
+    unchanged where DuckDB is not installed or its items do not line up with sqlglot's."""
+    select = query
+    while isinstance(select, exp.SetOperation):
+        select = select.this
+    if not isinstance(select, exp.Select):
+        return query
+    names = output_names(source)
+    if names is None or len(names) != len(select.expressions):
+        return query
+    for item, name in zip(list(select.expressions), names, strict=True):
+        if name == "*" or isinstance(item, (exp.Alias, exp.Column, exp.Star)):
+            continue
+        item.replace(exp.alias_(item.copy(), name, quoted=True))
+    return query
 
 
 def _duckdb_functions_for_spark(tree: exp.Expr) -> exp.Expr:

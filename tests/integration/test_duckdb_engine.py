@@ -175,7 +175,7 @@ def test_what_duckdb_cannot_run_is_refused_before_anything_runs(setup: LakeSetup
     with pytest.raises(UnsupportedStatementError, match="Statement 4: ROLLBACK"):
         run(setup, "INSERT INTO t VALUES (1); BEGIN; INSERT INTO t VALUES (2); ROLLBACK")
     with pytest.raises(UnsupportedStatementError, match="Statement 2"):
-        run(setup, "INSERT INTO t VALUES (1); CREATE VIEW v AS SELECT 1")
+        run(setup, "INSERT INTO t VALUES (1); CREATE SEQUENCE seq")
     spark_sql = plan_script("INSERT INTO t SELECT 1", dialect="spark")
     with pytest.raises(UnsupportedStatementError, match="'spark' dialect"):
         choose_engine("duckdb", spark_sql, spec_of(setup))

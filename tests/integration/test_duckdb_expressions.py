@@ -17,14 +17,14 @@ from tests.referee import LakeSetup
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TABLE = """
-CREATE TABLE lake.t (id INTEGER, a INTEGER, s VARCHAR, d DATE, l INTEGER[], st STRUCT(k INTEGER, sub STRUCT(z VARCHAR)));
-INSERT INTO lake.t VALUES
+CREATE TABLE t (id INTEGER, a INTEGER, s VARCHAR, d DATE, l INTEGER[], st STRUCT(k INTEGER, sub STRUCT(z VARCHAR)));
+INSERT INTO t VALUES
   (1, 1, 'q', DATE '2024-01-31', [1, 2], {'k': 3, 'sub': {'z': 'x'}}),
   (2, 2, 'Qr', DATE '2023-05-06', [4], {'k': 5, 'sub': NULL}),
   (3, NULL, NULL, NULL, NULL, NULL),
   (4, 7, '', DATE '2024-02-29', [], {'k': NULL, 'sub': {'z': NULL}});
-CREATE TABLE lake.u (v INTEGER);
-INSERT INTO lake.u VALUES (1), (NULL), (5);
+CREATE TABLE u (v INTEGER);
+INSERT INTO u VALUES (1), (NULL), (5);
 """
 
 EXPRESSIONS = [
@@ -65,12 +65,7 @@ def spark(stackless_spark: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> LakeSetup:
-    setup = referee.sqlite_lake(Path(tmp_path_factory.mktemp("expressions")))
-    con = referee.connect()
-    setup.attach(con, alias="lake")
-    con.execute(TABLE)
-    con.close()
-    return setup
+    return referee.sqlite_lake_made_by_duckdb(Path(tmp_path_factory.mktemp("expressions")), [TABLE])
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ DuckDB's snapshot changes; and the statements DuckDB refuses are refused, leavin
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,7 +69,10 @@ def _duckdb_engine(setup: LakeSetup, sql: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def lake_with_views(setup: LakeSetup) -> LakeSetup:
+def lake_with_views(tmp_path: Path) -> LakeSetup:
+    """DuckDB's views on SQLite and local files: reading them depends on no catalog database (the tests that
+    write views run on Postgres and S3 too)."""
+    setup = referee.sqlite_lake(tmp_path)
     con = referee.connect()
     setup.attach(con, alias="lake")
     for statement in DUCKDB_LAKE:
@@ -121,8 +125,12 @@ SELECT * FROM main.big_buys ORDER BY id;
 """
 
 
-def test_views_created_on_spark_are_read_by_duckdb(setup: LakeSetup, spark: Any) -> None:
-    response = run(spark, setup, SPARK_VIEWS)
+@pytest.mark.parametrize("engine", ["spark", "duckdb"])
+def test_views_created_in_a_task_are_read_by_duckdb(setup: LakeSetup, spark: Any, engine: str) -> None:
+    def task(sql: str) -> dict[str, Any]:
+        return run(spark, setup, sql) if engine == "spark" else _duckdb_engine(setup, sql)
+
+    response = task(SPARK_VIEWS)
     assert _selected(response) == [{"id": 1, "doubled": 21.0}]  # read in the script that created it
     assert len(response["catalog_info"]["snapshots_created"]) == 1  # one snapshot for the whole script
     for view, query in {
@@ -138,7 +146,7 @@ def test_views_created_on_spark_are_read_by_duckdb(setup: LakeSetup, spark: Any)
     stored = dict(_latest_changes(setup))
     assert sorted(stored["views_created"]) == ["main.big_buys", "reports.buys", "reports.by_kind"]
 
-    run(spark, setup, "ATTACH 'ducklake' AS dl; USE dl; DROP VIEW reports.buys")
+    task("ATTACH 'ducklake' AS dl; USE dl; DROP VIEW reports.buys")
     with pytest.raises(Exception, match="buys"):
         _duckdb_rows(setup, "SELECT * FROM reports.buys")
     assert [kind for kind, _names in _latest_changes(setup)] == ["views_dropped"]
@@ -189,6 +197,6 @@ def test_drop_view_if_exists_and_create_if_not_exists_as_duckdb(lake_with_views:
     assert _selected(response) == _duckdb_rows(lake_with_views, "SELECT count(*) AS n FROM big")
 
 
-def test_a_spark_dialect_script_cannot_create_a_view(lake_with_views: LakeSetup) -> None:
+def test_a_spark_dialect_script_cannot_create_a_view() -> None:
     with pytest.raises(UnsupportedStatementError, match="DuckDB SQL"):
         plan_script("CREATE VIEW v AS SELECT 1", dialect="spark")

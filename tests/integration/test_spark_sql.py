@@ -267,7 +267,7 @@ def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: 
     assert late.value.index == 3
     # An unsupported statement fails before anything runs, even when it comes last.
     with pytest.raises(UnsupportedStatementError, match="Statement 2"):
-        run(spark, setup, "INSERT INTO t VALUES (4, 'd'); CREATE VIEW v AS SELECT 1")
+        run(spark, setup, "INSERT INTO t VALUES (4, 'd'); CREATE SEQUENCE seq")
     with pytest.raises(ParameterError):
         run(spark, setup, "INSERT INTO t VALUES ($id, 'e')", {"id": 5, "typo": 1})
     assert lake.current_snapshot_id() == good

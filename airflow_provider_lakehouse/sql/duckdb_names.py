@@ -1,0 +1,115 @@
+"""The names DuckDB gives a query's result columns, asked of DuckDB's own parser.
+
+DuckDB names a select-list item by its alias, a column reference by the column, and anything else by the text
+of its parsed expression (``count(*)`` is ``count_star()``, ``x / 2`` is ``(x / 2)``, ``CAST(a AS VARCHAR)`` keeps
+its cast). Spark names them its own way (``count(1)``, ``a`` for the cast), so a ``CREATE TABLE ... AS SELECT``
+on Spark would create other columns than DuckDB and a ``SELECT`` would return other keys. The planner aliases
+each unnamed item with DuckDB's name.
+
+DuckDB's parser gives the names without binding anything (``json_serialize_sql``, then each item back to text
+with ``json_deserialize_sql``), so no table needs to exist. It is DuckDB itself, so it is used only where the
+``duckdb`` package is installed (the ``duckdb`` extra); without it :func:`output_names` answers None and Spark's
+names stay.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from typing import Any
+
+#: the text before the query of a statement whose result becomes a relation with DuckDB's column names
+_QUERY_AFTER = re.compile(
+    r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:(?:TEMP|TEMPORARY)\s+)?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?"
+    r"(?:\"(?:[^\"]|\"\")*\"|[\w$]+)(?:\s*\.\s*(?:\"(?:[^\"]|\"\")*\"|[\w$]+)){0,2}\s*(?:\([^()]*\))?\s*AS\s+",
+    re.IGNORECASE | re.DOTALL,
+)
+_LOCK = threading.Lock()
+_CONNECTION: list[Any] = []  # one in-memory DuckDB for the process, created on first use
+
+
+def query_text(statement: str) -> str | None:
+    """The query of ``CREATE [TEMP] TABLE|VIEW ... AS <query>``, as written; None for another statement.
+
+    >>> query_text('CREATE OR REPLACE TEMP TABLE "my t" (a, b) AS SELECT 1, 2')
+    'SELECT 1, 2'
+    >>> query_text("SELECT count(*) FROM t") is None
+    True
+    """
+    match = _QUERY_AFTER.match(statement)
+    return statement[match.end() :] if match else None
+
+
+def output_names(query: str) -> list[str] | None:
+    """DuckDB's name of each select-list item of ``query``'s outermost ``SELECT`` (the first of a set operation),
+    in order; None when DuckDB is not installed or does not parse ``query`` as one SELECT.
+
+    A ``*`` stays ``*`` (its columns keep their names).
+    """
+    connection = _connection()
+    if connection is None:
+        return None
+    with _LOCK:
+        try:
+            tree = json.loads(
+                connection.execute("SELECT json_serialize_sql(?)", [query.strip().rstrip(";")]).fetchone()[0]
+            )
+        except Exception:
+            return None
+        if tree.get("error") or len(tree.get("statements") or []) != 1:
+            return None
+        node = tree["statements"][0]["node"]
+        while node.get("type") == "SET_OPERATION_NODE":
+            node = node["left"]
+        if node.get("type") != "SELECT_NODE":
+            return None
+        try:
+            return [_name(connection, tree, item) for item in node["select_list"]]
+        except Exception:
+            return None
+
+
+def _name(connection: Any, tree: dict[str, Any], item: dict[str, Any]) -> str:
+    if item.get("alias"):
+        return str(item["alias"])
+    if item.get("class") == "COLUMN_REF":
+        return str(item["column_names"][-1])
+    if item.get("class") == "STAR":
+        return "*"
+    # the item alone, as DuckDB writes it back: "SELECT <text>"
+    alone = {**tree, "statements": [{"node": {**_bare_select(), "select_list": [item]}}]}
+    text = connection.execute("SELECT json_deserialize_sql(?)", [json.dumps(alone)]).fetchone()[0]
+    return str(text)[len("SELECT ") :]
+
+
+def _bare_select() -> dict[str, Any]:
+    """A SELECT node without FROM, WHERE or anything else, as DuckDB serializes one."""
+    return json.loads(
+        json.dumps(
+            {
+                "type": "SELECT_NODE",
+                "modifiers": [],
+                "cte_map": {"map": []},
+                "select_list": [],
+                "from_table": {"type": "EMPTY", "alias": "", "sample": None, "query_location": 18446744073709551615},
+                "where_clause": None,
+                "group_expressions": [],
+                "group_sets": [],
+                "aggregate_handling": "STANDARD_HANDLING",
+                "having": None,
+                "sample": None,
+                "qualify": None,
+            }
+        )
+    )
+
+
+def _connection() -> Any:
+    if not _CONNECTION:
+        try:
+            import duckdb
+        except ImportError:
+            return None
+        _CONNECTION.append(duckdb.connect(":memory:", config={"autoinstall_known_extensions": False}))
+    return _CONNECTION[0]

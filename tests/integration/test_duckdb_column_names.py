@@ -1,0 +1,113 @@
+"""Result columns are named as DuckDB names them, on the Spark engine: the keys of a ``SELECT``'s rows and the
+columns ``CREATE TABLE ... AS SELECT`` creates, for items without an alias (``count(*)`` is ``count_star()``,
+``x / 2`` is ``(x / 2)``), each checked against DuckDB 1.5 running the same statement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_lakehouse.spark.driver import PlanRunner
+from airflow_provider_lakehouse.spark.plan import plan_script
+from tests import referee
+from tests.integration.test_duckdb_semantics import _spec
+from tests.referee import LakeSetup
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+ITEMS = [
+    "count(*)",
+    "count(a)",
+    "sum(a)",
+    "a + 1",
+    "x / 2",
+    "a // 2",
+    "a % 2",
+    "-a",
+    "CAST(a AS VARCHAR)",
+    "a::BIGINT",
+    "'lit'",
+    "1",
+    "a IS NULL",
+    "CASE WHEN a > 0 THEN 'p' ELSE 'n' END",
+    "coalesce(s, 'z')",
+    "s || 'x'",
+    "upper(s)",
+    "round(x, 1)",
+    "a BETWEEN 0 AND 2",
+    "s LIKE 'q%'",
+    "a IN (1, 2)",
+    "st.k",
+    "l[1]",
+    "year(d)",
+    "power(x, 2)",
+    "x ** 2",
+    "list(a)",
+    "string_agg(s, ',')",
+]
+AGGREGATES = ("count(", "sum(", "list(", "string_agg(")
+
+
+@pytest.fixture(scope="module")
+def spark(stackless_spark: Any) -> Any:
+    return stackless_spark
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> LakeSetup:
+    return referee.sqlite_lake_made_by_duckdb(
+        Path(tmp_path_factory.mktemp("names")),
+        [
+            "CREATE TABLE t (a INTEGER, s VARCHAR, d DATE, x DOUBLE, l INTEGER[], st STRUCT(k INTEGER))",
+            "INSERT INTO t VALUES (1, 'q', DATE '2024-01-02', 1.5, [1, 2], {'k': 3}), "
+            "(2, 'r', DATE '2023-05-06', -2.0, [4], {'k': 5})",
+        ],
+    )
+
+
+def _duckdb_columns(setup: LakeSetup, sql: str) -> list[str]:
+    con = referee.connect()
+    setup.attach(con, alias="lake")
+    con.execute("USE lake")
+    try:
+        return [column[0] for column in con.execute(sql).description]
+    finally:
+        con.close()
+
+
+def _run(spark: Any, setup: LakeSetup, sql: str) -> dict[str, Any]:
+    return PlanRunner(spark, _spec(setup)).run(plan_script(f"ATTACH 'ducklake' AS dl; USE dl; {sql}"))
+
+
+@pytest.mark.parametrize("aggregates", [False, True], ids=["rows", "aggregates"])
+def test_select_keys_and_created_columns_are_duckdbs(spark: Any, lake: LakeSetup, aggregates: bool) -> None:
+    items = [item for item in ITEMS if item.startswith(AGGREGATES) == aggregates]
+    query = f"SELECT a AS id_col, {', '.join(items)} FROM t" + (" GROUP BY ALL" if aggregates else "")
+    expected = _duckdb_columns(lake, query)
+    assert len(expected) == len(items) + 1
+    rows = _run(spark, lake, query)["result"]["commands"][-1]["rows"]
+    assert list(rows[0]) == expected
+
+    _run(spark, lake, f"CREATE OR REPLACE TABLE made AS {query}")
+    assert _duckdb_columns(lake, "SELECT * FROM made") == expected
+
+
+def test_a_set_operation_is_named_by_its_first_query(spark: Any, lake: LakeSetup) -> None:
+    query = "SELECT a + 1, count(*) FROM t GROUP BY ALL UNION ALL SELECT 7, 8"
+    rows = _run(spark, lake, query)["result"]["commands"][-1]["rows"]
+    assert list(rows[0]) == _duckdb_columns(lake, query)
+
+
+def test_a_temp_table_and_a_view_keep_duckdbs_names(spark: Any, lake: LakeSetup) -> None:
+    script = (
+        "CREATE TEMP TABLE tmp AS SELECT count(*), a // 2 FROM t GROUP BY ALL; "
+        'SELECT "count_star()" AS n, "(a // 2)" AS half FROM tmp ORDER BY half; '
+        "CREATE OR REPLACE VIEW counted AS SELECT s || 'x', count(*) FROM t GROUP BY ALL"
+    )
+    rows = _run(spark, lake, script)["result"]["commands"][-2]["rows"]
+    assert rows == [{"n": 1, "half": 0}, {"n": 1, "half": 1}]
+    assert _duckdb_columns(lake, "SELECT * FROM counted") == _duckdb_columns(
+        lake, "SELECT s || 'x', count(*) FROM t GROUP BY ALL"
+    )
