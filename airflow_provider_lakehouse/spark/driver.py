@@ -47,6 +47,7 @@ from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.arrow_schema import spark_types_of
 from airflow_provider_lakehouse.spark.datatable_changes import QueryRows, change_datatable
 from airflow_provider_lakehouse.spark.datatables import DEFAULT_PARTITION_BYTES, datatable_frame, stage_frame
+from airflow_provider_lakehouse.spark.frames import by_position, quoted
 from airflow_provider_lakehouse.spark.parquet_copy import (
     CopyTask,
     copy_pieces,
@@ -764,12 +765,15 @@ class PlanRunner:
     # -- helpers -------------------------------------------------------------------------------
     def _write(self, tx: Transaction, target: str, frame: Any) -> int:
         """Executors write ``frame`` as data files of ``target``; the files join the transaction."""
-        task = self._write_task(tx, target)
+        positional, names = by_position(frame)
+        task = replace(self._write_task(tx, target), input_names=names)
         return self._run_write(
             tx,
             target,
             task,
-            lambda: frame.mapInArrow(lambda batches: write_batches(task, batches), f"{META_COLUMN} binary").toArrow(),
+            lambda: positional.mapInArrow(
+                lambda batches: write_batches(task, batches), f"{META_COLUMN} binary"
+            ).toArrow(),
         )
 
     def _copy(self, tx: Transaction, target: str, files: FileRef, spark_schema: pa.Schema) -> int | None:
@@ -839,7 +843,7 @@ class PlanRunner:
                 "UPDATE matched a target row more than once (the FROM clause joins it to several rows)."
             )
         self._delete(tx, target, old)
-        new = frame.select(*[f"`{c.name}`" for c in columns], frame[ROWID].alias(ROW_ID_INPUT))
+        new = frame.select(*[quoted(c.name) for c in columns], frame[ROWID].alias(ROW_ID_INPUT))
         self._write(tx, target, new)
         return old.num_rows
 

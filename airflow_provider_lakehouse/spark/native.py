@@ -10,6 +10,7 @@ import pyarrow as pa
 from airflow_provider_lakehouse.ducklake.reader import ScanPlan, deleted_positions, output_schema
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.types import Column
+from airflow_provider_lakehouse.spark.frames import quoted
 from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_table
 
 #: Column types whose Parquet storage Spark reads exactly as DuckLake means them.
@@ -70,7 +71,7 @@ def native_frame(spark: Any, plan: ScanPlan, storage: Storage, table_columns: Se
     widened = len(read) > len(plan.columns)
     arrow_schema = spark_arrow_schema(plan.output_schema())
     schema = _schema_with_ids(spark_struct_type(arrow_schema), plan.columns)
-    names = [f"`{c.name}`" for c in plan.columns]
+    names = [quoted(c.name) for c in plan.columns]
     read_schema = (
         _schema_with_ids(spark_struct_type(spark_arrow_schema(output_schema(read))), read) if widened else schema
     )

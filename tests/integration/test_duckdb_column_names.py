@@ -35,6 +35,8 @@ ITEMS = [
     "coalesce(s, 'z')",
     "s || 'x'",
     "upper(s)",
+    "SUBSTRING(s, 1, 2)",
+    's AS "we`ird.name"',
     "round(x, 1)",
     "a BETWEEN 0 AND 2",
     "s LIKE 'q%'",
@@ -111,3 +113,24 @@ def test_a_temp_table_and_a_view_keep_duckdbs_names(spark: Any, lake: LakeSetup)
     assert _duckdb_columns(lake, "SELECT * FROM counted") == _duckdb_columns(
         lake, "SELECT s || 'x', count(*) FROM t GROUP BY ALL"
     )
+
+
+def test_names_spark_would_parse_as_paths_are_written_and_copied(spark: Any, lake: LakeSetup, tmp_path: Path) -> None:
+    """DuckDB calls ``SUBSTRING(s, 1, 2)`` ``main."substring"(s, 1, 2)``: a dot and quotes, which Spark's
+    by-name column lookups parse as a path (TPC-DS q79's third column). Tables and files get the name intact."""
+    query = 'SELECT SUBSTRING(s, 1, 2), a AS "x`y" FROM t ORDER BY a'
+    expected = _duckdb_columns(lake, query)
+    assert expected[0].startswith('main."substring"')
+    copied = tmp_path / "copied.parquet"
+    _run(
+        spark,
+        lake,
+        f"CREATE OR REPLACE TABLE odd AS {query}; INSERT INTO odd {query}; COPY ({query}) TO '{copied}' (FORMAT parquet)",
+    )
+    assert _duckdb_columns(lake, "SELECT * FROM odd") == expected
+    con = referee.connect()
+    lake.attach(con, alias="lake")
+    assert con.execute("SELECT * FROM lake.odd ORDER BY 2").fetchall() == [("q", 1), ("q", 1), ("r", 2), ("r", 2)]
+    copied_file = con.execute(f"SELECT * FROM read_parquet('{copied}')")
+    assert [column[0] for column in copied_file.description] == expected
+    assert copied_file.fetchall() == [("q", 1), ("r", 2)]
