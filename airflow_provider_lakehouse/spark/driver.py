@@ -679,11 +679,11 @@ class PlanRunner:
         unknown = set(assignments) - {c.name.lower() for c in columns}
         if unknown:
             raise LakehouseError(f"{target} has no column(s) {', '.join(sorted(unknown))}.")
-        projection = [f"`{alias}`.{c} AS {c}" for c in (ROWID, FILE_ID, FILE_POS)]
+        projection = [f"{quoted(alias)}.{c} AS {c}" for c in (ROWID, FILE_ID, FILE_POS)]
         projection += [
-            f"({assignments[c.name.lower()]}) AS `{c.name}`"
+            f"({assignments[c.name.lower()]}) AS {quoted(c.name)}"
             if c.name.lower() in assignments
-            else f"`{alias}`.`{c.name}` AS `{c.name}`"
+            else f"{quoted(alias)}.{quoted(c.name)} AS {quoted(c.name)}"
             for c in columns
         ]
         query = step.query or ""
@@ -864,7 +864,7 @@ class PlanRunner:
             if view.lower() not in lowered:
                 continue
             if view not in self._view_schemas:
-                frame = frames[view] if view in frames else self.spark.table(f"`{view}`")
+                frame = frames[view] if view in frames else self.spark.table(quoted(view))
                 self._view_schemas[view] = spark_schema_of(frame)
             schemas[view] = self._view_schemas[view]
         return schemas
@@ -1161,7 +1161,7 @@ def _without_nested_void(frame: Any) -> Any:
         return frame
     return frame.withColumns(
         {
-            field.name: frame[f"`{field.name}`"].cast(field.dataType.simpleString().replace("void", "int"))
+            field.name: frame[quoted(field.name)].cast(field.dataType.simpleString().replace("void", "int"))
             for field in nested_void
         }
     )

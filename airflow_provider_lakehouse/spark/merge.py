@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
+from airflow_provider_lakehouse.spark.frames import quoted
 from airflow_provider_lakehouse.spark.steps import Merge, MergeClause
 
 ACTION = "__lakehouse_action"
@@ -72,15 +73,17 @@ def _matched_query(clauses: list[MergeClause], columns: Sequence[str], target: s
                 continue
             assignments = {k.lower(): v for k, v in clause.assignments.items()}
             if clause.star:
-                value = f"{source}.`{name}`"
+                value = f"{source}.{quoted(name)}"
             elif name.lower() in assignments:
                 value = assignments[name.lower()]
             else:
                 continue
             branches.append(f"WHEN {_when(clause)} THEN {value}")
-        current = f"{target}.`{name}`"
+        current = f"{target}.{quoted(name)}"
         projection.append(
-            f"CASE {' '.join(branches)} ELSE {current} END AS `{name}`" if branches else f"{current} AS `{name}`"
+            f"CASE {' '.join(branches)} ELSE {current} END AS {quoted(name)}"
+            if branches
+            else f"{current} AS {quoted(name)}"
         )
     return f"SELECT * FROM (SELECT {', '.join(projection)} FROM {join}) WHERE {ACTION} IN ('update', 'delete')"
 
@@ -100,7 +103,7 @@ def _insert_query(
             values.append({})
             continue
         if clause.values is None:  # INSERT * : every column from the source, by name
-            mapping = {c.lower(): f"{source}.`{c}`" for c in columns}
+            mapping = {c.lower(): f"{source}.{quoted(c)}" for c in columns}
         else:
             names = clause.columns or list(columns)[: len(clause.values)]
             mapping = {n.lower(): v for n, v in zip(names, clause.values, strict=False)}
@@ -114,7 +117,7 @@ def _insert_query(
             for i, c in enumerate(clauses)
             if name.lower() in values[i]
         ]
-        projection.append(f"CASE {' '.join(branches)} END AS `{name}`")
+        projection.append(f"CASE {' '.join(branches)} END AS {quoted(name)}")
     inserting = [str(i + 1) for i, c in enumerate(clauses) if c.action == "insert"]
     return (
         f"SELECT * FROM (SELECT {', '.join(projection)} FROM {source_sql} LEFT ANTI JOIN "

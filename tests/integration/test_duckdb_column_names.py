@@ -134,3 +134,22 @@ def test_names_spark_would_parse_as_paths_are_written_and_copied(spark: Any, lak
     copied_file = con.execute(f"SELECT * FROM read_parquet('{copied}')")
     assert [column[0] for column in copied_file.description] == expected
     assert copied_file.fetchall() == [("q", 1), ("r", 2)]
+
+    changed = _run(
+        spark,
+        lake,
+        'DELETE FROM odd WHERE "x`y" = 2; UPDATE odd SET "x`y" = 5 WHERE "x`y" = 1; SELECT * FROM odd ORDER BY 2',
+    )
+    rows = changed["result"]["commands"][-1]["rows"]
+    assert [list(row) for row in rows] == [expected, expected]
+    assert [tuple(row.values()) for row in rows] == [("q", 5), ("q", 5)]
+
+    merged = _run(
+        spark,
+        lake,
+        'MERGE INTO odd USING (SELECT 5 AS k UNION ALL SELECT 9) AS src ON odd."x`y" = src.k '
+        'WHEN MATCHED THEN UPDATE SET "x`y" = 6 WHEN NOT MATCHED THEN INSERT VALUES (\'n\', src.k); '
+        "SELECT * FROM odd ORDER BY 2",
+    )
+    rows = merged["result"]["commands"][-1]["rows"]
+    assert [tuple(row.values()) for row in rows] == [("q", 6), ("q", 6), ("n", 9)]
