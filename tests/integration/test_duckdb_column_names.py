@@ -148,7 +148,7 @@ def test_names_spark_would_parse_as_paths_are_written_and_copied(spark: Any, lak
         spark,
         lake,
         'MERGE INTO odd USING (SELECT 5 AS k UNION ALL SELECT 9) AS src ON odd."x`y" = src.k '
-        'WHEN MATCHED THEN UPDATE SET "x`y" = 6 WHEN NOT MATCHED THEN INSERT VALUES (\'n\', src.k); '
+        "WHEN MATCHED THEN UPDATE SET \"x`y\" = 6 WHEN NOT MATCHED THEN INSERT VALUES ('n', src.k); "
         "SELECT * FROM odd ORDER BY 2",
     )
     rows = merged["result"]["commands"][-1]["rows"]
