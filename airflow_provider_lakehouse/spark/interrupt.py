@@ -14,6 +14,8 @@ import uuid
 from types import TracebackType
 from typing import Any
 
+from airflow_provider_lakehouse.spark.py4j_logging import best_effort_jvm_calls
+
 log = logging.getLogger(__name__)
 
 
@@ -58,7 +60,8 @@ class SparkOperations:
                 )
         finally:
             try:
-                self._spark.removeTag(self.tag)
+                with best_effort_jvm_calls():
+                    self._spark.removeTag(self.tag)
             except Exception:  # a stopped session has no tags left to remove
                 pass
 
@@ -69,7 +72,8 @@ class SparkOperations:
         """
         self.interrupted = True
         try:
-            return [str(op) for op in self._spark.interruptTag(self.tag) or ()]
+            with best_effort_jvm_calls():
+                return [str(op) for op in self._spark.interruptTag(self.tag) or ()]
         except Exception as exc:
             self._logger.warning("could not interrupt the Spark operations tagged %s: %s", self.tag, exc)
             return []

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_lakehouse.spark.py4j_logging import best_effort_jvm_calls
 from airflow_provider_lakehouse.spark.thread_logging import log_between_forks
 
 log = logging.getLogger(__name__)
@@ -120,7 +121,9 @@ def progress_lines(
             if elapsed is None:
                 continue
             try:
-                log_between_forks(logger, logging.INFO, "%s", describe(elapsed, _classic_stages(spark)))
+                with best_effort_jvm_calls():
+                    stages = _classic_stages(spark)
+                log_between_forks(logger, logging.INFO, "%s", describe(elapsed, stages))
             except Exception:
                 return  # the session went away: the statement's own error says why
 

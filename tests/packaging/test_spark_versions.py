@@ -34,7 +34,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 #: the child run: every way the provider runs Spark, and what differed between Spark releases when measured
 SUBSET = (
-    "tests/integration/test_spark_sql.py",
+    "tests/integration/test_spark_sql.py::test_dml_script_lands_snapshots_duckdb_reads_identically",
+    "tests/integration/test_spark_sql.py::test_a_script_is_one_snapshot_and_reads_its_own_writes_as_duckdb_does",
+    "tests/integration/test_spark_sql.py::test_spark_reads_what_duckdb_wrote",
+    "tests/integration/test_spark_sql.py::test_parquet_load_is_copied_by_executors_exactly_as_the_query_path_writes_it",
+    "tests/integration/test_spark_sql.py::test_s3_lakes_are_read_by_sparks_own_reader_over_s3a",
+    "tests/integration/test_spark_sql.py::test_files_in_and_out_on_s3",
     "tests/integration/test_duckdb_functions.py::test_a_created_table_keeps_duckdbs_column_types",
     "tests/integration/test_duckdb_functions.py::test_aggregates_return_duckdbs_values",
     "tests/integration/test_connect_engine.py::test_values_and_passed_through_types_over_spark_connect",

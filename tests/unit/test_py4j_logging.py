@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 
 import pytest
 
-from airflow_provider_lakehouse.spark.py4j_logging import quiet_py4j
+from airflow_provider_lakehouse.spark.py4j_logging import best_effort_jvm_calls, quiet_py4j
 
 # What Py4J's GatewayClient.send_command does when a pooled connection was reset (py4j/java_gateway.py).
 PY4J_SEND_COMMAND = """
 import logging
+import threading
 try:
     try:
         raise ConnectionResetError(104, "Connection reset by peer")
@@ -74,3 +76,21 @@ def test_the_same_message_from_elsewhere_is_left_alone(root_records: list[loggin
     quiet_py4j()
     logging.info("Exception while sending command.")
     assert [r.levelno for r in root_records] == [logging.INFO]
+
+
+def test_a_failed_best_effort_command_is_one_debug_line_and_only_there(root_records: list[logging.LogRecord]) -> None:
+    """A progress poll or a tag removal handles its own failure: Py4J's error line would read as the task's."""
+    quiet_py4j()
+    with best_effort_jvm_calls():
+        py4j_logs(retried=False)
+    assert [(r.levelno, r.name, r.exc_info) for r in root_records] == [
+        (logging.DEBUG, "airflow_provider_lakehouse.spark.py4j", None)
+    ]
+    assert "best-effort" in root_records[0].getMessage()
+
+    py4j_logs(retried=False)  # after the block, and in any other thread, a failure is an error again
+    with best_effort_jvm_calls():
+        other = threading.Thread(target=py4j_logs, args=(False,))
+        other.start()
+        other.join()
+    assert [r.levelno for r in root_records[1:]] == [logging.ERROR, logging.ERROR]
