@@ -31,6 +31,8 @@ DAGS = [
 ]
 #: run in this order (the report reads what the first two wrote)
 RUNS = ["example_ducklake_operations", "example_ducklake_sentiment", "example_datatable", "lakehouse_ui_report"]
+#: touches no lake, so it runs beside the first lake run instead of after it (the lake runs keep their snapshots)
+BESIDE_FIRST_RUN = "example_datatable"
 
 
 @dataclass
@@ -98,8 +100,9 @@ def lakehouse_airflow(stack: Any, stack_env: dict[str, str], workdir: Path) -> I
     with airflow_cluster(stack, env, DAGS, overrides=overrides) as cluster:
         cluster.wait_parsed(RUNS)
         harness = LakehouseAirflow(cluster, setup, passwords)
+        beside = cluster.trigger(BESIDE_FIRST_RUN)
         for dag_id in RUNS:
-            run_id = cluster.trigger(dag_id)
+            run_id = beside if dag_id == BESIDE_FIRST_RUN else cluster.trigger(dag_id)
             state = cluster.wait_run(dag_id, run_id, timeout_s=900)
             if state != "success":
                 raise RuntimeError(f"{dag_id} {run_id}: {state} {cluster.task_instances(dag_id, run_id)}")
