@@ -47,7 +47,7 @@ from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.arrow_schema import spark_types_of
 from airflow_provider_lakehouse.spark.datatable_changes import QueryRows, change_datatable
 from airflow_provider_lakehouse.spark.datatables import DEFAULT_PARTITION_BYTES, datatable_frame, stage_frame
-from airflow_provider_lakehouse.spark.frames import by_position, quoted
+from airflow_provider_lakehouse.spark.frames import map_in_arrow, quoted
 from airflow_provider_lakehouse.spark.parquet_copy import (
     CopyTask,
     copy_pieces,
@@ -679,11 +679,12 @@ class PlanRunner:
         unknown = set(assignments) - {c.name.lower() for c in columns}
         if unknown:
             raise LakehouseError(f"{target} has no column(s) {', '.join(sorted(unknown))}.")
-        projection = [f"{quoted(alias)}.{c} AS {c}" for c in (ROWID, FILE_ID, FILE_POS)]
+        row = quoted(alias)
+        projection = [f"{row}.{c} AS {c}" for c in (ROWID, FILE_ID, FILE_POS)]
         projection += [
             f"({assignments[c.name.lower()]}) AS {quoted(c.name)}"
             if c.name.lower() in assignments
-            else f"{quoted(alias)}.{quoted(c.name)} AS {quoted(c.name)}"
+            else f"{row}.{quoted(c.name)} AS {quoted(c.name)}"
             for c in columns
         ]
         query = step.query or ""
@@ -765,14 +766,13 @@ class PlanRunner:
     # -- helpers -------------------------------------------------------------------------------
     def _write(self, tx: Transaction, target: str, frame: Any) -> int:
         """Executors write ``frame`` as data files of ``target``; the files join the transaction."""
-        positional, names = by_position(frame)
-        task = replace(self._write_task(tx, target), input_names=names)
+        task = self._write_task(tx, target)
         return self._run_write(
             tx,
             target,
             task,
-            lambda: positional.mapInArrow(
-                lambda batches: write_batches(task, batches), f"{META_COLUMN} binary"
+            lambda: map_in_arrow(
+                frame, lambda batches: write_batches(task, batches), f"{META_COLUMN} binary"
             ).toArrow(),
         )
 

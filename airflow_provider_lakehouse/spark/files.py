@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.ducklake.storage import DUCKDB_PARQUET_LAYOUT, Storage
 from airflow_provider_lakehouse.exceptions import LakehouseError
-from airflow_provider_lakehouse.spark.frames import by_position
+from airflow_provider_lakehouse.spark.frames import map_in_arrow
 from airflow_provider_lakehouse.spark.plan import FileRef
 from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch
 
@@ -137,13 +137,12 @@ def write_single_file(frame: Any, path: str, fmt: str, options: Mapping[str, Any
                 )
             )
             for batch in batches:
-                if not batch.schema.equals(schema):  # positional names; a literal's column NOT NULL in Spark
+                if not batch.schema.equals(schema):  # Spark marks a literal's column NOT NULL; the file's is nullable
                     batch = pa.RecordBatch.from_arrays(batch.columns, schema=schema)
                 writer.write_batch(batch)
                 rows += batch.num_rows
             writer.close()  # an empty result still gives a valid file (schema only, or a CSV header)
         yield pa.RecordBatch.from_pydict({"rows": [rows]})
 
-    positional, _ = by_position(frame)  # the batches get ``schema``'s names back in ``write``
-    counts = positional.coalesce(1).mapInArrow(write, "rows long").toArrow()
+    counts = map_in_arrow(frame.coalesce(1), write, "rows long").toArrow()
     return int(sum(counts.column("rows").to_pylist()))

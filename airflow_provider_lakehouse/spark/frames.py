@@ -1,14 +1,16 @@
-"""DataFrame columns by position, for Spark APIs that look columns up by name.
+"""Spark DataFrame columns whatever their names hold.
 
-PySpark's ``mapInArrow`` passes its input columns to the function by name, and a name is parsed as a column
-path: a result column DuckDB names ``main."substring"(s_city, 1, 30)`` (a dot, quotes) no longer resolves.
-Renaming by position (``toDF``) parses nothing, so the function gets positional names and the real ones are
-restored on the Arrow side.
+DuckDB names result columns like ``main."substring"(s_city, 1, 30)`` (a dot, quotes), and Spark parses a column
+name given as a string as a path. :func:`map_in_arrow` hands a frame's columns to PySpark's ``mapInArrow`` by
+position, and :func:`quoted` writes a name into generated Spark SQL.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
+
+import pyarrow as pa
 
 
 def positional_names(count: int) -> list[str]:
@@ -20,10 +22,20 @@ def positional_names(count: int) -> list[str]:
     return [f"_{i}" for i in range(count)]
 
 
-def by_position(frame: Any) -> tuple[Any, tuple[str, ...]]:
-    """``frame`` with positional column names, and its real names in order (to give back to the batches)."""
-    names = tuple(frame.columns)
-    return frame.toDF(*positional_names(len(names))), names
+def map_in_arrow(
+    frame: Any, function: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]], schema: str
+) -> Any:
+    """``frame.mapInArrow(function, schema)`` for a frame with any column names.
+
+    ``mapInArrow`` looks its input columns up by name, parsing each as a path; renaming by position (``toDF``)
+    parses nothing, and ``function`` gets its batches with the real names back.
+    """
+    names = list(frame.columns)
+
+    def with_real_names(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return function(batch.rename_columns(names) for batch in batches)
+
+    return frame.toDF(*positional_names(len(names))).mapInArrow(with_real_names, schema)
 
 
 def quoted(name: str) -> str:

@@ -178,8 +178,6 @@ class WriteTask:
     :param tag: in every file name and in the lease's, so the driver can find the files of a failed write.
     :param partitioning: the table's partition spec: rows are split into one file per partition, as DuckDB does.
     :param sort_keys: the table's sort order (``SET SORTED BY``): each file is written sorted, as DuckDB does.
-    :param input_names: the incoming columns' real names in order, when the batches arrive with positional ones
-        (see :mod:`airflow_provider_lakehouse.spark.frames`).
     """
 
     data_path: str
@@ -190,7 +188,6 @@ class WriteTask:
     target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES
     partitioning: Partitioning | None = None
     sort_keys: tuple[SortKey, ...] = ()
-    input_names: tuple[str, ...] | None = None
 
     @property
     def lease_uri(self) -> str:
@@ -249,8 +246,6 @@ def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
         if not pending:
             return
         data = pa.Table.from_batches(pending)
-        if task.input_names is not None:
-            data = data.rename_columns(list(task.input_names))
         pending, pending_bytes = [], 0
         if data.num_rows == 0:
             return
