@@ -9,6 +9,10 @@ scripts' ``allowPrecisionLoss=false`` (see ``driver.DIALECT_CONF``), Spark bound
 - ``a * b``: scale ``s1 + s2``, precision ``p1 + p2 + 1``;
 
 an integer operand counting as ``DECIMAL(3|5|10|20, 0)`` by its type, an integer literal as its digits.
+
+DuckDB types the same operators differently (:func:`duckdb_decimal_type`), and the driver casts a script's own
+``+``, ``-`` and ``*`` of decimals to DuckDB's type (see ``.semantics``): the column a ``CREATE TABLE AS`` makes
+has DuckDB's type, and a value that does not fit it fails as it does in DuckDB.
 """
 
 from __future__ import annotations
@@ -29,6 +33,20 @@ _INTEGER_DIGITS = {
 }
 
 
+#: DuckDB's widths of its integer types as decimal operands (Spark has no HUGEINT)
+_DUCKDB_INTEGER_DIGITS = {
+    exp.DataType.Type.TINYINT: 3,
+    exp.DataType.Type.SMALLINT: 5,
+    exp.DataType.Type.INT: 10,
+    exp.DataType.Type.BIGINT: 19,
+}
+#: DuckDB computes decimals of up to 18 digits in 64-bit integers
+_INT64_DIGITS = 18
+#: ``node.meta`` key of the script's own ``+``, ``-`` and ``*`` (the driver numbers them); arithmetic the
+#: rewrites write themselves keeps Spark's types
+DUCKDB_ARITHMETIC = "lh_duckdb_arithmetic"
+
+
 @functools.cache
 def spark_expression_metadata() -> dict[Any, Any]:
     """sqlglot's Spark annotators, with ``+``, ``-`` and ``*`` of decimals typed as Spark types them (for
@@ -39,10 +57,23 @@ def spark_expression_metadata() -> dict[Any, Any]:
     return metadata
 
 
-def _with_sparks_decimal_type(annotate: Callable[[Any, exp.Expr], Any]) -> Callable[[Any, exp.Expr], Any]:
+@functools.cache
+def duckdb_expression_metadata() -> dict[Any, Any]:
+    """:func:`spark_expression_metadata`, except that the script's own arithmetic (nodes with
+    :data:`DUCKDB_ARITHMETIC` in their ``meta``) is typed as DuckDB types it, the type the driver casts it to."""
+    metadata = dict(Dialect.get_or_raise("spark").EXPRESSION_METADATA)
+    for kind in (exp.Add, exp.Sub, exp.Mul):
+        metadata[kind] = {"annotator": _with_sparks_decimal_type(metadata[kind]["annotator"], duckdb_marked=True)}
+    return metadata
+
+
+def _with_sparks_decimal_type(
+    annotate: Callable[[Any, exp.Expr], Any], *, duckdb_marked: bool = False
+) -> Callable[[Any, exp.Expr], Any]:
     def annotator(annotator_self: Any, node: exp.Expr) -> Any:
         result = annotate(annotator_self, node)
-        typed = spark_decimal_type(node)
+        duckdbs = duckdb_marked and node.meta.get(DUCKDB_ARITHMETIC) is not None
+        typed = duckdb_decimal_type(node) if duckdbs else spark_decimal_type(node)
         if typed is not None:
             node.type = typed
         return result
@@ -73,6 +104,74 @@ def spark_decimal_type(node: exp.Expr) -> exp.DataType | None:
     return exp.DataType.build(f"DECIMAL({min(precision, _MAX_DIGITS)}, {min(scale, _MAX_DIGITS)})")
 
 
+def duckdb_decimal_type(node: exp.Expr) -> exp.DataType | None:
+    """DuckDB 1.5's type of the ``+``/``-``/``*`` ``node`` whose operands are already typed, when one of them is
+    a DECIMAL and the other a DECIMAL or an integer; None otherwise.
+
+    - ``a * b``: scale ``s1 + s2``, precision ``p1 + p2``;
+    - ``a + b``, ``a - b``: scale ``max(s1, s2)``, precision ``max(p1 - s1, p2 - s2) + scale + 1``;
+
+    at most 38 digits, and at most 18 when both operands have 18 or fewer (a product only while its scale is
+    under 18): DuckDB then computes in 64-bit integers and fails a result of more digits. An integer operand
+    counts as ``DECIMAL(3|5|10|19, 0)`` by its type, an integer literal as an INTEGER or a BIGINT by its value.
+
+    >>> import sqlglot
+    >>> node = sqlglot.parse_one("CAST(a AS DECIMAL(10, 2)) * CAST(b AS INT)", read="spark")
+    >>> for operand in (node.this, node.expression):
+    ...     operand.type = operand.to
+    >>> duckdb_decimal_type(node).sql("spark"), spark_decimal_type(node).sql("spark")
+    ('DECIMAL(18, 2)', 'DECIMAL(21, 2)')
+    """
+    left, right = _duckdb_digits(node.this), _duckdb_digits(node.expression)
+    if left is None or right is None or not (left[2] or right[2]):
+        return None
+    (p1, s1, _), (p2, s2, _) = left, right
+    in_int64 = p1 <= _INT64_DIGITS and p2 <= _INT64_DIGITS
+    if isinstance(node, exp.Mul):
+        precision, scale = p1 + p2, s1 + s2
+        if scale > _MAX_DIGITS:
+            return None  # DuckDB refuses the statement; Spark bounds the scale (left as it is)
+        if precision > _INT64_DIGITS and in_int64 and scale < _INT64_DIGITS:
+            precision = _INT64_DIGITS
+    else:
+        scale = max(s1, s2)
+        precision = max(p1 - s1, p2 - s2) + scale + 1
+        if precision > _INT64_DIGITS and in_int64:
+            precision = _INT64_DIGITS
+    return exp.DataType.build(f"DECIMAL({min(precision, _MAX_DIGITS)}, {scale})")
+
+
+def _duckdb_digits(node: exp.Expr) -> tuple[int, int, bool] | None:
+    """(precision, scale, is a decimal) of an operand DuckDB computes as a decimal, or None."""
+    inner = node.this if isinstance(node, (exp.Paren, exp.Neg)) else node
+    if isinstance(inner, exp.Literal) and inner.is_number and "e" not in inner.name.lower():
+        whole, _, fraction = inner.name.lstrip("-").partition(".")
+        if fraction:  # DuckDB: every digit written counts (0.05 is DECIMAL(3, 2), .5 DECIMAL(1, 1))
+            return len(whole + fraction), len(fraction), True
+        value = int(whole)
+        return (10 if value < 2**31 else 19 if value < 2**63 else _MAX_DIGITS), 0, False
+    return _typed_digits(node.type, _DUCKDB_INTEGER_DIGITS)
+
+
+def _typed_digits(dtype: exp.DataType | None, integer_digits: dict[Any, int]) -> tuple[int, int, bool] | None:
+    """(precision, scale, is a decimal) of an operand of type ``dtype``, integers counted as ``integer_digits``."""
+    if dtype is None:
+        return None
+    if dtype.is_type(exp.DataType.Type.DECIMAL):
+        return _decimal_params(dtype)
+    for kind, digits in integer_digits.items():
+        if dtype.is_type(kind):
+            return digits, 0, False
+    return None
+
+
+def _decimal_params(dtype: exp.DataType) -> tuple[int, int, bool] | None:
+    params = [p.this for p in dtype.expressions]
+    if len(params) == 2 and all(isinstance(p, exp.Literal) and p.is_int for p in params):
+        return int(params[0].name), int(params[1].name), True
+    return None
+
+
 def _digits(node: exp.Expr) -> tuple[int, int, bool] | None:
     """(precision, scale, is a decimal) of an operand Spark computes as a decimal, or None."""
     inner = node.this if isinstance(node, (exp.Paren, exp.Neg)) else node
@@ -80,15 +179,4 @@ def _digits(node: exp.Expr) -> tuple[int, int, bool] | None:
         whole, _, fraction = inner.name.lstrip("-").partition(".")
         digits = len((whole + fraction).lstrip("0")) or 1
         return max(digits, len(fraction)), len(fraction), bool(fraction)  # Spark: 1.5 DECIMAL(2, 1), 7 DECIMAL(1, 0)
-    dtype = node.type
-    if dtype is None:
-        return None
-    if dtype.is_type(exp.DataType.Type.DECIMAL):
-        params = [p.this for p in dtype.expressions]
-        if len(params) == 2 and all(isinstance(p, exp.Literal) and p.is_int for p in params):
-            return int(params[0].name), int(params[1].name), True
-        return None
-    for kind, digits in _INTEGER_DIGITS.items():
-        if dtype.is_type(kind):
-            return digits, 0, False
-    return None
+    return _typed_digits(node.type, _INTEGER_DIGITS)

@@ -782,6 +782,14 @@ def _length(node: exp.Length) -> exp.Expr:
     return typed_call("length", node.this)  # DuckDB's length also counts a list's elements
 
 
+def _array_length(node: exp.ArraySize) -> exp.Expr | None:
+    """DuckDB's ``array_length(l)`` is a BIGINT (Spark's ``size`` an INT); with a dimension it is left to Spark."""
+    if node.expression is not None:
+        return None
+    size = exp.Anonymous(this="SIZE", expressions=[node.this.copy()])
+    return exp.Cast(this=size, to=exp.DataType.build("bigint"))
+
+
 def _cast(node: exp.Cast) -> exp.Expr | None:
     """Casts of a DOUBLE to FLOAT (DuckDB fails out of FLOAT's range) and to text (DuckDB spells ``1e+300`` where
     Spark spells ``1.0E300``): typed, as only a floating-point operand differs."""
@@ -907,6 +915,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Add: _interval_arithmetic,
     exp.Sub: _interval_arithmetic,
     exp.Length: _length,
+    exp.ArraySize: _array_length,
     exp.Cast: _cast,
     exp.TryCast: _cast,
     exp.Sum: _sum,

@@ -38,7 +38,7 @@ from airflow_provider_lakehouse.exceptions import (
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions
 from airflow_provider_lakehouse.spark.rewriting import spark_text
-from airflow_provider_lakehouse.spark.semantics import duckdb_semantics
+from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
 from airflow_provider_lakehouse.sql.duckdb_names import output_names, query_text
 from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling, stored_view_spelling
@@ -1126,6 +1126,7 @@ class _Planner:
         if self.dialect == "duckdb":
             tree = duckdb_semantics(tree.copy())  # DuckDB's casts and arithmetic (see .semantics)
             tree = duckdb_functions(tree)  # DuckDB's functions Spark names alike but computes differently
+            return spark_text(arithmetic_markers(_duckdb_functions_for_spark(tree)))
         return spark_text(_duckdb_functions_for_spark(tree))
 
 

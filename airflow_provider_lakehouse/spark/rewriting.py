@@ -16,7 +16,10 @@ CAST = "__lh_cast"
 #: ``__lh_typed('kind', operands..., id)``: a DuckDB function whose Spark form depends on its operands' types
 #: (``duckdb_functions.typed_call`` writes them, ``duckdb_functions.resolve_typed`` resolves them)
 TYPED = "__lh_typed"
-MARKERS = (INT_DIV, CAST, TYPED)
+#: ``__lh_arith('+'|'-'|'*', a, b, id)``: the script's own arithmetic, cast to DuckDB's type where it is a decimal
+#: (``.semantics.arithmetic_markers`` writes them; the driver turns them back into operators first)
+ARITHMETIC = "__lh_arith"
+MARKERS = (INT_DIV, CAST, TYPED, ARITHMETIC)
 #: Marker ids are unique in the process: a statement's Spark SQL may be assembled from several rewritten pieces.
 marker_ids = itertools.count(1)
 

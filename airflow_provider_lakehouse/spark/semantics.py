@@ -14,10 +14,14 @@ DuckDB                    DuckDB's result                          Spark SQL wri
 ``a // b`` (otherwise)    DOUBLE division, NULL when ``b = 0``     double division under the guard
 ``CAST(x AS <integer>)``  rounds: decimals and numeric strings      ``CAST(ROUND(x) ...)``, ``CAST(BROUND(x)
                           half away from zero, doubles half even    ...)`` by the operand's type
+``CAST(x AS DECIMAL)``    fails for a NaN or infinite double       a check that fails them (Spark: NULL)
 ``TRY_CAST`` likewise     NULL instead of an error                 the same, with ``TRY_CAST``
+``a * b``, ``a + b``,     DECIMAL of DuckDB's precision (18 digits  ``CAST(a * b AS DECIMAL(p, s))`` of
+``a - b`` of decimals     when both operands have at most 18),     DuckDB's type: Spark's is wider and
+                          an error on overflow                     does not fail where DuckDB does
 ========================  =======================================  ==========================================
 
-``//`` and integer casts depend on the operand's type, which only the driver knows (it has registered the
+``//``, integer casts and decimal arithmetic depend on the operand's type, which only the driver knows (it has registered the
 lake tables as views): the planner writes them as markers (:data:`MARKERS`) and :func:`resolve` replaces the
 markers once the view schemas are known. A marker that could not be typed keeps Spark's plain form (integer
 division; a cast that fails on a fractional string instead of rounding it).
@@ -34,14 +38,23 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from airflow_provider_lakehouse.spark.decimal_types import spark_expression_metadata
+from airflow_provider_lakehouse.spark.decimal_types import (
+    DUCKDB_ARITHMETIC,
+    duckdb_decimal_type,
+    duckdb_expression_metadata,
+    spark_decimal_type,
+    spark_expression_metadata,
+)
 from airflow_provider_lakehouse.spark.rewriting import (
+    ARITHMETIC,
     CAST,
     INT_DIV,
     MARKERS,
     TYPED,
     bottom_up,
     marker_ids,
+    raise_error,
+    spark_expression,
     spark_text,
     typed_call,
 )
@@ -62,6 +75,9 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
     counter = marker_ids
 
     def rewrite(node: exp.Expression) -> exp.Expr:
+        if isinstance(node, _OPERATORS):  # the script's own: see arithmetic_markers
+            node.meta[DUCKDB_ARITHMETIC] = True
+            return node
         if isinstance(node, exp.Div):
             return _ieee_division(node.this, node.expression)
         if isinstance(node, exp.Mod):
@@ -78,7 +94,7 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
         ):
             return _blob_literal(node.this.name, lenient=isinstance(node, exp.TryCast) or bool(node.args.get("safe")))
         if isinstance(node, (exp.Cast, exp.TryCast)) and (
-            _is_integer(node.to) or node.to.is_type(exp.DataType.Type.DATE)
+            _is_integer(node.to) or node.to.is_type(exp.DataType.Type.DATE, exp.DataType.Type.DECIMAL)
         ):
             return exp.Anonymous(
                 this=CAST,
@@ -92,6 +108,73 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
         return node
 
     return bottom_up(tree, rewrite)
+
+
+_OPERATORS = (exp.Add, exp.Sub, exp.Mul)
+_SYMBOLS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
+
+
+def arithmetic_markers(tree: exp.Expr) -> exp.Expr:
+    """The script's own ``+``, ``-`` and ``*`` (as :func:`duckdb_semantics` found them) as markers, so that the
+    driver casts those of decimals to DuckDB's type; arithmetic written by the other rewrites stays as it is.
+
+    >>> tree = duckdb_semantics(sqlglot.parse_one("SELECT price * qty + 1 FROM t", read="duckdb"))
+    >>> arithmetic_markers(tree).sql("spark").startswith("SELECT __LH_ARITH('+', __LH_ARITH('*', price, qty, ")
+    True
+    """
+
+    def mark(node: exp.Expr) -> exp.Expr:
+        if not (isinstance(node, _OPERATORS) and node.meta.get(DUCKDB_ARITHMETIC)):
+            return node
+        return exp.Anonymous(
+            this=ARITHMETIC,
+            expressions=[
+                exp.Literal.string(_SYMBOLS[type(node)]),
+                node.this.copy(),
+                node.expression.copy(),
+                exp.Literal.number(next(marker_ids)),
+            ],
+        )
+
+    return bottom_up(tree, mark)
+
+
+def _operators_of_markers(tree: exp.Expr) -> tuple[exp.Expr, bool]:
+    """``tree`` with its arithmetic markers back as operators, each numbered in its ``meta``; and whether there
+    were any."""
+    operators = {symbol: kind for kind, symbol in _SYMBOLS.items()}
+    found = False
+
+    def unmark(node: exp.Expr) -> exp.Expr:
+        nonlocal found
+        if not (isinstance(node, exp.Anonymous) and node.name.lower() == ARITHMETIC):
+            return node
+        found = True
+        symbol, left, right, number = node.expressions
+        operator = operators[symbol.name](this=left.copy(), expression=right.copy())
+        operator.meta[DUCKDB_ARITHMETIC] = int(number.name)
+        return operator
+
+    return bottom_up(tree, unmark), found
+
+
+def _duckdb_decimal_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]]) -> exp.Expr:
+    """The script's own decimal arithmetic in ``tree`` cast to DuckDB's type where Spark's differs: typed once,
+    on a qualified copy, with each numbered operator typed as DuckDB types it (its parents see the cast type)."""
+    typed = _typed_copy(tree, schemas, duckdb_expression_metadata())
+    if typed is None:  # a statement sqlglot cannot qualify keeps Spark's types
+        return tree
+    casts: dict[int, exp.DataType] = {}
+    for node in typed.find_all(*_OPERATORS):
+        number = node.meta.get(DUCKDB_ARITHMETIC)
+        duckdbs = duckdb_decimal_type(node) if number is not None else None
+        if number is not None and duckdbs is not None and duckdbs != spark_decimal_type(node):
+            casts[int(number)] = duckdbs
+    for node in list(tree.find_all(*_OPERATORS)):
+        to = casts.get(node.meta.get(DUCKDB_ARITHMETIC, 0))
+        if to is not None:
+            node.replace(exp.Cast(this=node.copy(), to=to.copy()))
+    return tree
 
 
 def _blob_literal(text: str, lenient: bool) -> exp.Expression:
@@ -156,7 +239,7 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
     >>> resolve("SELECT __LH_INT_DIV(a, b, 1) FROM v", {"v": {"a": "int", "b": "int"}})
     'SELECT CAST(CASE WHEN b = 0 THEN NULL ELSE a DIV b END AS INT) FROM v'
     """
-    tree = sqlglot.parse_one(sql, read="spark")
+    tree, arithmetic = _operators_of_markers(sqlglot.parse_one(sql, read="spark"))
     # Innermost markers first, and the types inferred again after each round: a marker's operand may be another
     # marker (CAST(1.5::FLOAT AS INTEGER)), whose type is known only once it is resolved.
     while innermost := [
@@ -170,6 +253,8 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
                 tree = resolved
             else:
                 replaced.replace(resolved)
+    if arithmetic:  # last, so that it sees the operands' resolved types (sum(x) * 2)
+        tree = _duckdb_decimal_arithmetic(tree, schemas)
     return spark_text(_exact_log10(tree))
 
 
@@ -248,19 +333,8 @@ def _marker_operand_categories(
 ) -> dict[int, tuple[Operand, ...]]:
     """Marker id -> the type categories of its operands, inferred on a qualified copy (the statement itself is
     not qualified, which would rename its output columns)."""
-    try:
-        typed = qualify(
-            tree.copy(),
-            schema=dict(schemas),
-            dialect="spark",
-            validate_qualify_columns=False,
-            identify=False,
-            quote_identifiers=False,
-        )
-        typed = annotate_types(
-            typed, schema=dict(schemas), dialect="spark", expression_metadata=spark_expression_metadata()
-        )
-    except Exception:  # a statement sqlglot cannot qualify keeps Spark's plain forms
+    typed = _typed_copy(tree, schemas, spark_expression_metadata())
+    if typed is None:  # a statement sqlglot cannot qualify keeps Spark's plain forms
         return {}
     found: dict[int, tuple[tuple[str, exp.DataType | None], ...]] = {}
     for node in typed.find_all(exp.Anonymous):
@@ -275,6 +349,23 @@ def _marker_operand_categories(
             )
             found[int(node.expressions[-1].name)] = tuple((_category(o, o.type), o.type) for o in operands)
     return found
+
+
+def _typed_copy(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]], metadata: dict[Any, Any]) -> exp.Expr | None:
+    """A qualified copy of ``tree`` with its expressions typed (the statement itself is not qualified, which
+    would rename its output columns), or None where sqlglot cannot qualify it."""
+    try:
+        typed = qualify(
+            tree.copy(),
+            schema=dict(schemas),
+            dialect="spark",
+            validate_qualify_columns=False,
+            identify=False,
+            quote_identifiers=False,
+        )
+        return annotate_types(typed, schema=dict(schemas), dialect="spark", expression_metadata=metadata)
+    except Exception:  # sqlglot's own limits, not the statement's: the caller keeps Spark's forms
+        return None
 
 
 # -- the rewrites --------------------------------------------------------------------------------
@@ -365,6 +456,13 @@ def _cast(x: exp.Expression, target: exp.DataType, safe: bool, category: str) ->
     def cast(this: exp.Expression, to: exp.DataType) -> exp.Expression:
         return exp.TryCast(this=this, to=to, safe=True) if safe else exp.Cast(this=this, to=to)
 
+    if target.is_type(exp.DataType.Type.DECIMAL):
+        if category != "float" or safe:  # Spark's TRY_CAST of NaN is NULL, as DuckDB's
+            return cast(x.copy(), target)
+        # Spark casts NaN and infinities to NULL, where DuckDB fails
+        not_finite = spark_expression("ISNAN(_x) OR ABS(_x) = CAST('Infinity' AS DOUBLE)", _x=x)
+        failure = raise_error(f"Conversion Error: Could not cast value NaN or Infinity to {target.sql('duckdb')}")
+        return exp.Case(ifs=[exp.If(this=not_finite, true=failure)], default=cast(x.copy(), target))
     if target.is_type(exp.DataType.Type.DATE):
         if category == "string":  # DuckDB takes '2024-01-01 10:00:00' as a date; Spark's date cast does not
             return cast(cast(x.copy(), exp.DataType.build("timestamp")), target)

@@ -261,7 +261,8 @@ CREATED_COLUMNS = {
     "dates": "date_trunc('hour', ts) AS a, date_trunc('month', dt) AS b, date_trunc('day', tz) AS c, year(dt) AS e, "
     "sign(i) AS f, dt + INTERVAL 1 DAY AS g, epoch_ms(1700000000000) AS h FROM vals",
     "counts": "row_number() OVER (ORDER BY id) AS a, rank() OVER (ORDER BY s) AS b, length(s) AS c, len(l) AS e, "
-    "floor(i) AS f, ceil(d) AS g FROM vals",
+    "floor(i) AS f, ceil(d) AS g, array_length(l) AS h FROM vals",
+    "decimals": "i::DECIMAL(10, 2) * i AS a, i::DECIMAL(10, 2) + i::DECIMAL(10, 2) AS b, i * 1.5 AS c FROM vals",
     "aggregates": "avg(i::DECIMAL(10, 2)) AS a, avg(i) AS b, count(*) AS c FROM vals",
 }
 
@@ -269,7 +270,8 @@ CREATED_COLUMNS = {
 @pytest.mark.parametrize("name", CREATED_COLUMNS)
 def test_a_created_table_keeps_duckdbs_column_types(spark: Any, lake: LakeSetup, con: Any, name: str) -> None:
     """The types a ``CREATE TABLE AS`` stores are DuckDB's: TIMESTAMP from date_trunc of a TIMESTAMP or DATE,
-    TIMESTAMPTZ kept, BIGINT date parts, ranks and lengths, TINYINT signs, DOUBLE averages of decimals."""
+    TIMESTAMPTZ kept, BIGINT date parts, ranks and lengths, TINYINT signs, DOUBLE averages of decimals, and
+    DuckDB's precision of decimal arithmetic."""
     select = CREATED_COLUMNS[name]
     PlanRunner(spark, spec_of(lake)).run(
         plan_script(f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE ours_{name} AS SELECT {select}")

@@ -69,6 +69,14 @@ LITERALS = [
     "CAST(12345.678 AS DECIMAL(5,2))",
     "CAST('12.345' AS DECIMAL(4,2))",
     "CAST(1.005 AS DECIMAL(4,2))",
+    "CAST('nan'::DOUBLE AS DECIMAL(10,2))",
+    "CAST('-inf'::DOUBLE AS DECIMAL(10,2))",
+    "TRY_CAST('nan'::DOUBLE AS DECIMAL(10,2))",
+    "CAST(1e30 AS DECIMAL(10,2))",
+    "CAST(2.675::DOUBLE AS DECIMAL(10,2))",
+    "CAST(-0.125::DOUBLE AS DECIMAL(10,2))",
+    "CAST(1.5::FLOAT AS DECIMAL(4,1))",
+    "CAST(12.5 AS DECIMAL)",
     "CAST('2024-13-01' AS DATE)",
     "CAST('2024-01-01 10:00:00' AS DATE)",
     "CAST('x' AS DOUBLE)",
@@ -105,6 +113,9 @@ COLUMNS = [
     "CAST(CASE WHEN i > 0 THEN f ELSE d END AS INTEGER)",
     "CAST(d AS DECIMAL(38,10)) * i + 1",
     "CAST(d AS DECIMAL(24,12)) * CAST(d AS DECIMAL(24,12))",
+    "CAST(f / 0 AS DECIMAL(10,2))",
+    "CAST(f * 1.1 AS DECIMAL(5,1))",
+    "CAST(i / 3 AS DECIMAL(10,4))",
 ]
 
 
@@ -246,3 +257,54 @@ def _future() -> Any:
     import datetime as dt
 
     return dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+
+
+#: decimal arithmetic: DuckDB's result types (18 digits where both operands have at most 18, its overflow there)
+DECIMAL_ARITHMETIC = [
+    "d * i",
+    "d + i",
+    "d - d",
+    "d * d",
+    "d * d * d",
+    "d * 2",
+    "-d * 2147483648",
+    "d + 1.5",
+    "d * 0.05",
+    "d * i + f",
+    "CAST(d AS DECIMAL(18,2)) + CAST(d AS DECIMAL(18,2))",
+    "CAST(d AS DECIMAL(10,2)) * i * i",
+    "CAST(d AS DECIMAL(18,2)) * CAST(i AS BIGINT)",
+    "CAST(d AS DECIMAL(20,2)) * i",
+    "CAST(d AS DECIMAL(12,10)) * CAST(d AS DECIMAL(12,10))",
+    "CAST(d AS DECIMAL(18,17)) + CAST(i AS SMALLINT)",
+    "CAST(d AS DECIMAL(18,2)) * 1000000000 * 1000000000",
+    "CAST(d AS DECIMAL(10,2)) * CAST(i AS TINYINT) - 1",
+    "(d + i) * (d - i)",
+    "CAST(d * i AS DECIMAL(30,4)) + 1",
+]
+
+
+@pytest.mark.parametrize("expression", DECIMAL_ARITHMETIC)
+def test_decimal_arithmetic_has_duckdbs_type_and_overflow(
+    spark: Any, lake: LakeSetup, con: Any, expression: str
+) -> None:
+    """A ``CREATE TABLE AS`` of decimal arithmetic makes DuckDB's column type, with DuckDB's values or its
+    failure (Spark's own types are wider: it would store ``DECIMAL(21, 2)`` for ``DECIMAL(10, 2) * INTEGER``,
+    where DuckDB computes ``DECIMAL(18, 2)`` and fails a result of more than 18 digits)."""
+    query = f"SELECT {expression} AS r FROM vals ORDER BY id"
+    expected = duckdb(con, query)
+    table = f"arith_{DECIMAL_ARITHMETIC.index(expression)}"
+    try:
+        PlanRunner(spark, _spec(lake)).run(
+            plan_script(f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE {table} AS {query}")
+        )
+    except StatementError:
+        assert expected == "error", f"{expression}: DuckDB {expected!r}, ours failed"
+        return
+    reader = referee.connect()
+    lake.attach(reader)
+    got = to_json_safe([r[0] for r in reader.sql(f"SELECT r FROM lake.{table}").fetchall()])
+    assert same(got, expected), f"{expression}: DuckDB {expected!r}, ours {got!r}"
+    ours_type = reader.sql(f"SELECT typeof(r) FROM lake.{table} LIMIT 1").fetchone()[0]
+    duckdbs_type = con.sql(f"SELECT typeof({expression}) FROM vals LIMIT 1").fetchone()[0]
+    assert ours_type == duckdbs_type, f"{expression}: DuckDB {duckdbs_type}, ours {ours_type}"
