@@ -21,9 +21,9 @@ DuckDB                    DuckDB's result                          Spark SQL wri
                           an error on overflow                     does not fail where DuckDB does
 ========================  =======================================  ==========================================
 
-``//``, integer casts and decimal arithmetic depend on the operand's type, which only the driver knows (it has registered the
-lake tables as views): the planner writes them as markers (:data:`MARKERS`) and :func:`resolve` replaces the
-markers once the view schemas are known. A marker that could not be typed keeps Spark's plain form (integer
+``//``, integer casts and decimal arithmetic depend on the operand's type, which only the driver knows (it has
+registered the lake tables as views): the planner writes them as markers (:data:`MARKERS`) and :func:`resolve`
+replaces the markers once the view schemas are known. A marker that could not be typed keeps Spark's plain form (integer
 division; a cast that fails on a fractional string instead of rounding it).
 """
 
