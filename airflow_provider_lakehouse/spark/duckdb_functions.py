@@ -783,11 +783,42 @@ def _length(node: exp.Length) -> exp.Expr:
 
 
 def _array_length(node: exp.ArraySize) -> exp.Expr | None:
-    """DuckDB's ``array_length(l)`` is a BIGINT (Spark's ``size`` an INT); with a dimension it is left to Spark."""
-    if node.expression is not None:
+    """DuckDB's ``array_length(l)`` and ``array_length(l, 1)`` are a BIGINT (Spark's ``size`` an INT); another
+    dimension is left to Spark."""
+    if node.expression is not None and int_literal(node.expression) != 1:
         return None
-    size = exp.Anonymous(this="SIZE", expressions=[node.this.copy()])
-    return exp.Cast(this=size, to=exp.DataType.build("bigint"))
+    return _as_duckdb_types(exp.Anonymous(this="SIZE", expressions=[node.this.copy()]), "bigint")
+
+
+def _byte_levenshtein(node: exp.Levenshtein) -> exp.Expr | None:
+    """DuckDB's ``levenshtein(a, b)`` counts edits of UTF-8 bytes (``'héllo'`` is 6 long), Spark's of characters:
+    each byte is read back as one ISO-8859-1 character, so Spark's distance is DuckDB's."""
+    if node.expression is None or any(node.args.get(k) for k in node.args if k not in ("this", "expression")):
+        return None
+    as_bytes = "DECODE(ENCODE(_s, 'UTF-8'), 'ISO-8859-1')"
+    return exp.Anonymous(
+        this="LEVENSHTEIN",
+        expressions=[spark_expression(as_bytes, _s=node.this), spark_expression(as_bytes, _s=node.expression)],
+    )
+
+
+def _as_duckdb_types(node: exp.Expr, duckdb_type: str) -> exp.Expr:
+    """``node`` (a function Spark computes as DuckDB does) cast to DuckDB's result type, where Spark's differs."""
+    return exp.Cast(this=node.copy(), to=exp.DataType.build(duckdb_type))
+
+
+def _with_duckdb_type(
+    duckdb_type: str, rewrite: Callable[[Any], exp.Expr | None] | None = None
+) -> Callable[[Any], exp.Expr | None]:
+    """A rewrite that casts ``rewrite``'s form (or the node itself) to ``duckdb_type``: functions whose values
+    Spark computes as DuckDB does, in another integer type (``strpos`` and ``levenshtein`` are a BIGINT in
+    DuckDB, an INT in Spark)."""
+
+    def cast(node: Any) -> exp.Expr | None:
+        form = rewrite(node) if rewrite is not None else node
+        return None if form is None else _as_duckdb_types(form, duckdb_type)
+
+    return cast
 
 
 def _cast(node: exp.Cast) -> exp.Expr | None:
@@ -916,6 +947,13 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Sub: _interval_arithmetic,
     exp.Length: _length,
     exp.ArraySize: _array_length,
+    exp.BitLength: _with_duckdb_type("bigint"),
+    exp.StrPosition: _with_duckdb_type("bigint"),
+    exp.Levenshtein: _with_duckdb_type("bigint", lambda node: _byte_levenshtein(node)),
+    exp.ArrayPosition: _with_duckdb_type(
+        "int",
+        lambda node: _list_position(exp.Anonymous(this="list_position", expressions=[node.this, node.expression])),
+    ),
     exp.Cast: _cast,
     exp.TryCast: _cast,
     exp.Sum: _sum,
@@ -961,15 +999,19 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "list_extract": _list_extract,
     "list_element": _list_extract,
     "array_extract": _list_extract,
-    "list_position": _list_position,
-    "list_indexof": _list_position,
-    "array_position": _list_position,
-    "array_indexof": _list_position,
+    # an INTEGER in DuckDB (Spark's array_position is a BIGINT)
+    **dict.fromkeys(
+        ("list_position", "list_indexof", "array_position", "array_indexof"),
+        _with_duckdb_type("int", _list_position),
+    ),
+    "bit_count": lambda node: typed_call("bit_count", *node.expressions) if len(node.expressions) == 1 else None,
     "list_reverse": _list_reverse,
     "array_reverse": _list_reverse,
     "product": _product,
     "list_sum": lambda node: _list_sum(node.expressions[0]) if len(node.expressions) == 1 else None,
-    "list_count": lambda node: _LIST_AGGREGATES["count"](node.expressions[0]) if len(node.expressions) == 1 else None,
+    "list_count": _with_duckdb_type(
+        "bigint", lambda node: _LIST_AGGREGATES["count"](node.expressions[0]) if len(node.expressions) == 1 else None
+    ),
     "list_string_agg": lambda node: _list_string_agg(node.expressions[0]) if len(node.expressions) == 1 else None,
     "list_aggregate": _aggregate_of_list,
     "array_aggregate": _aggregate_of_list,
@@ -981,8 +1023,10 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "printf": _printf,
     "even": _even,
     "ord": _ord,
-    "strlen": lambda node: exp.Anonymous(this="OCTET_LENGTH", expressions=[e.copy() for e in node.expressions]),
-    "round_even": lambda node: exp.Anonymous(this="BROUND", expressions=[e.copy() for e in node.expressions]),
+    "strlen": _with_duckdb_type(
+        "bigint", lambda node: exp.Anonymous(this="OCTET_LENGTH", expressions=[e.copy() for e in node.expressions])
+    ),
+    "round_even": lambda node: typed_call("round_even", *node.expressions),
     "list_unique": _list_unique,
     "array_unique": _list_unique,
     "date_sub": _date_sub,

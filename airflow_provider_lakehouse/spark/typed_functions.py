@@ -49,6 +49,16 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
     if kind == "length":  # a BIGINT in DuckDB, of a string or a list
         counted = "LENGTH(_l)" if category in ("string", "unknown") else "SIZE(_l)"
         return spark_expression(f"CAST({counted} AS BIGINT)", _l=args[0])
+    if kind == "bit_count":  # a TINYINT in DuckDB, of the operand's own width (Spark counts a negative INT in 64 bits)
+        widths = {exp.DataType.Type.TINYINT: 8, exp.DataType.Type.SMALLINT: 16, exp.DataType.Type.INT: 32}
+        bits = next((n for type_, n in widths.items() if dtype is not None and dtype.is_type(type_)), None)
+        operand = args[0].copy() if bits is None else spark_expression(f"_x & {2**bits - 1}", _x=args[0])
+        return exp.Cast(this=exp.Anonymous(this="BIT_COUNT", expressions=[operand]), to=exp.DataType.build("tinyint"))
+    if kind == "round_even":  # half to even, as Spark's BROUND; a DOUBLE in DuckDB unless the operand is a FLOAT
+        half_even = exp.Anonymous(this="BROUND", expressions=[a.copy() for a in args])
+        if dtype is not None and dtype.is_type(exp.DataType.Type.FLOAT):
+            return half_even
+        return exp.Cast(this=half_even, to=exp.DataType.build("double"))
     if kind == "avg":
         return _decimal_average(args[0], dtype) if category == "decimal" else exp.Avg(this=args[0].copy())
     if kind == "quantile_disc":  # (value, fraction, descending)

@@ -37,6 +37,15 @@ INSERT INTO vals VALUES
 
 #: expressions over ``vals`` (``SELECT id, <expression> AS r FROM vals ORDER BY id``)
 ROW_EXPRESSIONS = [
+    # positions and counts: DuckDB's values (NULL where nothing is found), in DuckDB's integer types
+    "array_position(l, 2)",
+    "array_position(l, 99)",
+    "list_position(l, 99)",
+    "round_even(i, -1)",
+    "round_even(d, 1)",
+    "bit_count(b)",
+    "bit_count(i)",
+    "levenshtein(s, 'hello')",
     # log is base 10 in DuckDB; logarithms and square roots of negative numbers or zero fail
     "log(abs(d) + 1)",
     "log(2, abs(d) + 1)",
@@ -262,6 +271,9 @@ CREATED_COLUMNS = {
     "sign(i) AS f, dt + INTERVAL 1 DAY AS g, epoch_ms(1700000000000) AS h FROM vals",
     "counts": "row_number() OVER (ORDER BY id) AS a, rank() OVER (ORDER BY s) AS b, length(s) AS c, len(l) AS e, "
     "floor(i) AS f, ceil(d) AS g, array_length(l) AS h FROM vals",
+    "positions": "bit_length(s) AS a, strpos(s, 'l') AS b, levenshtein(s, 'x') AS c, array_position(l, 2) AS e, "
+    "list_position(l, 2) AS f, bit_count(i) AS g, list_count(l) AS h, strlen(s) AS j, round_even(i, 0) AS k, "
+    "array_length(l, 1) AS m FROM vals",
     "decimals": "i::DECIMAL(10, 2) * i AS a, i::DECIMAL(10, 2) + i::DECIMAL(10, 2) AS b, i * 1.5 AS c FROM vals",
     "aggregates": "avg(i::DECIMAL(10, 2)) AS a, avg(i) AS b, count(*) AS c FROM vals",
 }
