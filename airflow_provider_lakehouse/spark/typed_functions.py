@@ -74,6 +74,11 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
                 "AS DECIMAL(38, 0))",
                 _x=args[0],
             )
+        if category == "decimal" and dtype is not None and len(dtype.expressions) == 2:
+            # DuckDB's sum of a DECIMAL(p, s) is a DECIMAL(38, s); Spark's a DECIMAL(p + 10, s), summed as
+            # fast (64-bit integers up to 18 digits) and cast once per group
+            scale = dtype.expressions[1].this
+            return exp.Cast(this=exp.Sum(this=args[0].copy()), to=exp.DataType.build(f"DECIMAL(38, {scale.name})"))
         return exp.Sum(this=args[0].copy())
     if kind == "mod":  # NULL for a zero divisor, NaN when either operand is a DOUBLE or FLOAT
         floats = any(c == "float" for c, _ in operands)

@@ -275,7 +275,9 @@ CREATED_COLUMNS = {
     "list_position(l, 2) AS f, bit_count(i) AS g, list_count(l) AS h, strlen(s) AS j, round_even(i, 0) AS k, "
     "array_length(l, 1) AS m FROM vals",
     "decimals": "i::DECIMAL(10, 2) * i AS a, i::DECIMAL(10, 2) + i::DECIMAL(10, 2) AS b, i * 1.5 AS c FROM vals",
-    "aggregates": "avg(i::DECIMAL(10, 2)) AS a, avg(i) AS b, count(*) AS c FROM vals",
+    "aggregates": "avg(i::DECIMAL(10, 2)) AS a, avg(i) AS b, count(*) AS c, sum(i::DECIMAL(10, 2)) AS e, "
+    "sum(i::DECIMAL(10, 2)) FILTER (WHERE i > 0) AS f FROM vals",
+    "windows": "sum(i::DECIMAL(10, 2)) OVER (ORDER BY id) AS a FROM vals",
 }
 
 
