@@ -48,22 +48,16 @@ DUCKDB_ARITHMETIC = "lh_duckdb_arithmetic"
 
 
 @functools.cache
-def spark_expression_metadata() -> dict[Any, Any]:
+def spark_expression_metadata(*, duckdb_arithmetic: bool = False) -> dict[Any, Any]:
     """sqlglot's Spark annotators, with ``+``, ``-`` and ``*`` of decimals typed as Spark types them (for
-    ``annotate_types(..., expression_metadata=...)``)."""
+    ``annotate_types(..., expression_metadata=...)``); with ``duckdb_arithmetic``, the script's own arithmetic
+    (nodes with :data:`DUCKDB_ARITHMETIC` in their ``meta``) is typed as DuckDB types it, the type the driver
+    casts it to."""
     metadata = dict(Dialect.get_or_raise("spark").EXPRESSION_METADATA)
     for kind in (exp.Add, exp.Sub, exp.Mul):
-        metadata[kind] = {"annotator": _with_sparks_decimal_type(metadata[kind]["annotator"])}
-    return metadata
-
-
-@functools.cache
-def duckdb_expression_metadata() -> dict[Any, Any]:
-    """:func:`spark_expression_metadata`, except that the script's own arithmetic (nodes with
-    :data:`DUCKDB_ARITHMETIC` in their ``meta``) is typed as DuckDB types it, the type the driver casts it to."""
-    metadata = dict(Dialect.get_or_raise("spark").EXPRESSION_METADATA)
-    for kind in (exp.Add, exp.Sub, exp.Mul):
-        metadata[kind] = {"annotator": _with_sparks_decimal_type(metadata[kind]["annotator"], duckdb_marked=True)}
+        metadata[kind] = {
+            "annotator": _with_sparks_decimal_type(metadata[kind]["annotator"], duckdb_marked=duckdb_arithmetic)
+        }
     return metadata
 
 
@@ -158,17 +152,21 @@ def _typed_digits(dtype: exp.DataType | None, integer_digits: dict[Any, int]) ->
     if dtype is None:
         return None
     if dtype.is_type(exp.DataType.Type.DECIMAL):
-        return _decimal_params(dtype)
+        params = precision_and_scale(dtype)
+        return None if params is None else (*params, True)
     for kind, digits in integer_digits.items():
         if dtype.is_type(kind):
             return digits, 0, False
     return None
 
 
-def _decimal_params(dtype: exp.DataType) -> tuple[int, int, bool] | None:
+def precision_and_scale(dtype: exp.DataType | None) -> tuple[int, int] | None:
+    """(precision, scale) of a ``DECIMAL(p, s)`` type; None for any other type or a DECIMAL without both."""
+    if dtype is None or not dtype.is_type(exp.DataType.Type.DECIMAL):
+        return None
     params = [p.this for p in dtype.expressions]
     if len(params) == 2 and all(isinstance(p, exp.Literal) and p.is_int for p in params):
-        return int(params[0].name), int(params[1].name), True
+        return int(params[0].name), int(params[1].name)
     return None
 
 

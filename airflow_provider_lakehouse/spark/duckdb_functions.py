@@ -783,11 +783,11 @@ def _length(node: exp.Length) -> exp.Expr:
 
 
 def _array_length(node: exp.ArraySize) -> exp.Expr | None:
-    """DuckDB's ``array_length(l)`` and ``array_length(l, 1)`` are a BIGINT (Spark's ``size`` an INT); another
-    dimension is left to Spark."""
+    """DuckDB's ``array_length(l)`` and ``array_length(l, 1)``: Spark's ``size``; another dimension is left to
+    Spark."""
     if node.expression is not None and int_literal(node.expression) != 1:
         return None
-    return _as_duckdb_types(exp.Anonymous(this="SIZE", expressions=[node.this.copy()]), "bigint")
+    return exp.Anonymous(this="SIZE", expressions=[node.this.copy()])
 
 
 def _byte_levenshtein(node: exp.Levenshtein) -> exp.Expr | None:
@@ -802,11 +802,6 @@ def _byte_levenshtein(node: exp.Levenshtein) -> exp.Expr | None:
     )
 
 
-def _as_duckdb_types(node: exp.Expr, duckdb_type: str) -> exp.Expr:
-    """``node`` (a function Spark computes as DuckDB does) cast to DuckDB's result type, where Spark's differs."""
-    return exp.Cast(this=node.copy(), to=exp.DataType.build(duckdb_type))
-
-
 def _with_duckdb_type(
     duckdb_type: str, rewrite: Callable[[Any], exp.Expr | None] | None = None
 ) -> Callable[[Any], exp.Expr | None]:
@@ -816,7 +811,7 @@ def _with_duckdb_type(
 
     def cast(node: Any) -> exp.Expr | None:
         form = rewrite(node) if rewrite is not None else node
-        return None if form is None else _as_duckdb_types(form, duckdb_type)
+        return None if form is None else exp.Cast(this=form.copy(), to=exp.DataType.build(duckdb_type))
 
     return cast
 
@@ -845,9 +840,12 @@ def _list_extract(node: exp.Anonymous) -> exp.Expr | None:
 
 
 def _list_position(node: exp.Anonymous) -> exp.Expr | None:
-    if len(node.expressions) != 2:
-        return None
-    return spark_expression("NULLIF(ARRAY_POSITION(_l, _x), 0)", _l=node.expressions[0], _x=node.expressions[1])
+    return _position(*node.expressions) if len(node.expressions) == 2 else None
+
+
+def _position(container: exp.Expr, value: exp.Expr) -> exp.Expr:
+    """DuckDB's 1-based position of ``value`` in a list, NULL where it is not there (Spark's is 0)."""
+    return spark_expression("NULLIF(ARRAY_POSITION(_l, _x), 0)", _l=container, _x=value)
 
 
 def _list_reverse(node: exp.Anonymous) -> exp.Expr | None:
@@ -946,14 +944,11 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Add: _interval_arithmetic,
     exp.Sub: _interval_arithmetic,
     exp.Length: _length,
-    exp.ArraySize: _array_length,
+    exp.ArraySize: _with_duckdb_type("bigint", _array_length),
     exp.BitLength: _with_duckdb_type("bigint"),
     exp.StrPosition: _with_duckdb_type("bigint"),
-    exp.Levenshtein: _with_duckdb_type("bigint", lambda node: _byte_levenshtein(node)),
-    exp.ArrayPosition: _with_duckdb_type(
-        "int",
-        lambda node: _list_position(exp.Anonymous(this="list_position", expressions=[node.this, node.expression])),
-    ),
+    exp.Levenshtein: _with_duckdb_type("bigint", _byte_levenshtein),
+    exp.ArrayPosition: _with_duckdb_type("int", lambda node: _position(node.this, node.expression)),
     exp.Cast: _cast,
     exp.TryCast: _cast,
     exp.Sum: _sum,

@@ -41,7 +41,6 @@ from sqlglot.optimizer.qualify import qualify
 from airflow_provider_lakehouse.spark.decimal_types import (
     DUCKDB_ARITHMETIC,
     duckdb_decimal_type,
-    duckdb_expression_metadata,
     spark_decimal_type,
     spark_expression_metadata,
 )
@@ -161,7 +160,7 @@ def _operators_of_markers(tree: exp.Expr) -> tuple[exp.Expr, bool]:
 def _duckdb_decimal_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]]) -> exp.Expr:
     """The script's own decimal arithmetic in ``tree`` cast to DuckDB's type where Spark's differs: typed once,
     on a qualified copy, with each numbered operator typed as DuckDB types it (its parents see the cast type)."""
-    typed = _typed_copy(tree, schemas, duckdb_expression_metadata())
+    typed = _typed_copy(tree, schemas, spark_expression_metadata(duckdb_arithmetic=True))
     if typed is None:  # a statement sqlglot cannot qualify keeps Spark's types
         return tree
     casts: dict[int, exp.DataType] = {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from airflow_provider_lakehouse.spark.decimal_types import precision_and_scale
 from airflow_provider_lakehouse.spark.quantiles import continuous_quantile, discrete_quantile
 from airflow_provider_lakehouse.spark.rewriting import int_literal, spark_expression
 
@@ -74,11 +75,11 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
                 "AS DECIMAL(38, 0))",
                 _x=args[0],
             )
-        if category == "decimal" and dtype is not None and len(dtype.expressions) == 2:
+        decimal = precision_and_scale(dtype)
+        if decimal is not None:
             # DuckDB's sum of a DECIMAL(p, s) is a DECIMAL(38, s); Spark's a DECIMAL(p + 10, s), summed as
             # fast (64-bit integers up to 18 digits) and cast once per group
-            scale = dtype.expressions[1].this
-            return exp.Cast(this=exp.Sum(this=args[0].copy()), to=exp.DataType.build(f"DECIMAL(38, {scale.name})"))
+            return exp.Cast(this=exp.Sum(this=args[0].copy()), to=exp.DataType.build(f"DECIMAL(38, {decimal[1]})"))
         return exp.Sum(this=args[0].copy())
     if kind == "mod":  # NULL for a zero divisor, NaN when either operand is a DOUBLE or FLOAT
         floats = any(c == "float" for c, _ in operands)
@@ -185,10 +186,10 @@ def _decimal_average(value: exp.Expr, dtype: exp.DataType | None) -> exp.Expr:
     The sum is Spark's own DECIMAL sum (exact, and on 64-bit integers up to 18 digits), scaled to the unscaled
     sum once per group: scaling every row first made it a DECIMAL(38, 0) sum in Java's BigDecimal, about 3
     times slower over 20 million DECIMAL(7, 2) values."""
-    params = [p.this for p in dtype.expressions] if dtype is not None else []
-    if len(params) != 2 or not all(isinstance(p, exp.Literal) and p.is_int for p in params):
+    decimal = precision_and_scale(dtype)
+    if decimal is None:
         return spark_expression("AVG(CAST(_x AS DOUBLE))", _x=value)
-    precision, scale = (int(p.name) for p in params)
+    precision, scale = decimal
     if precision + scale > _EXACT_SCALING_DIGITS:
         # Spark's sum is a DECIMAL(38, scale), which keeps only 38 - scale integer digits (DuckDB-dialect
         # scripts run without precision loss, see driver.DIALECT_CONF): scaling it could overflow
