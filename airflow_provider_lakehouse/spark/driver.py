@@ -359,6 +359,8 @@ class PlanRunner:
 
     # -- steps -------------------------------------------------------------------------------
     def _run_step(self, step: Step, parameters: Mapping[str, Any], result: StepResult) -> None:
+        if step.duckdb_error:  # DuckDB fails the statement when it reaches it, before running anything of it
+            raise StatementError(step.index, step.text, step.duckdb_error)
         args = {name: spark_value(parameters[name]) for name in step.parameters if name in parameters}
         details = step.details
         if isinstance(details, (steps.Attach, steps.Use)):

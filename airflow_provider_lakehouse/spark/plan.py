@@ -40,6 +40,7 @@ from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions
 from airflow_provider_lakehouse.spark.rewriting import spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
+from airflow_provider_lakehouse.sql.duckdb_missing_functions import missing_function_error
 from airflow_provider_lakehouse.sql.duckdb_names import output_names, query_text
 from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling, stored_view_spelling
 from airflow_provider_lakehouse.sql.names import (
@@ -145,6 +146,8 @@ class Step:
     :param datatables: Data Table tables the step reads (registered as views like ``tables``).
     :param duckdb_text: the statement as DuckDB runs it when that is not ``text``: its Data Table tables
         replaced by their views (and, for a change to a Data Table, only the query whose rows it writes).
+    :param duckdb_error: the error DuckDB fails the statement with before running it (a function DuckDB does not
+        have, see :mod:`~airflow_provider_lakehouse.sql.duckdb_missing_functions`); raised at the statement's turn.
     """
 
     index: int
@@ -158,6 +161,7 @@ class Step:
     parameters: tuple[str, ...] = ()
     datatables: tuple[DataTableRef, ...] = ()
     duckdb_text: str | None = None
+    duckdb_error: str | None = None
 
     @property
     def kind(self) -> str:
@@ -403,6 +407,12 @@ class _Planner:
         self._refuse_writes_to_read_only(statement, tree, is_call)
         if is_call:
             return self._call(statement, tree)
+        # before the handlers rename the tree's tables: its identifiers tell calls from names
+        duckdb_error = missing_function_error(text, tree) if self.dialect == "duckdb" else None
+        step = self._handle(statement, tree)
+        return replace(step, duckdb_error=duckdb_error) if duckdb_error else step
+
+    def _handle(self, statement: Statement, tree: exp.Expr) -> Step:
         if self.datatable_stores:
             change = self._datatable_change(statement, tree)
             if change is not None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from typing import Any
+
+from airflow_provider_lakehouse.sql.duckdb_parser import deserialized, serialized
 
 #: the text before the query of a statement whose result becomes a relation with DuckDB's column names
 _QUERY_AFTER = re.compile(
@@ -25,8 +26,6 @@ _QUERY_AFTER = re.compile(
     r"(?:\"(?:[^\"]|\"\")*\"|[\w$]+)(?:\s*\.\s*(?:\"(?:[^\"]|\"\")*\"|[\w$]+)){0,2}\s*(?:\([^()]*\))?\s*AS\s+",
     re.IGNORECASE | re.DOTALL,
 )
-_LOCK = threading.Lock()
-_CONNECTION: list[Any] = []  # one in-memory DuckDB for the process, created on first use
 
 
 def query_text(statement: str) -> str | None:
@@ -47,30 +46,21 @@ def output_names(query: str) -> list[str] | None:
 
     A ``*`` stays ``*`` (its columns keep their names).
     """
-    connection = _connection()
-    if connection is None:
+    tree = serialized(query)
+    if tree is None or len(tree.get("statements") or []) != 1:
         return None
-    with _LOCK:
-        try:
-            tree = json.loads(
-                connection.execute("SELECT json_serialize_sql(?)", [query.strip().rstrip(";")]).fetchone()[0]
-            )
-        except Exception:
-            return None
-        if tree.get("error") or len(tree.get("statements") or []) != 1:
-            return None
-        node = tree["statements"][0]["node"]
-        while node.get("type") == "SET_OPERATION_NODE":
-            node = node["left"]
-        if node.get("type") != "SELECT_NODE":
-            return None
-        try:
-            return [_name(connection, tree, item) for item in node["select_list"]]
-        except Exception:
-            return None
+    node = tree["statements"][0]["node"]
+    while node.get("type") == "SET_OPERATION_NODE":
+        node = node["left"]
+    if node.get("type") != "SELECT_NODE":
+        return None
+    try:
+        return [_name(tree, item) for item in node["select_list"]]
+    except Exception:
+        return None
 
 
-def _name(connection: Any, tree: dict[str, Any], item: dict[str, Any]) -> str:
+def _name(tree: dict[str, Any], item: dict[str, Any]) -> str:
     if item.get("alias"):
         return str(item["alias"])
     if item.get("class") == "COLUMN_REF":
@@ -79,8 +69,7 @@ def _name(connection: Any, tree: dict[str, Any], item: dict[str, Any]) -> str:
         return "*"
     # the item alone, as DuckDB writes it back: "SELECT <text>"
     alone = {**tree, "statements": [{"node": {**_bare_select(), "select_list": [item]}}]}
-    text = connection.execute("SELECT json_deserialize_sql(?)", [json.dumps(alone)]).fetchone()[0]
-    return str(text)[len("SELECT ") :]
+    return deserialized(alone)[len("SELECT ") :]
 
 
 def _bare_select() -> dict[str, Any]:
@@ -103,13 +92,3 @@ def _bare_select() -> dict[str, Any]:
             }
         )
     )
-
-
-def _connection() -> Any:
-    if not _CONNECTION:
-        try:
-            import duckdb
-        except ImportError:
-            return None
-        _CONNECTION.append(duckdb.connect(":memory:", config={"autoinstall_known_extensions": False}))
-    return _CONNECTION[0]

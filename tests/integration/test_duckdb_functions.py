@@ -56,6 +56,18 @@ ROW_EXPRESSIONS = [
     "sqrt(i)",
     "sqrt(abs(i))",
     "log(log(abs(i) + 10))",
+    # functions Spark has and DuckDB does not: the statement fails, as in DuckDB
+    "initcap(s)",
+    "nvl(i, 0)",
+    "date_format(dt, '%Y')",
+    "struct(i)",
+    "rand() * 0",
+    "size(l)",
+    "current_timestamp() > ts",
+    '"initcap"(s)',
+    # and the DuckDB spellings next to them run
+    "ifnull(i, 0)",
+    "if(i > 0, s, 'no')",
     # days of the week and names
     "dayofweek(dt)",
     "extract(dow FROM dt)",
@@ -168,6 +180,8 @@ ROW_EXPRESSIONS = [
 
 #: aggregates over ``vals`` (``SELECT <expression> AS r FROM vals``, one row)
 AGGREGATES = [
+    "collect_list(i)",
+    "percentile_cont(0.5) WITHIN GROUP (ORDER BY d)",
     "list(i ORDER BY id DESC)",
     "list(s ORDER BY s NULLS FIRST)",
     "list(i)",

@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -277,6 +278,38 @@ def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: 
     setup.attach(con)
     assert duck_rows(con, "SELECT id, v FROM lake.t ORDER BY id") == [{"id": 2, "v": "b"}]
     assert duck_rows(con, "SELECT answer FROM lake.u") == [{"answer": 42}]
+
+
+def test_a_function_duckdb_does_not_have_fails_its_statement_at_its_turn(spark: Any, setup: LakeSetup) -> None:
+    """Spark's ``initcap`` is no DuckDB function: DuckDB fails the statement that calls it when it reaches it, so
+    a script commits nothing and an autocommit script keeps what ran before, on Spark as in DuckDB."""
+    script = "CREATE TABLE {t} AS SELECT 1 AS id; INSERT INTO {t} VALUES (2); SELECT initcap('lake') AS r FROM {t}"
+    con = referee.connect()
+    setup.attach(con)  # DuckDB creates the lake
+    con.sql("USE lake")
+    lake = setup.open()
+    for autocommit in (False, True):
+        ours, theirs = f"ours_{int(autocommit)}", f"theirs_{int(autocommit)}"
+        before = lake.current_snapshot_id()
+        with pytest.raises(StatementError) as failure:
+            run(spark, setup, script.format(t=ours), autocommit=autocommit)
+        assert failure.value.index == 3
+        assert failure.value.message == "Catalog Error: Scalar Function with name initcap does not exist!"
+        # one transaction commits nothing; autocommit commits the first two statements, one snapshot each
+        assert lake.current_snapshot_id() - before == (2 if autocommit else 0)
+        if not autocommit:
+            con.sql("BEGIN")
+        with pytest.raises(duckdb.CatalogException, match="Scalar Function with name initcap does not exist"):
+            for statement in script.format(t=theirs).split("; "):
+                con.sql(statement)
+        if not autocommit:
+            con.sql("ROLLBACK")
+    tables = {
+        row[0] for row in con.sql("SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()
+    }
+    assert {"ours_0", "theirs_0", "ours_1", "theirs_1"} & tables == {"ours_1", "theirs_1"}
+    assert duck_rows(con, "SELECT id FROM ours_1 ORDER BY id") == duck_rows(con, "SELECT id FROM theirs_1 ORDER BY id")
+    assert duck_rows(con, "SELECT id FROM ours_1 ORDER BY id") == [{"id": 1}, {"id": 2}]
 
 
 def test_a_run_killed_between_statements_starts_no_more_and_commits_nothing(spark: Any, setup: LakeSetup) -> None:
