@@ -2,6 +2,7 @@
 
     python -m tests.fuzz.spark_against_duckdb 300 40            # seeds 300..339, every column type
     python -m tests.fuzz.spark_against_duckdb 321 1 --types 'INTEGER|TIME|BLOB'
+    python -m tests.fuzz.spark_against_duckdb 500 40 --odd-types   # HUGEINT, UUID, INTERVAL, JSON ... too
 
 Each seed makes one table of random column types and a script of random changes: inserts of random values (and
 ``NULL``), deletes, updates with constants and expressions, merges, added, dropped and renamed columns, copies of
@@ -54,7 +55,24 @@ LITERALS: dict[str, Callable[[random.Random], str]] = {
     "STRUCT(a INTEGER, b VARCHAR)": lambda r: r.choice(["{'a': 1, 'b': 'x'}", "{'a': NULL, 'b': 'y'}"]),
     "MAP(VARCHAR, INTEGER)": lambda r: r.choice(["MAP {'k': 1}", "MAP {}"]),
 }
+#: less common column types, only with ``--odd-types`` (so that the seeds above keep their scripts)
+ODD_LITERALS: dict[str, Callable[[random.Random], str]] = {
+    "TINYINT": lambda r: str(r.randint(-128, 127)),
+    "UTINYINT": lambda r: str(r.randint(0, 255)),
+    "USMALLINT": lambda r: str(r.randint(0, 65535)),
+    "UBIGINT": lambda r: str(r.choice([0, 1, 2**63, 2**64 - 1, r.randint(0, 2**40)])),
+    "HUGEINT": lambda r: str(r.choice([0, -1, 2**100, -(2**90), r.randint(-(2**70), 2**70)])),
+    "UUID": lambda r: f"'{r.getrandbits(128):032x}'::UUID",
+    "INTERVAL": lambda r: r.choice(["INTERVAL 1 DAY", "INTERVAL '2 months 3 hours'", "INTERVAL 90 MINUTE"]),
+    "TIMESTAMP_MS": lambda r: f"TIMESTAMP '2026-0{r.randint(1, 9)}-1{r.randint(0, 9)} 10:11:12.345'",
+    "TIMESTAMP_S": lambda r: f"TIMESTAMP '19{r.randint(10, 99)}-0{r.randint(1, 9)}-1{r.randint(0, 9)} 00:00:01'",
+    "JSON": lambda r: r.choice(["'{\"a\": 1}'", "'[1, 2]'", "'null'", "'\"x\"'"]),
+    "DOUBLE[]": lambda r: r.choice(["[1.5, NULL]", "[]", "['nan'::DOUBLE]"]),
+    "STRUCT(l INTEGER[], m VARCHAR)": lambda r: r.choice(["{'l': [1], 'm': 'x'}", "{'l': NULL, 'm': NULL}"]),
+    "INTEGER[][]": lambda r: r.choice(["[[1], [2, 3]]", "[[]]", "[NULL, [NULL]]"]),
+}
 NUMERIC = {"INTEGER", "BIGINT", "SMALLINT", "DOUBLE", "FLOAT", "DECIMAL(10,2)", "DECIMAL(38,10)", "UINTEGER"}
+NUMERIC |= {"TINYINT", "UTINYINT", "USMALLINT", "UBIGINT", "HUGEINT"}
 EXPRESSIONS: dict[str, list[str]] = {
     "numeric": ["{c} + 1", "{c} * 2", "{c} / 3", "{c} // 2", "{c} % 7", "-{c}", "abs({c})", "round({c}, 1)"],
     "VARCHAR": ["{c} || 'x'", "upper({c})", "substr({c}, 2)", "length({c})::VARCHAR", "concat({c}, id)"],
@@ -73,7 +91,7 @@ class ScriptMaker:
     rows: int = 0
 
     def value(self, kind: str) -> str:
-        return "NULL" if self.rng.random() < 0.15 else LITERALS[kind](self.rng)
+        return "NULL" if self.rng.random() < 0.15 else (LITERALS | ODD_LITERALS)[kind](self.rng)
 
     def script(self) -> list[str]:
         self.columns = {"id": "INTEGER"} | {f"c{i}": self.rng.choice(self.types) for i in range(self.rng.randint(1, 4))}
@@ -218,7 +236,10 @@ def main() -> None:
     parser.add_argument("first_seed", type=int)
     parser.add_argument("count", type=int)
     parser.add_argument("--types", default="|".join(LITERALS), help="column types, |-separated")
+    parser.add_argument("--odd-types", action="store_true", help="the less common types too (other scripts)")
     args = parser.parse_args()
+    if args.odd_types:
+        args.types = "|".join([*args.types.split("|"), *ODD_LITERALS])
     spark = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
     differences = 0
     for seed in range(args.first_seed, args.first_seed + args.count):

@@ -280,6 +280,7 @@ def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: 
     assert duck_rows(con, "SELECT answer FROM lake.u") == [{"answer": 42}]
 
 
+@pytest.mark.parametrize("setup", ["sqlite"], indirect=True)  # decided by the planner: no catalog is involved
 def test_a_function_duckdb_does_not_have_fails_its_statement_at_its_turn(spark: Any, setup: LakeSetup) -> None:
     """Spark's ``initcap`` is no DuckDB function: DuckDB fails the statement that calls it when it reaches it, so
     a script commits nothing and an autocommit script keeps what ran before, on Spark as in DuckDB."""

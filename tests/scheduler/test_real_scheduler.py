@@ -325,7 +325,7 @@ def _new_daemons(stack: Any, earlier: set[int]) -> list[str]:
 def test_spark_submit_tasks_started_together_share_one_class_archive(
     stack: Any, stack_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Three spark-submit tasks that the scheduler starts at once, on a machine without a class-data archive: each
+    """Spark-submit tasks that the scheduler starts at once (two), on a machine without a class-data archive: each
     first driver may write one, and exactly one whole archive is left, with no partial file. A later driver run
     with ``-Xshare:on`` (which refuses to start without mapping an archive) proves it is usable."""
     cache = tmp_path / "cache"
