@@ -13,9 +13,11 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_lakehouse.ducklake.types import NESTED, Column
+from airflow_provider_lakehouse.ducklake.types import NESTED, Column, arrow_type
 
 _TZ_SUFFIX = re.compile(r"([+-]\d\d)(:?\d\d)?$")
+#: the integer types (``interval`` also starts with "int")
+_INTEGER = re.compile(r"^u?int\d+$")
 
 
 def parse_timestamp(text: str, *, with_tz: bool) -> dt.datetime:
@@ -66,7 +68,7 @@ def _scalar(value: Any, column: Column) -> Any:
         if isinstance(value, str):
             return value.strip().lower() in ("true", "1", "t")
         return bool(value)
-    if kind.startswith(("int", "uint")):
+    if _INTEGER.match(kind):
         return int(value)
     if kind in ("float32", "float64"):
         return float(value)
@@ -82,6 +84,7 @@ def _scalar(value: Any, column: Column) -> Any:
         if isinstance(value, dt.datetime):
             return value
         return parse_timestamp(str(value), with_tz=kind == "timestamptz")
+    arrow_type(column)  # a type no reader here supports (interval ...) fails naming it and the column
     return value
 
 

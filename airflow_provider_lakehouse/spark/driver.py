@@ -34,7 +34,7 @@ from airflow_provider_lakehouse.ducklake.task_commits import (
     TaskIdentity,
 )
 from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transaction
-from airflow_provider_lakehouse.ducklake.types import Column, columns_from_arrow
+from airflow_provider_lakehouse.ducklake.types import Column, arrow_type, columns_from_arrow
 from airflow_provider_lakehouse.exceptions import (
     LakehouseError,
     NoSuchTableError,
@@ -798,11 +798,14 @@ class PlanRunner:
     def _write_task(self, tx: Transaction, target: str) -> WriteTask:
         import uuid
 
+        columns = tuple(tx.table_columns(target))
+        for column in columns:  # a column no executor can write (interval ...) fails here, naming it
+            arrow_type(column)
         return WriteTask(
             data_path=self.lake.data_path,
             s3=self.spec.s3,
             table_dir=tx.table_dir(target),
-            columns=tuple(tx.table_columns(target)),
+            columns=columns,
             tag=uuid.uuid4().hex[:12],
             partitioning=tx.table_partitioning(target),
             sort_keys=tx.table_sort_keys(target),

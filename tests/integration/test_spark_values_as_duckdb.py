@@ -152,6 +152,35 @@ def test_nanosecond_timestamps_are_not_rewritten_without_their_nanoseconds(
     assert str(con.sql("SELECT ns::VARCHAR AS ns FROM lake.t").fetchall()[0][0]) == "2026-01-02 03:04:05.123456789"
 
 
+@pytest.mark.parametrize("inlined", [True, False], ids=["inlined-rows", "data-files"])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT count(*) FROM t WHERE iv > INTERVAL 1 DAY",
+        "INSERT INTO t (id) VALUES (3)",
+        "UPDATE t SET id = id + 10",
+    ],
+)
+def test_interval_columns_fail_naming_the_type_and_the_column(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup], statement: str, inlined: bool
+) -> None:
+    """DuckDB stores ``INTERVAL`` columns; the Spark engine reads and writes none (Spark has no Parquet interval):
+    every statement that reads or writes one fails with the type and the column named, and lands nothing."""
+    ours, _theirs = lakes
+    con = referee.connect()
+    ours.attach(con, "lake")
+    con.sql("CREATE TABLE lake.t (id INTEGER, iv INTERVAL)")
+    rows = "(1, INTERVAL '2 months 3 hours'), (2, NULL)" if inlined else "(1, INTERVAL 2 MONTH), (2, NULL)"
+    con.sql(f"INSERT INTO lake.t VALUES {rows}")
+    if not inlined:
+        con.sql("CALL ducklake_flush_inlined_data('lake')")
+    con.sql("DETACH lake")
+    before = lake_snapshots(ours.open())
+    with pytest.raises(StatementError, match=r"DuckLake type 'interval' \(column 'iv'\) is not supported\.\n"):
+        run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; {statement}")
+    assert lake_snapshots(ours.open()) == before
+
+
 def test_join_using_and_natural_join_read_their_key_columns(spark: Any, lakes: tuple[LakeSetup, LakeSetup]) -> None:
     ours, theirs = lakes
     con = run_on_both(
