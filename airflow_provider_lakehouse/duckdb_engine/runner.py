@@ -157,6 +157,8 @@ class DuckDBPlanRunner:
                 last = step
                 if self._killed:
                     raise TaskKilledError()
+                if step.duckdb_error:  # as DuckDB fails it; the provider runs some steps itself (Data Tables)
+                    raise StatementError(step.index, step.text, step.duckdb_error)
                 result = StepResult(step.index, step.kind)
                 step_started = time.monotonic()
                 details = step.details

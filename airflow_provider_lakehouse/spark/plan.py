@@ -404,13 +404,14 @@ class _Planner:
             tree = sqlglot.parse_one(text, read=self.dialect)
         except ParseError as exc:
             raise StatementError(statement.index, statement.text, f"cannot parse: {_first_line(exc)}") from None
-        self._refuse_writes_to_read_only(statement, tree, is_call)
-        if is_call:
-            return self._call(statement, tree)
-        # before the handlers rename the tree's tables: its identifiers tell calls from names
-        duckdb_error = missing_function_error(text, tree) if self.dialect == "duckdb" else None
-        step = self._handle(statement, tree)
-        return replace(step, duckdb_error=duckdb_error) if duckdb_error else step
+        # DuckDB fails these statements when it reaches them (so an autocommit script keeps what ran before):
+        # a write through a READ_ONLY alias, a function DuckDB does not have (found before the handlers rename
+        # the tree's tables: its identifiers tell calls from names)
+        duckdb_error = self._write_to_read_only(tree, is_call)
+        if duckdb_error is None and self.dialect == "duckdb" and not is_call:
+            duckdb_error = missing_function_error(text, tree)
+        step = self._call(statement, tree) if is_call else self._handle(statement, tree)
+        return replace(step, duckdb_error=duckdb_error) if duckdb_error and not step.duckdb_error else step
 
     def _handle(self, statement: Statement, tree: exp.Expr) -> Step:
         if self.datatable_stores:
@@ -798,9 +799,10 @@ class _Planner:
         target = self.table_name(statement, tree.this)
         (action,) = tree.args["actions"]
         details: StepDetails
+        refused = None  # DuckDB fails the statement when it runs: so does the driver, keeping what ran before
         if isinstance(action, exp.ColumnDef):
             definition = self._column_def(statement, action)
-            _refuse_defaults_duckdb_refuses(statement, action)
+            refused = _default_duckdb_refuses(action)
             details = steps.AddColumn(definition, if_not_exists=bool(action.args.get("exists")))
         elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
             (dropped,) = action.args.get("tables") or [action.this]
@@ -817,7 +819,7 @@ class _Planner:
                 f"ALTER TABLE ... {action.sql(self.dialect)} is not supported "
                 "(ADD/DROP/RENAME COLUMN, RENAME TO and SET/RESET PARTITIONED BY are).",
             )
-        return Step(statement.index, statement.text, details, target=target)
+        return Step(statement.index, statement.text, details, target=target, duckdb_error=refused)
 
     def _partitioned_by(self, statement: Statement, spec: exp.PartitionedByProperty) -> steps.SetPartitionedBy:
         """DuckLake's partition keys: ``col``, ``year|month|day|hour(col)``, ``bucket(N, col)``."""
@@ -945,11 +947,11 @@ class _Planner:
                 return parts[0]
         raise _fail(statement, f"expected a schema name, got {node.sql(self.dialect)}.")
 
-    def _refuse_writes_to_read_only(self, statement: Statement, tree: exp.Expr, is_call: bool) -> None:
-        """A statement that writes through an alias attached ``(READ_ONLY)`` fails before anything runs, as in
-        DuckDB: a table written, a schema created or dropped, a maintenance CALL on it."""
+    def _write_to_read_only(self, tree: exp.Expr, is_call: bool) -> str | None:
+        """Why a statement that writes through an alias attached ``(READ_ONLY)`` fails, as in DuckDB (a table
+        written, a schema created or dropped, a maintenance CALL on it); None for any other statement."""
         if not self.read_only:
-            return
+            return None
         parts: list[str] = []
         node = _write_target(tree)
         kind = str(tree.args.get("kind") or "").upper() if isinstance(tree, (exp.Create, exp.Drop)) else ""
@@ -962,12 +964,13 @@ class _Planner:
             first = next(iter(call.expressions), None) if isinstance(call, exp.Anonymous) else None
             parts = [first.name] if isinstance(first, exp.Literal) else []
         else:
-            return
+            return None
         alias = next((p for p in parts if self.names.is_alias(p)), None) or self.names.used_alias
         if alias is None and len(self.names.aliases) == 1:
             alias = next(iter(self.names.aliases))  # the only attached store
         if alias is not None and alias.lower() in self.read_only:
-            raise _fail(statement, f"{alias} is attached READ_ONLY; it cannot be written.")
+            return f"{alias} is attached READ_ONLY; it cannot be written."
+        return None
 
     # -- Data Tables ------------------------------------------------------------------------------
     def datatable_table(self, node: exp.Table) -> TableName | None:
@@ -1512,11 +1515,11 @@ def _spark_file_format(statement: Statement, file: FilePath) -> tuple[str, dict[
     return fmt, {}
 
 
-def _refuse_defaults_duckdb_refuses(statement: Statement, column: exp.ColumnDef) -> None:
-    """``ALTER TABLE ... ADD COLUMN ... DEFAULT``: DuckDB's ``ducklake`` (1.5) fills the existing rows with the
-    default only when it is a plain constant (``7``, ``-1``, ``'2020-01-01'``, ``NULL``), and refuses a cast
-    (``DATE '2020-01-01'``, ``'x'::VARCHAR``, even ``TRUE``), any other expression and a default on a nested
-    column, even ``NULL``; so do we."""
+def _default_duckdb_refuses(column: exp.ColumnDef) -> str | None:
+    """Why DuckDB refuses ``ALTER TABLE ... ADD COLUMN ... DEFAULT`` for ``column``, or None: DuckDB's ``ducklake``
+    (1.5) fills the existing rows with the default only when it is a plain constant (``7``, ``-1``,
+    ``'2020-01-01'``, ``NULL``), and refuses a cast (``DATE '2020-01-01'``, ``'x'::VARCHAR``, even ``TRUE``), any
+    other expression and a default on a nested column, even ``NULL``; so do we, when the statement runs."""
     for constraint in column.args.get("constraints") or []:
         inner = constraint.args.get("kind")
         if not isinstance(inner, exp.DefaultColumnConstraint):
@@ -1524,19 +1527,17 @@ def _refuse_defaults_duckdb_refuses(statement: Statement, column: exp.ColumnDef)
         kind = column.args.get("kind")
         nested = (exp.DataType.Type.STRUCT, exp.DataType.Type.ARRAY, exp.DataType.Type.LIST, exp.DataType.Type.MAP)
         if kind is not None and kind.this in nested:
-            raise _fail(
-                statement, f"column {column.name!r} of type {kind.sql('duckdb')} cannot have a default (as in DuckDB)."
-            )
+            return f"column {column.name!r} of type {kind.sql('duckdb')} cannot have a default (as in DuckDB)."
         value = inner.this
         if isinstance(value, exp.Neg):
             value = value.this
         if not isinstance(value, (exp.Literal, exp.Null)):  # DuckDB binds TRUE as a cast: refused too
-            raise _fail(
-                statement,
+            return (
                 f"cannot add column {column.name!r} with the non-literal default {inner.this.sql('duckdb')} (as in "
                 "DuckDB): give a constant (DATE '2020-01-01' as '2020-01-01'), or add the column without a default "
-                "and fill its rows with UPDATE.",
+                "and fill its rows with UPDATE."
             )
+    return None
 
 
 def _default_literal(node: exp.Expr | None) -> Any:

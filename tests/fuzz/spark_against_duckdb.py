@@ -3,6 +3,7 @@
     python -m tests.fuzz.spark_against_duckdb 300 40            # seeds 300..339, every column type
     python -m tests.fuzz.spark_against_duckdb 321 1 --types 'INTEGER|TIME|BLOB'
     python -m tests.fuzz.spark_against_duckdb 500 40 --odd-types   # HUGEINT, UUID, INTERVAL, JSON ... too
+    python -m tests.fuzz.spark_against_duckdb 700 40 --autocommit  # each statement commits on its own
 
 Each seed makes one table of random column types and a script of random changes: inserts of random values (and
 ``NULL``), deletes, updates with constants and expressions, merges, added, dropped and renamed columns, copies of
@@ -172,10 +173,13 @@ def table_contents(con: Any, alias: str) -> tuple[list[tuple[str, str]], list[di
         return f"unreadable: {str(exc)[:100]}"
 
 
-def compare(spark: Any, seed: int, types: list[str]) -> str | None:
-    """The difference seed ``seed`` shows, or None."""
+def compare(spark: Any, seed: int, types: list[str], autocommit: bool = False) -> str | None:
+    """The difference seed ``seed`` shows, or None. With ``autocommit``, each statement commits on its own on
+    both sides, and a failing one ends the script keeping what ran before it."""
     statements = ScriptMaker(random.Random(seed), types).script()
     parts = [statements[:1], statements[1:]] if seed % 2 == 0 else [statements]
+    if autocommit:
+        parts = [statements]
     with tempfile.TemporaryDirectory() as folder:
         ours, theirs = (referee.sqlite_lake(Path(folder, side)) for side in ("ours", "theirs"))
         Path(folder, "ours").mkdir()
@@ -185,27 +189,33 @@ def compare(spark: Any, seed: int, types: list[str]) -> str | None:
         con.sql("USE theirs")
         duckdb_error = None
         for part in parts:
-            con.sql("BEGIN")
+            if not autocommit:
+                con.sql("BEGIN")
             try:
                 for statement in part:
                     con.sql(statement)
-                con.sql("COMMIT")
+                if not autocommit:
+                    con.sql("COMMIT")
             except Exception as exc:  # DuckDB's failure is the referee's answer
                 duckdb_error = f"{type(exc).__name__}: {str(exc)[:300]}"
-                con.sql("ROLLBACK")
+                try:
+                    con.sql("ROLLBACK")
+                except Exception:  # an autocommit statement that failed may leave no transaction to roll back
+                    if not autocommit:
+                        raise
                 break
         con.sql("USE memory")
         our_error = None
         for part in parts:
             try:
-                run(spark, ours, "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(part))
+                run(spark, ours, "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(part), autocommit=autocommit)
             except Exception as exc:  # compared with DuckDB's
                 our_error = f"{type(exc).__name__}: {str(exc)[:300]}"
                 break
         ours.attach(con, "ours")
         script = ";\n  ".join(statements)
         theirs_alias = "theirs"
-        if duckdb_error is not None and our_error is None:
+        if duckdb_error is not None and our_error is None and not autocommit:
             # DuckDB 1.5's ducklake fails some transactions whose statements all run one by one (transaction-local
             # inlined data after a dropped column): referee with the statements one by one, and say so.
             single = referee.sqlite_lake(Path(folder, "single"))
@@ -237,6 +247,7 @@ def main() -> None:
     parser.add_argument("count", type=int)
     parser.add_argument("--types", default="|".join(LITERALS), help="column types, |-separated")
     parser.add_argument("--odd-types", action="store_true", help="the less common types too (other scripts)")
+    parser.add_argument("--autocommit", action="store_true", help="each statement commits on its own")
     args = parser.parse_args()
     if args.odd_types:
         args.types = "|".join([*args.types.split("|"), *ODD_LITERALS])
@@ -244,7 +255,7 @@ def main() -> None:
     differences = 0
     for seed in range(args.first_seed, args.first_seed + args.count):
         try:
-            difference = compare(spark, seed, args.types.split("|"))
+            difference = compare(spark, seed, args.types.split("|"), args.autocommit)
         except Exception:  # a harness failure is reported with its seed, and the run goes on
             difference = f"seed {seed}: the harness failed\n{traceback.format_exc()[-1500:]}"
         differences += difference is not None

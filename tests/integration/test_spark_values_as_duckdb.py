@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_lakehouse.exceptions import StatementError, UnsupportedStatementError
+from airflow_provider_lakehouse.exceptions import StatementError
 from tests import referee
 from tests.integration.test_spark_sql import duck_rows, run
 from tests.referee import LakeSetup, lake_snapshots
@@ -254,7 +254,7 @@ def test_add_column_takes_the_defaults_duckdb_takes(
         same_table(con, "t")
     else:
         before = lake_snapshots(ours.open())
-        with pytest.raises(UnsupportedStatementError, match="default"):
+        with pytest.raises(StatementError, match="default"):
             run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; {add}")
         assert lake_snapshots(ours.open()) == before
 
