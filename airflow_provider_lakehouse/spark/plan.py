@@ -558,16 +558,19 @@ class _Planner:
         schema = tree.this
         if not isinstance(schema, exp.Schema):
             raise _fail(statement, "CREATE TABLE needs a column list or AS SELECT.")
-        columns = []
+        columns, refused = [], None
         for column in schema.expressions:
-            if not isinstance(column, exp.ColumnDef):
-                raise _fail(statement, f"table constraint {column.sql(self.dialect)} is not supported by DuckLake.")
-            columns.append(self._column_def(statement, column))
+            if isinstance(column, exp.ColumnDef):
+                columns.append(self._column_def(statement, column))
+                refused = refused or _constraint_duckdb_refuses(column.args.get("constraints") or [])
+            else:
+                refused = refused or _constraint_duckdb_refuses([column])
         return Step(
             statement.index,
             statement.text,
             steps.CreateTable(columns=tuple(columns), **flags),
             target=self.table_name(statement, schema.this),
+            duckdb_error=refused,
         )
 
     def _create_view(self, statement: Statement, tree: exp.Create) -> Step:
@@ -802,7 +805,9 @@ class _Planner:
         refused = None  # DuckDB fails the statement when it runs: so does the driver, keeping what ran before
         if isinstance(action, exp.ColumnDef):
             definition = self._column_def(statement, action)
-            refused = _default_duckdb_refuses(action)
+            refused = _constraint_duckdb_refuses(action.args.get("constraints") or []) or _default_duckdb_refuses(
+                action
+            )
             details = steps.AddColumn(definition, if_not_exists=bool(action.args.get("exists")))
         elif isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
             (dropped,) = action.args.get("tables") or [action.this]
@@ -919,9 +924,7 @@ class _Planner:
                 nullable = False
             elif isinstance(inner, exp.DefaultColumnConstraint):
                 default = _default_literal(inner.this)
-            elif isinstance(inner, exp.PrimaryKeyColumnConstraint):
-                nullable = False  # DuckLake has no keys; keep the NOT NULL part, as DuckDB does
-            else:
+            elif _constraint_duckdb_refuses([constraint]) is None:
                 raise _fail(
                     statement, f"column constraint {constraint.sql(self.dialect)} is not supported by DuckLake."
                 )
@@ -1513,6 +1516,28 @@ def _spark_file_format(statement: Statement, file: FilePath) -> tuple[str, dict[
     if fmt not in ("parquet", "csv"):
         raise _fail(statement, f"{file.path!r}: {fmt} files are not supported on Spark (Parquet and CSV are).")
     return fmt, {}
+
+
+#: constraints DuckDB's ``ducklake`` refuses when it creates a table or adds a column, and its error for each
+_REFUSED_CONSTRAINTS: tuple[tuple[tuple[type[exp.Expr], ...], str], ...] = (
+    (
+        (exp.PrimaryKeyColumnConstraint, exp.PrimaryKey, exp.UniqueColumnConstraint),
+        "Not implemented Error: PRIMARY KEY/UNIQUE constraints are not supported in DuckLake",
+    ),
+    ((exp.CheckColumnConstraint, exp.Check), "Not implemented Error: CHECK constraints are not supported in DuckLake"),
+    ((exp.CollateColumnConstraint,), "Invalid Input Error: Collations are not supported in DuckLake storage"),
+    ((exp.Reference, exp.ForeignKey), "Binder Error: Failed to create foreign key: DuckLake tables have no keys"),
+)
+
+
+def _constraint_duckdb_refuses(constraints: list[exp.Expr]) -> str | None:
+    """DuckDB's error for the first of ``constraints`` (a column's, or a table's) that DuckLake refuses, or None."""
+    for constraint in constraints:
+        inner = constraint.args.get("kind") if isinstance(constraint, exp.ColumnConstraint) else constraint
+        for kinds, message in _REFUSED_CONSTRAINTS:
+            if isinstance(inner, kinds):
+                return message
+    return None
 
 
 def _default_duckdb_refuses(column: exp.ColumnDef) -> str | None:

@@ -287,12 +287,17 @@ def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: 
         ("SELECT initcap('lake') AS r FROM {t}", "Catalog Error: Scalar Function with name initcap does not exist!"),
         ("ALTER TABLE {t} ADD COLUMN m MAP(VARCHAR, INTEGER) DEFAULT NULL", "cannot have a default (as in DuckDB)"),
         ("ALTER TABLE {t} ADD COLUMN d DATE DEFAULT DATE '2020-01-01'", "non-literal default"),
+        (
+            "CREATE TABLE {t}_keyed (k INTEGER PRIMARY KEY)",
+            "PRIMARY KEY/UNIQUE constraints are not supported in DuckLake",
+        ),
+        ("CREATE TABLE {t}_checked (k INTEGER, CHECK (k > 0))", "CHECK constraints are not supported in DuckLake"),
     ],
-    ids=["missing-function", "nested-default", "cast-default"],
+    ids=["missing-function", "nested-default", "cast-default", "primary-key", "check"],
 )
 def test_a_statement_duckdb_refuses_fails_at_its_turn(spark: Any, setup: LakeSetup, failing: str, message: str) -> None:
     """Statements DuckDB fails when it reaches them (a function it does not have, such as Spark's ``initcap``; a
-    default its ``ducklake`` refuses): a script commits nothing, and an autocommit script keeps what ran before
+    default or a constraint its ``ducklake`` refuses): a script commits nothing, and an autocommit script keeps what ran before
     the failing statement, on Spark as in DuckDB."""
     script = "CREATE TABLE {t} AS SELECT 1 AS id; INSERT INTO {t} VALUES (2); " + failing
     con = referee.connect()
