@@ -57,13 +57,15 @@ def missing_function_error(text: str, tree: exp.Expr) -> str | None:
     known = function_names()
     if known is None:
         return None
+    candidates = _function_names_of(tree) - _names_that_are_not_calls(tree) - known
+    if not candidates:  # the common case: every function node's names are DuckDB's, nothing to tokenize
+        return None
     tokens = DuckDB().tokenize(text)
-    called = _function_names_of(tree) - _names_that_are_not_calls(tree)
     for index, token in enumerate(tokens[:-1]):
         name = token.text.lower()
         if token.token_type not in _NAME_TOKENS or tokens[index + 1].token_type != TokenType.L_PAREN:
             continue
-        if name in known or name not in called:
+        if name not in candidates:
             continue
         if index and tokens[index - 1].token_type in _NOT_A_CALL_AFTER:
             continue
