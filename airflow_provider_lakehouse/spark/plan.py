@@ -563,8 +563,10 @@ class _Planner:
             if isinstance(column, exp.ColumnDef):
                 columns.append(self._column_def(statement, column))
                 refused = refused or _constraint_duckdb_refuses(column.args.get("constraints") or [])
+            elif (table_refusal := _constraint_duckdb_refuses([column])) is not None:
+                refused = refused or table_refusal
             else:
-                refused = refused or _constraint_duckdb_refuses([column])
+                raise _fail(statement, f"table constraint {column.sql(self.dialect)} is not supported by DuckLake.")
         return Step(
             statement.index,
             statement.text,
