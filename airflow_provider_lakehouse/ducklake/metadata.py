@@ -241,6 +241,13 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
         sorts[int(row[0])].append(
             SortKey(str(row[1]), str(row[2]).upper() == "DESC", str(row[3]).upper() == "NULLS_FIRST")
         )
+    retyped: dict[int, set[int]] = defaultdict(set)
+    for tid, cid in conn.query(
+        f"SELECT table_id, column_id FROM {{M}}ducklake_column WHERE begin_snapshot <= ?{filter_sql} "
+        "GROUP BY table_id, column_id HAVING count(DISTINCT column_type) > 1",
+        (s, *filter_params),
+    ):
+        retyped[int(tid)].add(int(cid))
     inlined = defaultdict(list)
     for row in conn.query(
         "SELECT table_id, table_name, schema_version FROM {M}ducklake_inlined_data_tables "
@@ -272,6 +279,7 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
                 inlined_tables=tuple(inlined[int(tid)]),
                 schema_path=schema.path,
                 schema_path_is_relative=schema.path_is_relative,
+                retyped_columns=frozenset(retyped[int(tid)]),
             )
         )
     return result

@@ -71,6 +71,9 @@ class TableInfo:
     inlined_tables: tuple[tuple[str, int], ...] = ()  # (table name, schema_version), oldest first
     schema_path: str = ""  # the schema's stored path, so the table directory needs no catalog query
     schema_path_is_relative: bool = True
+    #: ids of columns (at any depth) whose type was changed (``ALTER COLUMN ... TYPE``): older files and inlined
+    #: rows hold them in an earlier type, to be cast to the current one as DuckDB casts it
+    retyped_columns: frozenset[int] = frozenset()
 
     @property
     def qualified_name(self) -> str:

@@ -106,6 +106,8 @@ def prune_files(
             resolved.append((table.schema.by_name(name), op, value))
         except KeyError:
             raise ValueError(f"Filter on unknown column {name!r} of {table.qualified_name}.") from None
+    # a promoted column's statistics may be in an earlier type's spelling: its predicates skip no file
+    resolved = [(c, op, v) for c, op, v in resolved if not set(table.retyped_columns) & {n.column_id for n in c.walk()}]
     return [
         f
         for f in files

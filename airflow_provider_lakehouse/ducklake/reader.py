@@ -228,14 +228,23 @@ def conform(array: pa.Array, file_field: pa.Field, column: Column) -> pa.Array:
         array = array.storage
     if array.type == target:
         return array
-    return array.cast(target)
+    return widened(array, target)
+
+
+def widened(values: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """``values`` cast to a type a column was promoted to (``ALTER COLUMN ... TYPE``), as DuckDB casts them: an
+    integer or decimal becomes the nearest float (an unchecked cast, since most 64-bit integers have no exact
+    float), every other promotion DuckLake allows is exact and stays checked."""
+    if pa.types.is_floating(target) and (pa.types.is_integer(values.type) or pa.types.is_decimal(values.type)):
+        return values.cast(target, safe=False)
+    return values.cast(target)
 
 
 def _conform_chunked(chunked: pa.ChunkedArray, file_field: pa.Field, column: Column) -> pa.ChunkedArray | pa.Array:
     """Like :func:`conform`, without copying: plain columns of the right type stay as they were read."""
     target = arrow_type(column)
     if column.type not in NESTED | {"uuid", "json"} and not isinstance(chunked.type, pa.BaseExtensionType):
-        return chunked if chunked.type == target else chunked.cast(target)
+        return chunked if chunked.type == target else widened(chunked, target)
     return conform(chunked.combine_chunks(), file_field, column)
 
 
@@ -348,7 +357,10 @@ def _inlined_rows(
                 data[column.name] = default.to_pylist()
                 continue
             position = 2 + old_columns.index(old)
-            data[column.name] = [decode_value(row[position], old) for row in rows]
+            values = [decode_value(row[position], old) for row in rows]
+            if old.type != column.type:  # rows inlined before the column's type was promoted
+                values = widened(pa.array(values, arrow_type(old)), arrow_type(column)).to_pylist()
+            data[column.name] = values
         if ROWID in virtual:
             data[ROWID] = [int(r[0]) for r in rows]
         if FILE_ID in virtual:

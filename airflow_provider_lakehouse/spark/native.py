@@ -43,7 +43,14 @@ def native_readable(plan: ScanPlan) -> bool:
         f.mapping_id is not None or (f.partial_max is not None and f.partial_max > plan.snapshot_id) for f in plan.files
     ):
         return False
-    return all(_natively_typed(c) for c in plan.columns)
+    return all(_natively_typed(c) and not _retyped(plan, c) for c in plan.columns)
+
+
+def _retyped(plan: ScanPlan, column: Column) -> bool:
+    """Whether files may hold ``column`` (or a field of it) in an earlier type: Spark's reader widens some types
+    wrongly (an unsigned or decimal INT32 read as DOUBLE gives the raw integer) and fails on others, where the
+    DuckLake reader casts each file's values as DuckDB does."""
+    return any(c.column_id in plan.table.retyped_columns for c in column.walk())
 
 
 def _natively_typed(column: Column) -> bool:
@@ -95,7 +102,7 @@ def _columns_to_read(plan: ScanPlan, table_columns: Sequence[Column]) -> list[Co
     """``plan``'s columns and every other column of the table Spark reads natively (see :func:`native_frame`);
     just ``plan``'s when the table's columns are not given."""
     wanted = {c.column_id for c in plan.columns}
-    read = [c for c in table_columns if c.column_id in wanted or _natively_typed(c)]
+    read = [c for c in table_columns if c.column_id in wanted or (_natively_typed(c) and not _retyped(plan, c))]
     return read if not wanted - {c.column_id for c in read} else list(plan.columns)
 
 
