@@ -54,9 +54,10 @@ from airflow_provider_lakehouse.ducklake.operations import (
     DropView,
     FlushInlined,
     MergeFiles,
+    OldColumnType,
     Operation,
-    RenameColumn,
     RenameTable,
+    ReplaceColumn,
     SetPartitioning,
     TableData,
 )
@@ -257,12 +258,14 @@ class CommitBuilder:
             self._insert_column(tid, column, parent)
             self._insert_columns(tid, column.children, column.column_id)
 
-    def _insert_column(self, tid: int, column: Column, parent: int | None) -> None:
+    def _insert_column(self, tid: int, column: Column, parent: int | None, *, ended: bool = False) -> None:
+        """One ``ducklake_column`` row from this snapshot on (``ended``: for this snapshot only)."""
         nested = column.type in NESTED
         self.insert(
             COLUMN,
             column_id=column.column_id,
             begin_snapshot=self.sid,
+            end_snapshot=self.sid if ended else None,
             table_id=tid,
             column_order=column.column_id,
             column_name=column.name,
@@ -347,7 +350,7 @@ class CommitBuilder:
             )
 
     @apply.register
-    def _(self, op: RenameColumn) -> None:
+    def _(self, op: ReplaceColumn) -> None:
         tid = self._altered(op.table)
         row = self.conn.one(
             "SELECT parent_column FROM {M}ducklake_column WHERE table_id = ? AND column_id = ? AND end_snapshot IS NULL",
@@ -359,6 +362,11 @@ class CommitBuilder:
             (self.sid, tid, op.old.column_id),
         )
         self._insert_column(tid, op.column, row[0] if row else None)
+
+    @apply.register
+    def _(self, op: OldColumnType) -> None:
+        # only a top-level column's type changes (Transaction.change_column_type): it has no parent
+        self._insert_column(self.tid(op.table), op.column, None, ended=True)
 
     def _altered(self, state: TableState) -> int:
         tid = self.tid(state)

@@ -82,9 +82,22 @@ class DropColumn:
 
 
 @dataclass(frozen=True)
-class RenameColumn:
+class ReplaceColumn:
+    """A column's catalog row replaced by ``column`` (same id): renamed, its type widened, its default or its
+    ``NOT NULL`` changed. The old row ends at the commit's snapshot, as DuckDB records every such change."""
+
     table: TableState
     old: Column
+    column: Column
+
+
+@dataclass(frozen=True)
+class OldColumnType:
+    """The type ``column`` had in a table created in this transaction before its type was changed: recorded as a
+    row that begins and ends at the commit's snapshot (as DuckDB records it), so that readers know files written
+    before the change hold the old type."""
+
+    table: TableState
     column: Column
 
 
@@ -135,7 +148,8 @@ Operation = (
     | DropView
     | AddColumn
     | DropColumn
-    | RenameColumn
+    | ReplaceColumn
+    | OldColumnType
     | SetPartitioning
     | TableData
     | MergeFiles
@@ -153,7 +167,8 @@ SCHEMA_CHANGES = (
     DropView,
     AddColumn,
     DropColumn,
-    RenameColumn,
+    ReplaceColumn,
+    OldColumnType,
     SetPartitioning,
 )
 

@@ -161,6 +161,7 @@ class TableState:
     :param changes: staged row changes (None until the first append or delete).
     :param pending: True for a table created in this transaction.
     :param new_partition_fields: the partition spec set in this transaction (``()``: reset), None if unchanged.
+    :param retyped_columns: columns whose type this transaction changed (files it staged before hold the old one).
     """
 
     schema_name: str
@@ -176,6 +177,7 @@ class TableState:
     dropped: bool = False
     changes: TableChanges | None = None
     new_partition_fields: tuple[PartitionField, ...] | None = None
+    retyped_columns: set[int] = field(default_factory=set)
 
     @property
     def qualified_name(self) -> str:

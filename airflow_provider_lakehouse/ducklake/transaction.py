@@ -53,9 +53,10 @@ from airflow_provider_lakehouse.ducklake.operations import (
     DropView,
     FlushInlined,
     MergeFiles,
+    OldColumnType,
     Operation,
-    RenameColumn,
     RenameTable,
+    ReplaceColumn,
     SetPartitioning,
     TableData,
     table_of,
@@ -76,7 +77,8 @@ from airflow_provider_lakehouse.ducklake.reader import (
 from airflow_provider_lakehouse.ducklake.staging import BaseFileDeletes, StagedFile, TableChanges, TableState
 from airflow_provider_lakehouse.ducklake.storage import join_path
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection
-from airflow_provider_lakehouse.ducklake.types import Column, TableSchema, columns_from_arrow, renumber
+from airflow_provider_lakehouse.ducklake.type_promotion import duckdb_type_name, promotion_allowed, promotion_refused
+from airflow_provider_lakehouse.ducklake.types import NESTED, Column, TableSchema, columns_from_arrow, renumber
 from airflow_provider_lakehouse.ducklake.writer import write_data_files, write_delete_file
 from airflow_provider_lakehouse.exceptions import (
     CommitConflictError,
@@ -475,15 +477,92 @@ class Transaction:
 
     def rename_column(self, table: str, old: str, new: str) -> None:
         state = self.table_state(table)
-        match = [c for c in state.columns if c.name.lower() == old.lower()]
-        if not match:
-            raise LakehouseError(f"Column {old!r} does not exist in {state.qualified_name}.")
+        column = self._column(state, old)
         if any(c.name.lower() == new.lower() for c in state.columns):
             raise LakehouseError(f"Column {new!r} already exists in {state.qualified_name}.")
-        renamed = replace(match[0], name=new)
-        state.columns = tuple(renamed if c is match[0] else c for c in state.columns)
-        if not state.pending:
-            self._ops.append(RenameColumn(state, match[0], renamed))
+        self._replace_column(state, column, replace(column, name=new))
+
+    def change_column_type(self, table: str, name: str, new_type: str) -> None:
+        """``ALTER COLUMN … TYPE``: only the widenings DuckDB allows (:func:`.type_promotion.promotion_allowed`);
+        files written before keep the old type and every reader casts them. ``new_type`` is a DuckLake type.
+
+        :raises LakehouseError: DuckDB's error for a type it does not widen to; a nested column (DuckDB changes
+            the fields of one, this implementation does not).
+        """
+        state = self.table_state(table)
+        column = self._column(state, name)
+        if column.type in NESTED or new_type in NESTED:
+            raise LakehouseError(
+                f"Changing the type of {state.qualified_name}.{column.name} ({duckdb_type_name(column.type)} to "
+                f"{duckdb_type_name(new_type)}) is not supported: only columns of a single value are retyped."
+            )
+        if not promotion_allowed(column.type, new_type):
+            raise LakehouseError(promotion_refused(column.name, column.type, new_type))
+        if column.type == new_type:  # DuckDB takes it, and changes nothing
+            self._replace_column(state, column, column)
+            return
+        state.retyped_columns.add(column.column_id)
+        if state.pending:  # DuckDB records the old type too, for the files already written with it
+            self._ops.append(OldColumnType(state, column))
+        self._replace_column(state, column, replace(column, type=new_type))
+
+    def set_column_default(self, table: str, name: str, default: Any) -> None:
+        """``ALTER COLUMN … SET DEFAULT literal`` (None: ``DROP DEFAULT``); rows already there keep their values."""
+        state = self.table_state(table)
+        column = self._column(state, name)
+        self._replace_column(
+            state, column, replace(column, default_value=None if default is None else _literal(default))
+        )
+
+    def set_column_nullable(self, table: str, name: str, nullable: bool, *, nulls: int = 0) -> None:
+        """``ALTER COLUMN … DROP NOT NULL`` (``nullable``) or ``SET NOT NULL``, with DuckDB's errors.
+
+        :param nulls: how many rows hold NULL in the column now (the caller counts them): ``SET NOT NULL`` fails
+            unless none do.
+        """
+        state = self.table_state(table)
+        column = self._column(state, name)
+        if nullable and column.nullable:
+            raise LakehouseError(
+                f"Catalog Error: Cannot DROP NULL on column {column.name} - it has no NOT NULL constraint defined"
+            )
+        if not nullable:
+            # DuckDB decides from column statistics: none for a table that never held a row, nor for nested columns
+            if column.type in NESTED or not self._ever_held_rows(state):
+                raise LakehouseError(
+                    f"Catalog Error: Cannot SET NOT NULL on table {state.name} - the table has transaction-local "
+                    "changes or no stats are available"
+                )
+            if not column.nullable:
+                raise LakehouseError(
+                    f"Catalog Error: Cannot SET NOT NULL on column {column.name} - it already has a NOT NULL constraint"
+                )
+            if nulls:
+                raise LakehouseError(
+                    f"Catalog Error: Cannot SET NOT NULL on column {column.name} - the column has NULL values"
+                )
+        self._replace_column(state, column, replace(column, nullable=nullable))
+
+    def _ever_held_rows(self, state: TableState) -> bool:
+        """Whether rows were ever inserted into the table (DuckDB keeps its statistics from the first insert on,
+        and counts rows this transaction inserted, even if it deleted them again)."""
+        if state.changes is not None:
+            return True
+        if state.table_id is None:
+            return False
+        row = self._conn.one("SELECT count(*) FROM {M}ducklake_table_stats WHERE table_id = ?", (state.table_id,))
+        return bool(row and row[0])
+
+    def _column(self, state: TableState, name: str) -> Column:
+        match = [c for c in state.columns if c.name.lower() == name.lower()]
+        if not match:
+            raise LakehouseError(f"Column {name!r} does not exist in {state.qualified_name}.")
+        return match[0]
+
+    def _replace_column(self, state: TableState, old: Column, new: Column) -> None:
+        state.columns = tuple(new if c is old else c for c in state.columns)
+        if not state.pending:  # a CREATE in this transaction writes the final column list
+            self._ops.append(ReplaceColumn(state, old, new))
 
     def set_partitioned_by(self, table: str, keys: Sequence[tuple[str, str]]) -> None:
         """DuckDB's ``ALTER TABLE … SET PARTITIONED BY``: new rows are written partitioned by ``keys``, each
@@ -687,7 +766,8 @@ class Transaction:
         """``name`` as this transaction sees it (columns after its ALTERs; a stand-in for a table created here)."""
         state = self.table_state(name)
         if state.info is not None:
-            return replace(state.info, name=state.name, schema=TableSchema(state.columns))
+            retyped = state.info.retyped_columns | state.retyped_columns
+            return replace(state.info, name=state.name, schema=TableSchema(state.columns), retyped_columns=retyped)
         return TableInfo(
             table_id=-1,
             schema_id=-1,
@@ -698,6 +778,7 @@ class Transaction:
             uuid="",
             schema=TableSchema(state.columns),
             begin_snapshot=self.base.snapshot_id,
+            retyped_columns=frozenset(state.retyped_columns),
         )
 
     def scan(
@@ -967,7 +1048,8 @@ class Transaction:
             elif isinstance(op, DropView):
                 c.dropped_views.add(op.view.view_id)
             elif (
-                isinstance(op, (AddColumn, DropColumn, RenameColumn, SetPartitioning)) and op.table.table_id is not None
+                isinstance(op, (AddColumn, DropColumn, ReplaceColumn, SetPartitioning))
+                and op.table.table_id is not None
             ):
                 c.altered.add(op.table.table_id)
             elif isinstance(op, TableData) and op.table.table_id is not None and op.table.changes is not None:

@@ -34,7 +34,7 @@ from airflow_provider_lakehouse.ducklake.task_commits import (
     TaskIdentity,
 )
 from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transaction
-from airflow_provider_lakehouse.ducklake.types import Column, arrow_type, columns_from_arrow
+from airflow_provider_lakehouse.ducklake.types import Column, arrow_type, columns_from_arrow, ducklake_type
 from airflow_provider_lakehouse.exceptions import (
     LakehouseError,
     NoSuchTableError,
@@ -86,6 +86,7 @@ from airflow_provider_lakehouse.spark.tasks import (
     write_batches,
     written_files,
 )
+from airflow_provider_lakehouse.spark.worker_errors import without_worker_traceback
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_ROWS = 1000
@@ -340,6 +341,7 @@ class PlanRunner:
         message = str(exc).strip() or type(exc).__name__
         if "\n\nJVM stacktrace:" in message:
             message = message.split("\n\nJVM stacktrace:")[0]
+        message = without_worker_traceback(message)
         if commit:
             message = f"the script's commit failed, nothing was committed: {message}"
         elif self._killed() and not isinstance(exc, TaskKilledError):
@@ -606,6 +608,32 @@ class PlanRunner:
         tx.rename_column(step.target or "", details.column, details.new_name)
         result.data.update(status="executed", target=step.target or "")
 
+    def _step_change_column_type(
+        self, step: Step, details: steps.ChangeColumnType, args: dict[str, Any], result: StepResult, tx: Transaction
+    ) -> None:
+        tx.change_column_type(step.target or "", details.column, ducklake_type(_declared_type(details.new_type)))
+        result.data.update(status="executed", target=step.target or "")
+
+    def _step_set_column_default(
+        self, step: Step, details: steps.SetColumnDefault, args: dict[str, Any], result: StepResult, tx: Transaction
+    ) -> None:
+        if details.expression is not None:
+            # DuckDB stores the expression and evaluates it per insert (for a column not changed before); the
+            # Spark engine's writers fill defaults from constants only
+            raise LakehouseError(
+                f"the default {details.expression} is not a constant: the Spark engine takes a constant default "
+                '(DuckDB\'s engine="duckdb" takes this one).'
+            )
+        tx.set_column_default(step.target or "", details.column, details.default)
+        result.data.update(status="executed", target=step.target or "")
+
+    def _step_set_column_nullable(
+        self, step: Step, details: steps.SetColumnNullable, args: dict[str, Any], result: StepResult, tx: Transaction
+    ) -> None:
+        nulls = 0 if step.query is None else int(self._sql(step.query, args=args or None).collect()[0][0])
+        tx.set_column_nullable(step.target or "", details.column, details.nullable, nulls=nulls)
+        result.data.update(status="executed", target=step.target or "")
+
     def _step_set_partitioned_by(
         self, step: Step, details: steps.SetPartitionedBy, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
@@ -756,6 +784,9 @@ class PlanRunner:
         steps.AddColumn: _step_add_column,
         steps.DropColumn: _step_drop_column,
         steps.RenameColumn: _step_rename_column,
+        steps.ChangeColumnType: _step_change_column_type,
+        steps.SetColumnDefault: _step_set_column_default,
+        steps.SetColumnNullable: _step_set_column_nullable,
         steps.RenameTable: _step_rename_table,
         steps.SetPartitionedBy: _step_set_partitioned_by,
         steps.Ctas: _step_ctas,

@@ -663,6 +663,12 @@ class _Planner:
             query += f" WHERE {predicate}"
         return Step(statement.index, statement.text, steps.Delete(), query=query, target=target, **refs.step_fields())
 
+    def _truncatetable(self, statement: Statement, tree: exp.TruncateTable) -> Step:
+        """``TRUNCATE [TABLE] t``: DuckDB's ``DELETE FROM t``."""
+        if len(tree.expressions) != 1 or tree.args.get("is_database"):
+            raise _fail(statement, "TRUNCATE one table per statement.")
+        return self._delete(statement, exp.Delete(this=tree.expressions[0]))
+
     def _update(self, statement: Statement, tree: exp.Update) -> Step:
         if tree.args.get("returning"):
             raise _fail(statement, "UPDATE ... RETURNING is not supported.")
@@ -820,13 +826,58 @@ class _Planner:
             details = steps.RenameTable(action.this.name)
         elif isinstance(action, exp.AlterSet) and (spec := action.find(exp.PartitionedByProperty)) is not None:
             details = self._partitioned_by(statement, spec)
+        elif isinstance(action, exp.AlterColumn):
+            return self._alter_column(statement, tree, action)
         else:
             raise _fail(
                 statement,
                 f"ALTER TABLE ... {action.sql(self.dialect)} is not supported "
-                "(ADD/DROP/RENAME COLUMN, RENAME TO and SET/RESET PARTITIONED BY are).",
+                "(ADD/DROP/RENAME COLUMN, ALTER COLUMN TYPE / SET|DROP DEFAULT / SET|DROP NOT NULL, RENAME TO and "
+                "SET/RESET PARTITIONED BY are).",
             )
         return Step(statement.index, statement.text, details, target=target, duckdb_error=refused)
+
+    def _alter_column(self, statement: Statement, tree: exp.Alter, action: exp.AlterColumn) -> Step:
+        """``ALTER COLUMN``: a new type, a default set or dropped, ``NOT NULL`` set or dropped. What DuckDB decides
+        from the column as it stands (a narrowing type, an existing constraint) the driver decides when the
+        statement runs; what the statement alone shows fails then too, as DuckDB fails it."""
+        column = action.this.name
+        refused = None
+        target = self.table_name(statement, tree.this)
+        fields: dict[str, Any] = {}
+        details: StepDetails
+        if action.args.get("dtype") is not None:
+            dtype = action.args["dtype"]
+            from airflow_provider_lakehouse.sql.types import arrow_type
+
+            try:
+                arrow_type(dtype)  # an unsupported type must fail before anything runs, as in CREATE TABLE
+            except UnsupportedStatementError as exc:
+                raise _fail(statement, f"column {column!r}: {exc}") from None
+            if action.args.get("using"):
+                refused = "Not implemented Error: Column type cannot be modified using an expression"
+            details = steps.ChangeColumnType(column, dtype.sql("duckdb"))
+        elif action.args.get("allow_null") is not None:
+            nullable = bool(action.args["allow_null"])
+            details = steps.SetColumnNullable(column, nullable)
+            if not nullable:  # the step's query counts the NULLs DuckDB refuses to find
+                refs = _Refs(self, statement)
+                view, _ = refs.target(tree.this)
+                nulls = exp.select(exp.alias_(exp.Count(this=exp.Star()), "nulls")).from_(exp.to_table(view))
+                nulls = nulls.where(exp.Is(this=exp.column(column, quoted=True), expression=exp.Null()))
+                fields = {"query": self.spark_sql(nulls), **refs.step_fields()}
+        elif "default" in action.args or action.args.get("drop"):
+            value = action.args.get("default")
+            while isinstance(value, exp.Paren):
+                value = value.this
+            constant = value.this if isinstance(value, exp.Neg) else value
+            if value is not None and not isinstance(constant, (exp.Literal, exp.Null, exp.Boolean)):
+                details = steps.SetColumnDefault(column, expression=value.sql("duckdb"))
+            else:
+                details = steps.SetColumnDefault(column, _default_literal(value))
+        else:
+            raise _fail(statement, f"ALTER TABLE ... {action.sql(self.dialect)} is not supported.")
+        return Step(statement.index, statement.text, details, target=target, duckdb_error=refused, **fields)
 
     def _partitioned_by(self, statement: Statement, spec: exp.PartitionedByProperty) -> steps.SetPartitionedBy:
         """DuckLake's partition keys: ``col``, ``year|month|day|hour(col)``, ``bucket(N, col)``."""
@@ -1469,6 +1520,8 @@ def _write_target(tree: exp.Expr) -> exp.Table | None:
     node: exp.Expr | None = None
     if isinstance(tree, (exp.Insert, exp.Delete, exp.Update, exp.Merge, exp.Alter)):
         node = tree.this
+    elif isinstance(tree, exp.TruncateTable) and len(tree.expressions) == 1:
+        node = tree.expressions[0]
     elif isinstance(tree, exp.Create) and str(tree.args.get("kind") or "").upper() == "TABLE":
         properties = (tree.args.get("properties") or exp.Properties()).expressions
         if not any(isinstance(p, exp.TemporaryProperty) for p in properties):

@@ -193,6 +193,39 @@ class RenameColumn(StepDetails):
 
 
 @dataclass(frozen=True)
+class ChangeColumnType(StepDetails):
+    """``ALTER TABLE … ALTER COLUMN column [SET DATA] TYPE new_type`` (in DuckDB spelling)."""
+
+    kind: ClassVar[str] = "alter"
+    writes: ClassVar[bool] = True
+    column: str = ""
+    new_type: str = ""
+
+
+@dataclass(frozen=True)
+class SetColumnDefault(StepDetails):
+    """``ALTER TABLE … ALTER COLUMN column SET DEFAULT literal`` (``default`` its Python value) or ``DROP DEFAULT``
+    (``default`` None, as ``SET DEFAULT NULL``); ``expression``: a default that is no constant, in DuckDB SQL."""
+
+    kind: ClassVar[str] = "alter"
+    writes: ClassVar[bool] = True
+    column: str = ""
+    default: Any = None
+    expression: str | None = None
+
+
+@dataclass(frozen=True)
+class SetColumnNullable(StepDetails):
+    """``ALTER TABLE … ALTER COLUMN column SET NOT NULL`` (``nullable`` False: the step's query counts the
+    column's NULLs, which must be none) or ``DROP NOT NULL``."""
+
+    kind: ClassVar[str] = "alter"
+    writes: ClassVar[bool] = True
+    column: str = ""
+    nullable: bool = True
+
+
+@dataclass(frozen=True)
 class SetPartitionedBy(StepDetails):
     """``ALTER TABLE … SET PARTITIONED BY (keys)``; no keys is ``RESET PARTITIONED BY``.
 
@@ -356,6 +389,10 @@ DETAILS: dict[str, type[StepDetails]] = {
         AddColumn,
         DropColumn,
         RenameColumn,
+        ChangeColumnType,
+        SetColumnDefault,
+        SetColumnNullable,
+        SetPartitionedBy,
         RenameTable,
         Insert,
         Update,

@@ -4,6 +4,7 @@
     python -m tests.fuzz.spark_against_duckdb 321 1 --types 'INTEGER|TIME|BLOB'
     python -m tests.fuzz.spark_against_duckdb 500 40 --odd-types   # HUGEINT, UUID, INTERVAL, JSON ... too
     python -m tests.fuzz.spark_against_duckdb 700 40 --autocommit  # each statement commits on its own
+    python -m tests.fuzz.spark_against_duckdb 900 40 --alter-columns  # ALTER COLUMN TYPE/DEFAULT/NOT NULL too
 
 Each seed makes one table of random column types and a script of random changes: inserts of random values (and
 ``NULL``), deletes, updates with constants and expressions, merges, added, dropped and renamed columns, copies of
@@ -72,6 +73,18 @@ ODD_LITERALS: dict[str, Callable[[random.Random], str]] = {
     "STRUCT(l INTEGER[], m VARCHAR)": lambda r: r.choice(["{'l': [1], 'm': 'x'}", "{'l': NULL, 'm': NULL}"]),
     "INTEGER[][]": lambda r: r.choice(["[[1], [2, 3]]", "[[]]", "[NULL, [NULL]]"]),
 }
+#: with ``--alter-columns``: the types a column's type is changed to (DuckDB refuses the last of each, a narrowing)
+RETYPES: dict[str, list[str]] = {
+    "INTEGER": ["BIGINT", "DOUBLE", "DECIMAL(38,10)", "SMALLINT"],
+    "SMALLINT": ["INTEGER", "BIGINT", "FLOAT", "DECIMAL(10,2)", "TINYINT"],
+    "BIGINT": ["DOUBLE", "FLOAT", "DECIMAL(38,10)", "INTEGER"],
+    "FLOAT": ["DOUBLE", "INTEGER"],
+    "DECIMAL(10,2)": ["DECIMAL(38,10)", "DOUBLE", "FLOAT", "INTEGER"],
+    "DATE": ["TIMESTAMP", "TIMESTAMPTZ", "VARCHAR"],
+    "TIMESTAMP": ["TIMESTAMPTZ", "DATE"],
+    "UINTEGER": ["BIGINT", "DOUBLE", "INTEGER"],
+    "VARCHAR": ["INTEGER"],
+}
 NUMERIC = {"INTEGER", "BIGINT", "SMALLINT", "DOUBLE", "FLOAT", "DECIMAL(10,2)", "DECIMAL(38,10)", "UINTEGER"}
 NUMERIC |= {"TINYINT", "UTINYINT", "USMALLINT", "UBIGINT", "HUGEINT"}
 EXPRESSIONS: dict[str, list[str]] = {
@@ -90,6 +103,7 @@ class ScriptMaker:
     types: list[str]
     columns: dict[str, str] = field(default_factory=dict)
     rows: int = 0
+    alter_columns: bool = False
 
     def value(self, kind: str) -> str:
         return "NULL" if self.rng.random() < 0.15 else (LITERALS | ODD_LITERALS)[kind](self.rng)
@@ -108,6 +122,8 @@ class ScriptMaker:
         return f"INSERT INTO t ({', '.join(self.columns)}) VALUES {', '.join(values)}"
 
     def change(self) -> str:  # one branch per kind of statement
+        if self.alter_columns and self.rng.random() < 0.3:
+            return self.alter_column()
         roll, others = self.rng.random(), [name for name in self.columns if name != "id"]
         if roll < 0.35 or not others:
             return self.insert()
@@ -137,6 +153,25 @@ class ScriptMaker:
             return "CREATE OR REPLACE TABLE t AS SELECT * FROM t WHERE id % 2 = 0"
         return self.expression_update(column)
 
+    def alter_column(self) -> str:
+        """A new type (a widening, now and then one DuckDB refuses), a default, ``NOT NULL``, or ``TRUNCATE``."""
+        column = self.rng.choice(list(self.columns))
+        kind, roll = self.columns[column], self.rng.random()
+        if roll < 0.4 and kind in RETYPES:
+            new = self.rng.choice(RETYPES[kind])
+            if new != RETYPES[kind][-1]:
+                self.columns[column] = new
+            return f"ALTER TABLE t ALTER COLUMN {column} TYPE {new}"
+        if roll < 0.6 and kind in LITERALS:
+            return f"ALTER TABLE t ALTER COLUMN {column} SET DEFAULT {LITERALS[kind](self.rng)}"
+        if roll < 0.7:
+            return f"ALTER TABLE t ALTER COLUMN {column} DROP DEFAULT"
+        if roll < 0.82:
+            return f"ALTER TABLE t ALTER COLUMN {column} SET NOT NULL"
+        if roll < 0.94:
+            return f"ALTER TABLE t ALTER COLUMN {column} DROP NOT NULL"
+        return "TRUNCATE t"
+
     def add_column(self) -> str:
         name, kind = f"a{self.rng.randint(0, 99)}", self.rng.choice(self.types)
         if name in self.columns:
@@ -163,20 +198,23 @@ class ScriptMaker:
         return f"UPDATE t SET {column} = {expression} WHERE {column} IS NOT NULL AND id % 2 = 0"
 
 
-def table_contents(con: Any, alias: str) -> tuple[list[tuple[str, str]], list[dict[str, Any]]] | str:
-    """Table ``t``'s columns with their types and its sorted rows, or why it cannot be read."""
+def table_contents(con: Any, alias: str) -> tuple[list[tuple[str, ...]], list[dict[str, Any]]] | str:
+    """Table ``t``'s columns (name, type, nullable, default) and its sorted rows, or why it cannot be read."""
     try:
         relation = con.sql(f"SELECT * FROM {alias}.t")
         rows = relation.order(", ".join(f'"{c}"' for c in relation.columns)).to_arrow_table().to_pylist()
-        return list(zip(relation.columns, [str(t) for t in relation.types], strict=True)), to_json_safe(rows)
+        described = con.sql(f'SELECT column_name, column_type, "null", "default" FROM (DESCRIBE {alias}.t)')
+        return [tuple(str(v) for v in row) for row in described.fetchall()], to_json_safe(rows)
     except Exception as exc:  # a missing table is an answer to compare too
         return f"unreadable: {str(exc)[:100]}"
 
 
-def compare(spark: Any, seed: int, types: list[str], autocommit: bool = False) -> str | None:
+def compare(
+    spark: Any, seed: int, types: list[str], autocommit: bool = False, alter_columns: bool = False
+) -> str | None:
     """The difference seed ``seed`` shows, or None. With ``autocommit``, each statement commits on its own on
     both sides, and a failing one ends the script keeping what ran before it."""
-    statements = ScriptMaker(random.Random(seed), types).script()
+    statements = ScriptMaker(random.Random(seed), types, alter_columns=alter_columns).script()
     parts = [statements[:1], statements[1:]] if seed % 2 == 0 else [statements]
     if autocommit:
         parts = [statements]
@@ -248,6 +286,7 @@ def main() -> None:
     parser.add_argument("--types", default="|".join(LITERALS), help="column types, |-separated")
     parser.add_argument("--odd-types", action="store_true", help="the less common types too (other scripts)")
     parser.add_argument("--autocommit", action="store_true", help="each statement commits on its own")
+    parser.add_argument("--alter-columns", action="store_true", help="ALTER COLUMN TYPE/DEFAULT/NOT NULL, TRUNCATE")
     args = parser.parse_args()
     if args.odd_types:
         args.types = "|".join([*args.types.split("|"), *ODD_LITERALS])
@@ -255,7 +294,7 @@ def main() -> None:
     differences = 0
     for seed in range(args.first_seed, args.first_seed + args.count):
         try:
-            difference = compare(spark, seed, args.types.split("|"), args.autocommit)
+            difference = compare(spark, seed, args.types.split("|"), args.autocommit, args.alter_columns)
         except Exception:  # a harness failure is reported with its seed, and the run goes on
             difference = f"seed {seed}: the harness failed\n{traceback.format_exc()[-1500:]}"
         differences += difference is not None

@@ -1,6 +1,7 @@
-"""Columns whose type was changed (``ALTER TABLE … ALTER COLUMN … TYPE``): their older data files and inlined rows
-keep the old type, and every reader casts them to the new one as DuckDB does. DuckDB 1.5 is the referee: it makes
-the lakes, and reads them next to what the Spark engine reads."""
+"""``ALTER TABLE … ALTER COLUMN``: a new type, a default, ``NOT NULL`` (and ``TRUNCATE``). Columns whose type was changed keep their
+older data files and inlined rows in the old type, and every reader casts them to the new one as DuckDB does.
+DuckDB 1.5 is the referee: it makes lakes that the Spark engine reads, and runs the same scripts the engines run,
+on a lake of its own."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_lakehouse.duckdb_engine.runner import DuckDBPlanRunner
+from airflow_provider_lakehouse.exceptions import StatementError
+from airflow_provider_lakehouse.spark.plan import plan_script
 from tests import referee
-from tests.integration.test_spark_sql import duck_rows, run, selected
+from tests.integration.test_spark_sql import duck_rows, run, selected, spec_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -72,3 +76,143 @@ def test_columns_of_a_changed_type_read_as_duckdb_reads_them(
         ours = selected(run(stackless_spark, lake, f"ATTACH 'ducklake' AS dl; USE dl; {query}"))
         theirs = duck_rows(con, query.replace("FROM t", "FROM lake.t"))
         assert ours == theirs, query
+
+
+#: scripts of ALTER COLUMN statements, each run in one task; the last statement of some fails, as in DuckDB
+SCRIPTS = {
+    "widened": [
+        "INSERT INTO t SELECT i::INTEGER, 4000000000 - i, DATE '2020-01-01' + i::INTEGER, 'x', i::INTEGER, "
+        "(i * 1.5)::DECIMAL(10, 2) FROM range(300) r(i)",
+        "ALTER TABLE t ALTER COLUMN u TYPE DOUBLE",
+        "ALTER TABLE t ALTER COLUMN d SET DATA TYPE TIMESTAMP",
+        "ALTER TABLE t ALTER COLUMN m TYPE DECIMAL(14, 3)",
+        "ALTER TABLE t ALTER COLUMN n TYPE INTEGER",  # the same type: DuckDB takes it and changes nothing
+        "INSERT INTO t VALUES (1000, 1.5, TIMESTAMP '2021-01-01 10:00:00', 'y', 5, 12345678901.125)",
+        "UPDATE t SET u = u + 0.25 WHERE id % 7 = 0",
+    ],
+    "defaults and not null": [
+        "INSERT INTO t VALUES (1, 5, DATE '2020-01-01', NULL, 3, 1.5)",
+        "ALTER TABLE t ALTER COLUMN s SET DEFAULT 'dflt'",
+        "ALTER TABLE t ALTER COLUMN n SET DEFAULT (-7)",
+        "ALTER TABLE t ALTER COLUMN n SET NOT NULL",
+        "INSERT INTO t (id, u) VALUES (2, 6)",
+        "ALTER TABLE t ALTER COLUMN s DROP DEFAULT",
+        "ALTER TABLE t ALTER COLUMN n DROP NOT NULL",
+        "INSERT INTO t (id) VALUES (3)",
+    ],
+    "narrowing fails": ["INSERT INTO t (id, n) VALUES (1, 2)", "ALTER TABLE t ALTER COLUMN n TYPE SMALLINT"],
+    "text to number fails": ["ALTER TABLE t ALTER COLUMN s TYPE INTEGER"],
+    "using fails": ["ALTER TABLE t ALTER COLUMN n TYPE BIGINT USING n + 1"],
+    "not null over nulls fails": ["INSERT INTO t (id) VALUES (1)", "ALTER TABLE t ALTER COLUMN n SET NOT NULL"],
+    "not null twice fails": [
+        "INSERT INTO t (id, n) VALUES (1, 2)",
+        "ALTER TABLE t ALTER COLUMN id SET NOT NULL",
+        "ALTER TABLE t ALTER COLUMN id SET NOT NULL",
+    ],
+    "drop a missing not null fails": ["ALTER TABLE t ALTER COLUMN n DROP NOT NULL"],
+    "a null into not null fails": [
+        "INSERT INTO t (id, n) VALUES (1, 2)",
+        "ALTER TABLE t ALTER COLUMN n SET NOT NULL",
+        "INSERT INTO t (id) VALUES (2)",
+    ],
+    "truncate": [
+        "INSERT INTO t (id, n) SELECT i, i FROM range(300) r(i)",
+        "INSERT INTO t (id) VALUES (-1)",
+        "TRUNCATE t",
+        "INSERT INTO t (id) VALUES (1)",
+        "TRUNCATE TABLE t",
+        "INSERT INTO t (id) VALUES (2)",
+    ],
+    "not null on a table that never held a row fails": ["ALTER TABLE t ALTER COLUMN n SET NOT NULL"],
+    "not null after every row was deleted": [
+        "INSERT INTO t (id, n) VALUES (1, NULL)",
+        "DELETE FROM t",
+        "ALTER TABLE t ALTER COLUMN n SET NOT NULL",
+    ],
+}
+CREATE = "CREATE TABLE t (id INTEGER, u UINTEGER, d DATE, s VARCHAR, n INTEGER, m DECIMAL(10, 2))"
+
+
+def on_engine(engine: str, spark: Any, lake: referee.LakeSetup, sql: str, *, autocommit: bool) -> str | None:
+    """``sql`` as one lake task on ``engine``; its error, if it failed."""
+    plan = plan_script(f"ATTACH 'ducklake' AS dl; USE dl; {sql}", autocommit=autocommit)
+    try:
+        if engine == "duckdb":
+            DuckDBPlanRunner(spec_of(lake)).run(plan)
+        else:
+            run(spark, lake, f"ATTACH 'ducklake' AS dl; USE dl; {sql}", autocommit=autocommit)
+    except StatementError as exc:
+        return str(exc)
+    return None
+
+
+#: the scripts that fail after other statements also run in autocommit mode, where DuckDB keeps what ran before
+AUTOCOMMIT = ["narrowing fails", "not null over nulls fails", "not null twice fails", "a null into not null fails"]
+
+
+@pytest.mark.parametrize("engine", ["spark", "duckdb"])
+@pytest.mark.parametrize(
+    ("name", "autocommit"),
+    [(name, False) for name in SCRIPTS] + [(name, True) for name in AUTOCOMMIT],
+    ids=[*SCRIPTS, *(f"{name}-autocommit" for name in AUTOCOMMIT)],
+)
+def test_alter_column_scripts_end_as_in_duckdb(
+    stackless_spark: Any, tmp_path: Path, engine: str, autocommit: bool, name: str
+) -> None:
+    """The table made by ``CREATE`` and then changed by the script, on each engine and by DuckDB itself (in one
+    transaction, or a statement at a time): the same columns, types, defaults, ``NOT NULL`` and rows, and the
+    same statement failing with DuckDB's error."""
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "theirs").mkdir()
+    ours = referee.sqlite_lake(tmp_path / "ours")
+    theirs = referee.sqlite_lake_made_by_duckdb(tmp_path / "theirs", [CREATE])
+    assert on_engine(engine, stackless_spark, ours, CREATE, autocommit=False) is None
+    our_error = on_engine(engine, stackless_spark, ours, "; ".join(SCRIPTS[name]), autocommit=autocommit)
+
+    con = referee.connect()
+    theirs.attach(con, "theirs")
+    con.sql("USE theirs")
+    their_error, failed_at = None, None
+    if not autocommit:
+        con.sql("BEGIN")
+    for index, statement in enumerate(SCRIPTS[name]):
+        try:
+            con.sql(statement)
+        except Exception as exc:  # DuckDB's failure is the referee's answer
+            their_error, failed_at = str(exc).splitlines()[0], index
+            break
+    if not autocommit:
+        con.sql("ROLLBACK" if their_error else "COMMIT")
+    con.sql("USE memory")
+    ours.attach(con, "ours")
+
+    assert (our_error is None) == (their_error is None), (our_error, their_error)
+    if our_error is not None and failed_at is not None:
+        # the same statement fails (the task's statements count ATTACH and USE first), with DuckDB's words
+        assert f"Statement {failed_at + 3} failed" in our_error, (our_error, their_error)
+        if their_error.startswith(("Catalog Error", "Not implemented Error")):
+            assert their_error in our_error
+    describe = 'SELECT column_name, column_type, "null", "default" FROM (DESCRIBE {}.t)'
+    assert con.sql(describe.format("ours")).fetchall() == con.sql(describe.format("theirs")).fetchall()
+    assert duck_rows(con, "SELECT * FROM ours.t ORDER BY ALL") == duck_rows(con, "SELECT * FROM theirs.t ORDER BY ALL")
+
+
+def test_a_default_that_is_no_constant_fails_on_spark_and_leaves_the_table(
+    stackless_spark: Any, tmp_path: Path
+) -> None:
+    """DuckDB stores such a default and evaluates it per insert (for a column not changed before: after a change
+    it refuses it too); the Spark engine's writers fill defaults from constants, so the statement fails there,
+    naming the default, and the script leaves nothing."""
+    lake = referee.sqlite_lake_made_by_duckdb(tmp_path, [CREATE])
+    error = on_engine(
+        "spark",
+        stackless_spark,
+        lake,
+        "INSERT INTO t (id) VALUES (1); ALTER TABLE t ALTER COLUMN n SET DEFAULT now()",
+        autocommit=False,
+    )
+    assert error is not None and "statement 4 failed: the default now() is not a constant" in error.lower()
+    con = referee.connect()
+    lake.attach(con)
+    assert con.sql("SELECT count(*) FROM lake.t").fetchall() == [(0,)]
+    assert con.sql("SELECT \"default\" FROM (DESCRIBE lake.t) WHERE column_name = 'n'").fetchall() == [("NULL",)]

@@ -230,3 +230,33 @@ def test_merge_update_set_star_takes_every_column_from_the_source() -> None:
     assert (insert.action, insert.values) == ("insert", None)
     with pytest.raises(UnsupportedStatementError, match=r"UPDATE SET \* cannot be combined"):
         plan_script("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET *, v = 1")
+
+
+def _concrete_details(cls: type) -> list[type]:
+    found = []
+    for sub in cls.__subclasses__():
+        if sub.kind:
+            found.append(sub)
+        found.extend(_concrete_details(sub))
+    return found
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "ALTER TABLE t SET PARTITIONED BY (year(ts), region)",  # once missing from the registry: spark-submit failed
+        "ALTER TABLE t ALTER COLUMN a SET DATA TYPE BIGINT",
+        "ALTER TABLE t ALTER COLUMN a SET DEFAULT 'x'",
+        "ALTER TABLE t ALTER COLUMN a DROP NOT NULL",
+    ],
+)
+def test_a_plan_survives_json_as_a_spark_submit_job_receives_it(sql: str) -> None:
+    plan = plan_script(f"ATTACH 'ducklake' AS dl; USE dl; {sql}")
+    again = Plan.from_json_dict(json.loads(json.dumps(plan.to_json_dict())), {})
+    assert again.steps[-1].details == plan.steps[-1].details
+
+
+def test_every_kind_of_step_is_registered_for_json() -> None:
+    import airflow_provider_lakehouse.spark.steps as steps
+
+    assert sorted(c.__name__ for c in _concrete_details(steps.StepDetails)) == sorted(steps.DETAILS)
