@@ -275,7 +275,7 @@ class CommitBuilder:
             default_value=column.default_value if column.default_value is not None else "NULL",
             nulls_allowed=column.nullable,
             parent_column=parent,
-            default_value_type="" if nested else "literal",
+            default_value_type="" if nested else "expression" if column.default_is_expression else "literal",
             default_value_dialect="duckdb",
         )
 

@@ -217,7 +217,8 @@ def tables_at(conn: CatalogConnection, snapshot_id: int, table_id: int | None = 
     columns = defaultdict(list)
     for row in conn.query(
         f"SELECT table_id, column_id, column_order, column_name, column_type, initial_default, default_value, "
-        f"nulls_allowed, parent_column FROM {{M}}ducklake_column WHERE {visible()}{filter_sql} ORDER BY table_id, column_order",
+        f"nulls_allowed, parent_column, default_value_type FROM {{M}}ducklake_column WHERE {visible()}{filter_sql} "
+        "ORDER BY table_id, column_order",
         (s, s, *filter_params),
     ):
         columns[int(row[0])].append(row)
@@ -292,7 +293,7 @@ def _column_tree(rows: list[tuple[Any, ...]]) -> tuple[Column, ...]:
 
     def build(parent: int | None) -> tuple[Column, ...]:
         out = []
-        for _tid, cid, _order, name, ctype, initial, default, nulls, _parent in sorted(
+        for _tid, cid, _order, name, ctype, initial, default, nulls, _parent, default_type in sorted(
             by_parent[parent], key=lambda r: r[2]
         ):
             out.append(
@@ -304,6 +305,7 @@ def _column_tree(rows: list[tuple[Any, ...]]) -> tuple[Column, ...]:
                     children=build(int(cid)),
                     initial_default=initial,
                     default_value=None if default in (None, "NULL") else str(default),
+                    default_is_expression=default_type == "expression",
                 )
             )
         return tuple(out)

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from airflow_provider_lakehouse.ducklake import changes as changelog
 from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.commit_builder import CommitBuilder, CommitRecord
+from airflow_provider_lakehouse.ducklake.defaults import insert_default, stored_default
 from airflow_provider_lakehouse.ducklake.model import (
     DataFileInfo,
     PartitionField,
@@ -510,8 +511,11 @@ class Transaction:
         """``ALTER COLUMN … SET DEFAULT literal`` (None: ``DROP DEFAULT``); rows already there keep their values."""
         state = self.table_state(table)
         column = self._column(state, name)
+        text, is_expression = (None, False) if default is None else stored_default(default)
         self._replace_column(
-            state, column, replace(column, default_value=None if default is None else _literal(default))
+            state,
+            column,
+            replace(column, default_value=text, default_is_expression=is_expression),
         )
 
     def set_column_nullable(self, table: str, name: str, nullable: bool, *, nulls: int = 0) -> None:
@@ -1121,7 +1125,7 @@ def _complete(state: TableState, data: pa.Table) -> pa.Table:
     for column in state.columns:
         source = by_lower.get(column.name.lower())
         if source is None:
-            literal = column.default_value
+            literal = insert_default(column)
             filler = replace(column, initial_default=literal) if literal is not None else column
             arrays.append(default_array(filler, data.num_rows))
         else:

@@ -66,6 +66,8 @@ class Column:
     :param type: DuckLake type string (``int64``, ``decimal(12,2)``, ``struct`` ...).
     :param initial_default: literal text used for rows in files written before the column existed.
     :param default_value: literal text of the column's default for new rows (None: no default).
+    :param default_is_expression: DuckDB stored the default as an expression (``default_value_type``), such as a
+        typed constant ``CAST('t' AS BOOLEAN)`` (see :func:`~.defaults.insert_default`).
     """
 
     column_id: int
@@ -75,6 +77,7 @@ class Column:
     children: tuple[Column, ...] = ()
     initial_default: str | None = None
     default_value: str | None = None
+    default_is_expression: bool = False
 
     def walk(self) -> Iterator[Column]:
         """This column and all its descendants, pre-order (the order ids are assigned in)."""

@@ -27,6 +27,7 @@ from airflow_provider_lakehouse.datatables.transaction import (
     task_gid_prefix,
 )
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
+from airflow_provider_lakehouse.ducklake.defaults import stored_default
 from airflow_provider_lakehouse.ducklake.model import TableInfo, ViewInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID, output_schema
 from airflow_provider_lakehouse.ducklake.task_commits import (
@@ -543,8 +544,12 @@ class PlanRunner:
         columns = list(columns_from_arrow(pa.schema(fields)))
         for i, column in enumerate(details.columns):
             if column.default is not None:
-                text = _default_text(column.default)
-                columns[i] = replace(columns[i], default_value=text, initial_default=text)
+                text, is_expression = stored_default(column.default)
+                # as DuckDB records it: an expression default has no initial default
+                initial = None if is_expression else text
+                columns[i] = replace(
+                    columns[i], default_value=text, default_is_expression=is_expression, initial_default=initial
+                )
         created = tx.create_table(
             step.target or "",
             columns,
@@ -1178,10 +1183,6 @@ def _true_expression() -> Any:
     import pyarrow.compute as pc
 
     return pc.scalar(True)
-
-
-def _default_text(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _without_nested_void(frame: Any) -> Any:

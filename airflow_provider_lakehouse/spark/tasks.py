@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
+from airflow_provider_lakehouse.ducklake.defaults import insert_default
 from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, SortKey, TableInfo, WrittenFile
 from airflow_provider_lakehouse.ducklake.partitioning import Partitioning
@@ -338,9 +339,8 @@ def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
     for column in columns:
         source = by_lower.get(column.name.lower())
         if source is None:
-            filler = (
-                replace(column, initial_default=column.default_value) if column.default_value is not None else column
-            )
+            literal = insert_default(column)
+            filler = replace(column, initial_default=literal) if literal is not None else column
             arrays.append(default_array(filler, data.num_rows))
             continue
         array = data.column(source)

@@ -216,3 +216,32 @@ def test_a_default_that_is_no_constant_fails_on_spark_and_leaves_the_table(
     lake.attach(con)
     assert con.sql("SELECT count(*) FROM lake.t").fetchall() == [(0,)]
     assert con.sql("SELECT \"default\" FROM (DESCRIBE lake.t) WHERE column_name = 'n'").fetchall() == [("NULL",)]
+
+
+TYPED_DEFAULTS = (
+    "CREATE TABLE t (id INTEGER, b BOOLEAN DEFAULT true, c BOOLEAN, d DATE DEFAULT DATE '2020-01-02', "
+    "s VARCHAR DEFAULT 'it''s', m DECIMAL(10, 2) DEFAULT 1.5)"
+)
+
+
+@pytest.mark.parametrize("created_by", ["duckdb", "spark"])
+def test_typed_defaults_fill_inserts_as_duckdb_fills_them(stackless_spark: Any, tmp_path: Path, created_by: str) -> None:
+    """DuckDB stores a typed constant default as an expression (``CAST('t' AS BOOLEAN)``, ``CAST('2020-01-02' AS
+    "DATE")``): an insert on Spark that leaves the column out gets that constant (a boolean was read as false, a
+    date failed), whichever engine created the table; an expression DuckDB evaluates per insert fails by name."""
+    script = [TYPED_DEFAULTS, "ALTER TABLE t ALTER COLUMN c SET DEFAULT false"]
+    if created_by == "duckdb":
+        lake = referee.sqlite_lake_made_by_duckdb(tmp_path, script)
+    else:
+        lake = referee.sqlite_lake(tmp_path)
+        run(stackless_spark, lake, "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(script))
+    run(stackless_spark, lake, "ATTACH 'ducklake' AS dl; USE dl; INSERT INTO t (id) VALUES (1)")
+    con = referee.connect()
+    lake.attach(con)
+    con.sql("INSERT INTO lake.t (id) VALUES (2)")
+    ours, theirs = (duck_rows(con, f"SELECT * EXCLUDE (id) FROM lake.t WHERE id = {n}") for n in (1, 2))
+    assert ours == theirs == [{"b": True, "c": False, "d": "2020-01-02", "s": "it's", "m": 1.5}]
+
+    con.sql("ALTER TABLE lake.t ALTER COLUMN s SET DEFAULT 'x' || 'y'")  # a column not changed before: DuckDB takes it
+    error = on_engine("spark", stackless_spark, lake, "INSERT INTO t (id) VALUES (3)", autocommit=False)
+    assert error is not None and "Column 's' has the default ('x' || 'y'), an expression" in error, error

@@ -1,0 +1,52 @@
+"""The value an insert gives a column it does not name: the column's default, as DuckDB stores it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from airflow_provider_lakehouse.ducklake.types import Column
+from airflow_provider_lakehouse.exceptions import LakehouseError
+
+#: DuckDB stores a typed constant default as a cast of its text: ``CAST('t' AS BOOLEAN)``, ``CAST('2020-01-02' AS
+#: "DATE")``, ``CAST('1.5' AS DECIMAL(10,2))``
+_CAST_OF_TEXT = re.compile(r"""^CAST\('((?:[^']|'')*)' AS "?[A-Za-z_][A-Za-z_0-9 ]*"?(\(\d+(,\s*\d+)?\))?\)$""")
+
+
+def insert_default(column: Column) -> str | None:
+    """The constant text of ``column``'s default (None: no default, the rows get NULL).
+
+    >>> insert_default(Column(1, "b", "boolean", default_value="CAST('t' AS BOOLEAN)", default_is_expression=True))
+    't'
+    >>> insert_default(Column(1, "d", "date", default_value='CAST(\\'2020-01-02\\' AS "DATE")', default_is_expression=True))
+    '2020-01-02'
+    >>> insert_default(Column(1, "s", "varchar", default_value="it's"))
+    "it's"
+
+    :raises LakehouseError: for a default DuckDB evaluates per insert (``now()``, ``nextval(...)``): this
+        implementation fills defaults from constants only.
+    """
+    text = column.default_value
+    if text is None or not column.default_is_expression:
+        return text
+    cast = _CAST_OF_TEXT.match(text)
+    if cast is None:
+        raise LakehouseError(
+            f"Column {column.name!r} has the default {text}, an expression DuckDB evaluates per insert: this engine "
+            "fills only constant defaults. Give the column's value in the INSERT, or run the task with "
+            'engine="duckdb".'
+        )
+    return cast.group(1).replace("''", "'")
+
+
+def stored_default(value: Any) -> tuple[str, bool]:
+    """How DuckDB stores a constant default: its text, and whether it records it as an expression (a boolean is
+    ``CAST('t' AS BOOLEAN)``; a typed constant such as ``DATE '2020-01-02'`` reaches here as its cast).
+
+    >>> stored_default(True), stored_default(-5), stored_default("CAST('2020-01-02' AS DATE)")
+    (("CAST('t' AS BOOLEAN)", True), ('-5', False), ("CAST('2020-01-02' AS DATE)", True))
+    """
+    if isinstance(value, bool):
+        return f"CAST('{'t' if value else 'f'}' AS BOOLEAN)", True
+    text = repr(value) if isinstance(value, (int, float)) else str(value)
+    return text, _CAST_OF_TEXT.match(text) is not None
