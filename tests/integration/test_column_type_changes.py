@@ -225,7 +225,9 @@ TYPED_DEFAULTS = (
 
 
 @pytest.mark.parametrize("created_by", ["duckdb", "spark"])
-def test_typed_defaults_fill_inserts_as_duckdb_fills_them(stackless_spark: Any, tmp_path: Path, created_by: str) -> None:
+def test_typed_defaults_fill_inserts_as_duckdb_fills_them(
+    stackless_spark: Any, tmp_path: Path, created_by: str
+) -> None:
     """DuckDB stores a typed constant default as an expression (``CAST('t' AS BOOLEAN)``, ``CAST('2020-01-02' AS
     "DATE")``): an insert on Spark that leaves the column out gets that constant (a boolean was read as false, a
     date failed), whichever engine created the table; an expression DuckDB evaluates per insert fails by name."""
