@@ -848,12 +848,7 @@ class _Planner:
         details: StepDetails
         if action.args.get("dtype") is not None:
             dtype = action.args["dtype"]
-            from airflow_provider_lakehouse.sql.types import arrow_type
-
-            try:
-                arrow_type(dtype)  # an unsupported type must fail before anything runs, as in CREATE TABLE
-            except UnsupportedStatementError as exc:
-                raise _fail(statement, f"column {column!r}: {exc}") from None
+            _check_type(statement, column, dtype)
             if action.args.get("using"):
                 refused = "Not implemented Error: Column type cannot be modified using an expression"
             details = steps.ChangeColumnType(column, dtype.sql("duckdb"))
@@ -961,15 +956,10 @@ class _Planner:
 
     # -- helpers -----------------------------------------------------------------------------
     def _column_def(self, statement: Statement, column: exp.ColumnDef) -> ColumnDef:
-        from airflow_provider_lakehouse.sql.types import arrow_type
-
         kind = column.args.get("kind")
         if kind is None:
             raise _fail(statement, f"column {column.name!r} has no type.")
-        try:
-            arrow_type(kind)  # validate now: an unsupported type must fail before anything runs
-        except UnsupportedStatementError as exc:
-            raise _fail(statement, f"column {column.name!r}: {exc}") from None
+        _check_type(statement, column.name, kind)
         nullable, default = True, None
         for constraint in column.args.get("constraints") or []:
             inner = constraint.args.get("kind")
@@ -1618,6 +1608,17 @@ def _default_duckdb_refuses(column: exp.ColumnDef) -> str | None:
                 "and fill its rows with UPDATE."
             )
     return None
+
+
+def _check_type(statement: Statement, column: str, kind: exp.DataType) -> None:
+    """Fail now, before anything runs, for a column type the lake cannot store (``CREATE``, ``ADD``/``ALTER
+    COLUMN``)."""
+    from airflow_provider_lakehouse.sql.types import arrow_type
+
+    try:
+        arrow_type(kind)
+    except UnsupportedStatementError as exc:
+        raise _fail(statement, f"column {column!r}: {exc}") from None
 
 
 def _default_literal(node: exp.Expr | None) -> Any:

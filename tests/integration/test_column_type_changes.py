@@ -12,6 +12,7 @@ import pytest
 
 from airflow_provider_lakehouse.duckdb_engine.runner import DuckDBPlanRunner
 from airflow_provider_lakehouse.exceptions import StatementError
+from airflow_provider_lakehouse.spark.driver import PlanRunner
 from airflow_provider_lakehouse.spark.plan import plan_script
 from tests import referee
 from tests.integration.test_spark_sql import duck_rows, run, selected, spec_of
@@ -140,7 +141,7 @@ def on_engine(engine: str, spark: Any, lake: referee.LakeSetup, sql: str, *, aut
         if engine == "duckdb":
             DuckDBPlanRunner(spec_of(lake)).run(plan)
         else:
-            run(spark, lake, f"ATTACH 'ducklake' AS dl; USE dl; {sql}", autocommit=autocommit)
+            PlanRunner(spark, spec_of(lake)).run(plan)
     except StatementError as exc:
         return str(exc)
     return None
