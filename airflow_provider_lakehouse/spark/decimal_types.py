@@ -66,6 +66,10 @@ def _with_sparks_decimal_type(
 ) -> Callable[[Any, exp.Expr], Any]:
     def annotator(annotator_self: Any, node: exp.Expr) -> Any:
         result = annotate(annotator_self, node)
+        if node.meta.get(DUCKDB_ARITHMETIC) is not None and computed_in_float((node.this, node.expression)):
+            # the driver casts the DECIMAL operand to FLOAT (see semantics), in either pass
+            node.type = exp.DataType.build("float")
+            return result
         duckdbs = duckdb_marked and node.meta.get(DUCKDB_ARITHMETIC) is not None
         typed = duckdb_decimal_type(node) if duckdbs else spark_decimal_type(node)
         if typed is not None:
@@ -73,6 +77,34 @@ def _with_sparks_decimal_type(
         return result
 
     return annotator
+
+
+def operand_kind(node: exp.Expr) -> str:
+    """How DuckDB sees a typed operand of arithmetic or a comparison: ``float`` (a FLOAT), ``double``, ``decimal``
+    (a DECIMAL, or a literal such as ``0.1``, which sqlglot types DOUBLE), ``integer`` or ``other``.
+
+    >>> import sqlglot
+    >>> node = sqlglot.parse_one("0.5", read="spark")
+    >>> operand_kind(node)
+    'decimal'
+    """
+    digits = _digits(node)
+    if digits is not None:
+        return "decimal" if digits[2] else "integer"
+    if node.type is not None and node.type.is_type(exp.DataType.Type.FLOAT):
+        return "float"
+    if node.type is not None and node.type.is_type(exp.DataType.Type.DOUBLE):
+        return "double"
+    return "other"
+
+
+def computed_in_float(operands: tuple[exp.Expr, ...]) -> bool:
+    """Whether DuckDB computes ``+``, ``-`` or ``*`` of ``operands`` in FLOAT: a FLOAT with FLOATs, integers or
+    DECIMALs (nothing wider). DuckDB casts the others to FLOAT (``0.1::FLOAT + 0.1`` is a FLOAT, 0.2 in single
+    precision); Spark in ANSI mode widens a FLOAT with a DECIMAL or an integer to DOUBLE (0.2000000014901161), so
+    the driver casts those operands to FLOAT first."""
+    kinds = {operand_kind(o) for o in operands}
+    return "float" in kinds and kinds <= {"float", "decimal", "integer"}
 
 
 def spark_decimal_type(node: exp.Expr) -> exp.DataType | None:

@@ -40,7 +40,9 @@ from sqlglot.optimizer.qualify import qualify
 
 from airflow_provider_lakehouse.spark.decimal_types import (
     DUCKDB_ARITHMETIC,
+    computed_in_float,
     duckdb_decimal_type,
+    operand_kind,
     spark_decimal_type,
     spark_expression_metadata,
 )
@@ -57,7 +59,7 @@ from airflow_provider_lakehouse.spark.rewriting import (
     spark_text,
     typed_call,
 )
-from airflow_provider_lakehouse.spark.typed_functions import Operand, resolve_typed
+from airflow_provider_lakehouse.spark.typed_functions import Operand, as_float, in_float, resolve_typed
 
 _DOUBLE = exp.DataType.build("double")
 
@@ -77,8 +79,10 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
         if isinstance(node, _OPERATORS):  # the script's own: see arithmetic_markers
             node.meta[DUCKDB_ARITHMETIC] = True
             return node
-        if isinstance(node, exp.Div):
-            return _ieee_division(node.this, node.expression)
+        if isinstance(node, exp.Div):  # a FLOAT quotient in DuckDB when no operand is wider: types decide
+            return typed_call("divide", node.this, node.expression)
+        if isinstance(node, (*_COMPARISONS, exp.Between, exp.In)):
+            return _literals_typed_against(node)
         if isinstance(node, exp.Mod):
             return typed_call("mod", node.this, node.expression)
         if isinstance(node, exp.IntDiv):
@@ -111,6 +115,44 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
 
 _OPERATORS = (exp.Add, exp.Sub, exp.Mul)
 _SYMBOLS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
+
+
+def _literals_typed_against(node: exp.Expr) -> exp.Expr:
+    """A comparison (``=``, ``<`` ..., ``BETWEEN``, ``IN`` a list) whose decimal literals are markers typed against
+    the operand they are compared with. DuckDB compares a FLOAT with ``0.1`` as FLOATs (``0.1::FLOAT = 0.1`` is
+    true), where Spark widens both to DOUBLE (false; ``> 0.1`` true): against a FLOAT the literal becomes one.
+
+    >>> tree = duckdb_semantics(sqlglot.parse_one("SELECT * FROM t WHERE f > 0.5 AND n = 1", read="duckdb"))
+    >>> tree.sql("spark").split("WHERE ")[1].startswith("f > __LH_TYPED('literal_as', 0.5, f, ")
+    True
+    """
+    pairs: list[tuple[str, exp.Expr]] = []
+    if isinstance(node, _COMPARISONS):
+        pairs = [("this", node.expression), ("expression", node.this)]
+    elif isinstance(node, exp.Between):
+        pairs = [("low", node.this), ("high", node.this)]
+    if isinstance(node, exp.In) and node.expressions and _not_literal(node.this):
+        node.set(
+            "expressions",
+            [typed_call("literal_as", e, node.this) if _decimal_literal(e) else e for e in node.expressions],
+        )
+    for key, other in pairs:
+        literal = node.args.get(key)
+        if literal is not None and _decimal_literal(literal) and _not_literal(other):
+            node.set(key, typed_call("literal_as", literal, other))
+    return node
+
+
+def _decimal_literal(node: exp.Expr) -> bool:
+    """``0.5`` or ``-0.5``: a DECIMAL in DuckDB (``5e-1`` is a DOUBLE, ``5`` an integer)."""
+    inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node
+    return isinstance(inner, exp.Literal) and inner.is_number and "." in inner.name and "e" not in inner.name.lower()
+
+
+def _not_literal(node: exp.Expr) -> bool:
+    inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node
+    return not isinstance(inner, (exp.Literal, exp.Null, exp.Boolean))
 
 
 def arithmetic_markers(tree: exp.Expr) -> exp.Expr:
@@ -164,13 +206,23 @@ def _duckdb_decimal_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str
     if typed is None:  # a statement sqlglot cannot qualify keeps Spark's types
         return tree
     casts: dict[int, exp.DataType] = {}
+    in_float: dict[int, tuple[bool, bool]] = {}  # which operands become FLOATs
     for node in typed.find_all(*_OPERATORS):
         number = node.meta.get(DUCKDB_ARITHMETIC)
-        duckdbs = duckdb_decimal_type(node) if number is not None else None
-        if number is not None and duckdbs is not None and duckdbs != spark_decimal_type(node):
+        if number is None:
+            continue
+        if computed_in_float((node.this, node.expression)):
+            in_float[int(number)] = (operand_kind(node.this) != "float", operand_kind(node.expression) != "float")
+            continue
+        duckdbs = duckdb_decimal_type(node)
+        if duckdbs is not None and duckdbs != spark_decimal_type(node):
             casts[int(number)] = duckdbs
     for node in list(tree.find_all(*_OPERATORS)):
-        to = casts.get(node.meta.get(DUCKDB_ARITHMETIC, 0))
+        number = node.meta.get(DUCKDB_ARITHMETIC, 0)
+        for key, to_float in zip(("this", "expression"), in_float.get(number, ()), strict=False):
+            if to_float:
+                node.set(key, exp.Cast(this=node.args[key].copy(), to=exp.DataType.build("float")))
+        to = casts.get(number)
         if to is not None:
             node.replace(exp.Cast(this=node.copy(), to=to.copy()))
     return tree
@@ -237,6 +289,8 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
     'SELECT CAST(ROUND(d) AS INT) FROM v'
     >>> resolve("SELECT __LH_INT_DIV(a, b, 1) FROM v", {"v": {"a": "int", "b": "int"}})
     'SELECT CAST(CASE WHEN b = 0 THEN NULL ELSE a DIV b END AS INT) FROM v'
+    >>> resolve("SELECT * FROM v WHERE g > __LH_TYPED('literal_as', 0.1, g, 1)", {"v": {"g": "float"}})
+    'SELECT * FROM v WHERE g > CAST(0.1 AS FLOAT)'
     """
     tree, arithmetic = _operators_of_markers(sqlglot.parse_one(sql, read="spark"))
     # Innermost markers first, and the types inferred again after each round: a marker's operand may be another
@@ -322,6 +376,13 @@ def _resolve_marker(node: exp.Anonymous, operands: tuple[Operand, ...]) -> exp.E
     if node.name.lower() == INT_DIV:
         return _int_div(args[0], args[1], operands)
     if node.name.lower() == TYPED:
+        if args[0].name == "divide":
+            if not in_float(operands):
+                return _ieee_division(args[1], args[2])
+            # DuckDB divides FLOATs: the other operand cast to FLOAT first, the quotient a FLOAT (a DOUBLE
+            # division of two FLOATs rounded once to FLOAT is exactly FLOAT division)
+            left, right = (as_float(a, category) for a, (category, _) in zip(args[1:3], operands, strict=True))
+            return exp.Cast(this=_ieee_division(left, right), to=exp.DataType.build("float"))
         return resolve_typed(args[0].name, args[1:-1], operands)
     target = exp.DataType.build(args[1].name, dialect="spark")
     return _cast(args[0], target, bool(args[2].this), operands[0][0] if operands else "unknown")
@@ -435,6 +496,10 @@ def _is_integer(dtype: exp.DataType) -> bool:
 def _int_div(a: exp.Expression, b: exp.Expression, operands: tuple[Operand, ...]) -> exp.Expression:
     categories = {category for category, _ in operands} or {"unknown"}
     if not categories <= {"integer", "unknown"}:  # a decimal or double operand: DuckDB divides as doubles
+        if in_float(operands):  # FLOATs when no operand is wider (see _resolve_marker's "divide")
+            a, b = (as_float(x, category) for x, (category, _) in zip((a, b), operands, strict=True))
+            division = _null_if_zero(_double(b), exp.Div(this=_double(a), expression=_double(b)))
+            return exp.Cast(this=division, to=exp.DataType.build("float"))
         return _null_if_zero(_double(b), exp.Div(this=_double(a), expression=_double(b)))
     division = _null_if_zero(b, exp.IntDiv(this=a.copy(), expression=b.copy()))
     types = [t for _, t in operands if t is not None and t.is_type(*_INTEGER_WIDTH)]

@@ -24,6 +24,30 @@ def duckdb_element(container: exp.Expr, index: exp.Expr) -> exp.Expr:
 
 Operand = tuple[str, "exp.DataType | None"]  # (category: integer/decimal/float/string/other/unknown, type)
 
+_FLOAT = exp.DataType.Type.FLOAT
+
+
+def in_float(operands: tuple[Operand, ...]) -> bool:
+    """Whether DuckDB computes over ``operands`` in FLOAT: one is a FLOAT (single precision) and none is wider than
+    FLOAT (the others integers or DECIMALs, which DuckDB casts to FLOAT; a DOUBLE makes it DOUBLE). Spark widens a
+    FLOAT with a DECIMAL to DOUBLE, and the provider's ``/`` divides DOUBLEs."""
+    kinds = {_precision(category, dtype) for category, dtype in operands}
+    return "float" in kinds and kinds <= {"float", "decimal", "integer"}
+
+
+def as_float(node: exp.Expr, category: str) -> exp.Expr:
+    """``node`` cast to FLOAT when it is a DECIMAL or an integer: DuckDB's operand of a FLOAT operation (Spark in
+    ANSI mode widens both to DOUBLE)."""
+    if category in ("decimal", "integer"):
+        return exp.Cast(this=node.copy(), to=exp.DataType.build("float"))
+    return node.copy()
+
+
+def _precision(category: str, dtype: exp.DataType | None) -> str:
+    if category == "float":
+        return "float" if dtype is not None and dtype.is_type(_FLOAT) else "double"
+    return category
+
 
 def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]) -> exp.Expr:
     """The Spark form of a :func:`typed_call` marker, given its operands' categories and types (empty when they
@@ -81,12 +105,22 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
             # fast (64-bit integers up to 18 digits) and cast once per group
             return exp.Cast(this=exp.Sum(this=args[0].copy()), to=exp.DataType.build(f"DECIMAL(38, {decimal[1]})"))
         return exp.Sum(this=args[0].copy())
+    if kind == "literal_as":  # (literal, what it is compared with): a FLOAT against a FLOAT, as DuckDB compares
+        other = operands[1][1] if len(operands) > 1 else None
+        if other is not None and other.is_type(_FLOAT):
+            return exp.Cast(this=args[0].copy(), to=exp.DataType.build("float"))
+        return args[0].copy()
     if kind == "mod":  # NULL for a zero divisor, NaN when either operand is a DOUBLE or FLOAT
         floats = any(c == "float" for c, _ in operands)
-        zero = spark_expression("IF(_a IS NULL, NULL, CAST('NaN' AS DOUBLE))", _a=args[0]) if floats else exp.Null()
+        single = in_float(operands)  # FLOAT % DECIMAL is a FLOAT in DuckDB (Spark: DOUBLE)
+        left, right = args[0].copy(), args[1].copy()
+        if single:
+            left, right = (as_float(a, c) for a, (c, _) in zip(args[:2], operands, strict=True))
+        nan = "FLOAT" if single else "DOUBLE"
+        zero = spark_expression(f"IF(_a IS NULL, NULL, CAST('NaN' AS {nan}))", _a=left) if floats else exp.Null()
         return exp.Case(
-            ifs=[exp.If(this=exp.EQ(this=args[1].copy(), expression=exp.Literal.number(0)), true=zero)],
-            default=exp.Mod(this=args[0].copy(), expression=args[1].copy()),
+            ifs=[exp.If(this=exp.EQ(this=right.copy(), expression=exp.Literal.number(0)), true=zero)],
+            default=exp.Mod(this=left, expression=right),
         )
     if kind in ("floor", "ceil"):  # DuckDB keeps a DOUBLE a DOUBLE (Spark's is a BIGINT, which overflows)
         rounded: exp.Expr = exp.Floor(this=args[0].copy()) if kind == "floor" else exp.Ceil(this=args[0].copy())

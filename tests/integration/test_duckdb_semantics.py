@@ -183,7 +183,7 @@ def same(a: Any, b: Any) -> bool:
     if len(a) != len(b):
         return False
     for x, y in zip(a, b, strict=False):
-        if x is None or y is None:
+        if x is None or y is None or isinstance(x, bool) or isinstance(y, bool):  # the same singleton
             if x is not y:
                 return False
         elif isinstance(x, float) or isinstance(y, float):
@@ -308,3 +308,83 @@ def test_decimal_arithmetic_has_duckdbs_type_and_overflow(
     ours_type = reader.sql(f"SELECT typeof(r) FROM lake.{table} LIMIT 1").fetchone()[0]
     duckdbs_type = con.sql(f"SELECT typeof({expression}) FROM vals LIMIT 1").fetchone()[0]
     assert ours_type == duckdbs_type, f"{expression}: DuckDB {duckdbs_type}, ours {ours_type}"
+
+
+# A FLOAT (single precision) with a DECIMAL: DuckDB computes and compares in FLOAT, Spark widens both to DOUBLE
+# (``0.1::FLOAT = 0.1`` is true in DuckDB; in Spark false, and ``> 0.1`` true).
+FLOAT_EXPRESSIONS = [
+    "g = 0.1",
+    "g > 0.1",
+    "g >= 0.2",
+    "g <> 1.1",
+    "g < -2.5",
+    "0.1 < g",
+    "g BETWEEN 0.1 AND 1.1",
+    "g IN (0.1, 1.1)",
+    "g NOT IN (0.2, -2.5)",
+    "g IS DISTINCT FROM 0.2",
+    "-g = -0.1",
+    "g * 2 = 0.2",
+    "g + 0.1 = 0.2",
+    "g / 2 = 0.05",
+    "g = 1e-1",
+    "g + 0.1",
+    "0.1 + g",
+    "g * 1.5",
+    "g - d",
+    "g * d + 1",
+    "g + 1",
+    "g / 3",
+    "g / d",
+    "g / 3.0",
+    "g / 0",
+    "g // 2",
+    "g % 0.3",
+    "g % 0",
+]
+
+
+@pytest.fixture(scope="module")
+def reals(con: Any) -> str:
+    """A table with a FLOAT column ``g`` and a DECIMAL column ``d``, written by DuckDB."""
+    con.sql(
+        "CREATE TABLE reals AS SELECT id::INTEGER AS id, g::FLOAT AS g, d::DECIMAL(5, 2) AS d FROM (VALUES "
+        "(1, 0.1, 0.10), (2, 0.2, 0.30), (3, 1.1, 1.10), (4, -2.5, 2.50), (5, NULL, 1.00)) AS v(id, g, d)"
+    )
+    return "reals"
+
+
+@pytest.mark.parametrize("expression", FLOAT_EXPRESSIONS)
+def test_floats_with_decimals_compute_and_compare_as_in_duckdb(
+    spark: Any, lake: LakeSetup, con: Any, reals: str, expression: str
+) -> None:
+    query = f"SELECT {expression} AS r FROM {reals} ORDER BY id"
+    expected = duckdb(con, query)
+    got = ours(spark, lake, query)
+    assert same(got, expected), f"{expression}: DuckDB {expected!r}, ours {got!r}"
+    rows = f"SELECT count(*) AS r FROM {reals} WHERE {expression}"
+    if duckdbs_type_of(con, expression, reals) == "BOOLEAN":  # the same test as a filter
+        assert ours(spark, lake, rows) == duckdb(con, rows), f"WHERE {expression}"
+
+
+FLOAT_RESULTS = ["g + 0.1", "g * d", "g / 3", "g / d", "g // 2", "g % 0.3", "g - 1.5 * g"]
+
+
+@pytest.mark.parametrize("expression", FLOAT_RESULTS)
+def test_float_arithmetic_with_decimals_stores_duckdbs_type(
+    spark: Any, lake: LakeSetup, con: Any, reals: str, expression: str
+) -> None:
+    table = f"float_result_{FLOAT_RESULTS.index(expression)}"
+    PlanRunner(spark, _spec(lake)).run(
+        plan_script(f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE {table} AS SELECT {expression} AS r FROM {reals}")
+    )
+    reader = referee.connect()
+    lake.attach(reader)
+    ours_type = reader.sql(f"SELECT typeof(r) FROM lake.{table} LIMIT 1").fetchone()[0]
+    assert ours_type == duckdbs_type_of(con, expression, reals) == "FLOAT"
+    got = to_json_safe([r[0] for r in reader.sql(f"SELECT r FROM lake.{table} ORDER BY r").fetchall()])
+    assert same(got, duckdb(con, f"SELECT {expression} AS r FROM {reals} ORDER BY r")), expression
+
+
+def duckdbs_type_of(con: Any, expression: str, table: str) -> str:
+    return con.sql(f"SELECT typeof({expression}) FROM {table} LIMIT 1").fetchone()[0]
