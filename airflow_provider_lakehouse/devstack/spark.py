@@ -26,6 +26,7 @@ from pathlib import Path
 
 from airflow_provider_lakehouse.devstack.jars import classpath_conf
 from airflow_provider_lakehouse.devstack.ports import LOOPBACK
+from airflow_provider_lakehouse.spark.class_archive import ClassArchive
 
 CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 # Logged when the gRPC service cannot start (e.g. its port is taken); the JVM then stays up, serving nothing.
@@ -33,6 +34,9 @@ _CONNECT_FAILED = "Error starting Spark Connect server"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 CONNECT_APP_NAME = "Spark Connect server (lakehouse devstack)"
+#: how long a stopping Connect server may take before it is killed: a server without a class-data archive
+#: writes one on its way out (250 MB after a TPC-DS run, about a second)
+CONNECT_STOP_TIMEOUT_S = 30.0
 
 # Runs in a fresh interpreter: an open port is not yet a working server (the SparkSession behind it
 # may still be starting), and a Connect session in the caller's process would outlive the check.
@@ -347,18 +351,24 @@ class _Jvm:
             return ""
         return text[text.rfind("\n==== ") :][-chars:]
 
-    def stop(self, timeout_s: float = 20.0) -> None:
-        """SIGTERM the process group, wait, then SIGKILL what is left; reap the JVM if it is our child."""
+    def stop(self, timeout_s: float = 20.0) -> bool:
+        """SIGTERM the process group, wait, then SIGKILL what is left; reap the JVM if it is our child.
+
+        :returns: True when a running JVM ended on SIGTERM (so it ran its exit, which writes a class-data
+            archive), False when none ran or it had to be killed.
+        """
         pid = self.pid()
         if pid is None:
-            return
+            return False
         # start_new_session made the JVM a group leader, so its PID is the group: the group also holds the
         # worker's executors and Python workers, which would otherwise outlive it.
         _signal_group(pid, signal.SIGTERM)
-        if not _wait_group_gone(pid, timeout_s):
+        ended = _wait_group_gone(pid, timeout_s)
+        if not ended:
             _signal_group(pid, signal.SIGKILL)
             _wait_group_gone(pid, 5.0)
         self.pid_file.unlink(missing_ok=True)
+        return ended
 
 
 @dataclass
@@ -501,6 +511,9 @@ class SparkConnectServer:
     master: str = "local[2]"
     driver_memory: str = "2g"
     jars: tuple[Path, ...] = ()  # on the server's classpath, e.g. the S3A jars
+    #: map a class-data archive of the server's classes (written when a server without one stops; see
+    #: :meth:`class_archive`)
+    use_class_archive: bool = True
 
     @property
     def url(self) -> str:
@@ -530,9 +543,11 @@ class SparkConnectServer:
         :raises RuntimeError: the JVM exited or no query answered within ``timeout_s`` (the server is
             stopped again; the message ends with its log).
         """
-        conf = connect_conf(bind_address=LOOPBACK, port=self.port, driver_host=LOOPBACK)
-        if self.jars:
-            conf.update(classpath_conf(self.jars))
+        conf = self._conf()
+        archive = self.class_archive()
+        if archive is not None:
+            archive.pending.unlink(missing_ok=True)  # left by a server that was killed while writing it
+            conf = archive.with_options(conf)
         argv = connect_argv(spark_home(), master=self.master, driver_memory=self.driver_memory, conf=conf)
         # Spark writes spark-warehouse/ (and derby.log with Hive) into its working directory.
         proc = self._jvm.spawn(argv, _base_env(self._jvm.conf_dir), cwd=self.state_dir / "connect")
@@ -567,4 +582,31 @@ class SparkConnectServer:
             time.sleep(0.3)
 
     def stop(self) -> None:
-        self._jvm.stop()
+        """Stop the server; a class-data archive it wrote on its way out is put in place (removed if it was
+        killed before it finished)."""
+        ended = self._jvm.stop(timeout_s=CONNECT_STOP_TIMEOUT_S)
+        archive = self.class_archive()
+        if archive is None:
+            return
+        if ended:
+            archive.settle()
+        else:
+            archive.pending.unlink(missing_ok=True)
+
+    def class_archive(self) -> ClassArchive | None:
+        """The server's class-data archive (Java AppCDS), under ``state_dir/class-archives``.
+
+        Without one, the server writes the classes it loaded (Spark Connect, Spark SQL, Parquet, S3A and the
+        code its queries generated) into it when it stops; later starts map them instead of loading and
+        verifying each class again, in the first queries of every fresh server. None when turned off or there
+        is no ``java`` to key it on.
+        """
+        if not self.use_class_archive:
+            return None
+        return ClassArchive.for_server(str(spark_home()), self._conf(), self.state_dir / "class-archives")
+
+    def _conf(self) -> dict[str, str]:
+        conf = connect_conf(bind_address=LOOPBACK, port=self.port, driver_host=LOOPBACK)
+        if self.jars:
+            conf.update(classpath_conf(self.jars))
+        return conf

@@ -1,4 +1,5 @@
-"""A class-data archive (Java's AppCDS) for the driver JVMs that spark-submit starts, one per lake task.
+"""A class-data archive (Java's AppCDS) for the driver JVMs that spark-submit starts, one per lake task, and for
+the Spark Connect server the local stack starts.
 
 A spark-submit task's driver is a fresh JVM, and most of its start is spent loading and verifying Spark's classes
 (its SparkContext, then the SQL engine for the first statement). The first task on a machine has the JVM write
@@ -11,6 +12,9 @@ An archive is only valid for the JVM and the class path that wrote it, so its fi
 ``java`` binary, Spark's ``jars/`` and ``spark.driver.extraClassPath``); a JVM that still finds it unusable falls
 back to loading classes itself. Each first task writes to a name of its own and moves the finished archive into
 place, so tasks starting together never read a half-written file.
+
+The local stack's Spark Connect server has an archive of its own (:meth:`ClassArchive.for_server`), written when a
+server without one stops: a start took 18.8 s without it and 6.4 to 7.2 s with it on the same machine.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 _USER_DECIDES = ("-Xshare:off", "-XX:SharedArchiveFile", "-XX:ArchiveClassesAtExit", "-XX:-UseSharedSpaces")
 # Harmless on a JVM older than 13, which knows neither option and would otherwise refuse to start.
 _TOLERANT = "-XX:+IgnoreUnrecognizedVMOptions"
+# A JVM writing an archive warns about every class it leaves out (600 lines: Janino's from a signed jar, the
+# classes Spark generates), into the task's or the server's log; errors still show.
+_QUIET = "-Xlog:cds*=error"
 
 
 def default_cache_dir() -> Path:
@@ -55,22 +62,23 @@ class ClassArchive:
     ) -> ClassArchive | None:
         """The archive for a spark-submit with ``conf`` from ``spark_home``; ``None`` without a ``java`` or a
         Spark home to key it on (the task then runs without one)."""
-        java = _java_binary()
-        if java is None or not spark_home:
+        path = _keyed_path("spark-driver", spark_home, conf, cache_dir or default_cache_dir())
+        if path is None:
             return None
-        jars_dir = Path(spark_home) / "jars"
-        key = json.dumps(
-            [
-                os.path.realpath(java),
-                _mtime(Path(os.path.realpath(java))),
-                sorted(p.name for p in jars_dir.glob("*.jar")) if jars_dir.is_dir() else [],
-                conf.get("spark.driver.extraClassPath", ""),
-            ]
-        )
-        digest = hashlib.sha256(key.encode()).hexdigest()[:24]
-        directory = cache_dir or default_cache_dir()
-        path = directory / f"spark-driver-{digest}.jsa"
-        return cls(path, directory / f".{path.name}.{uuid.uuid4().hex}.partial")
+        return cls(path, path.parent / f".{path.name}.{uuid.uuid4().hex}.partial")
+
+    @classmethod
+    def for_server(cls, spark_home: str | None, conf: Mapping[str, str], cache_dir: Path) -> ClassArchive | None:
+        """The archive for a long-running server JVM (the Spark Connect server) started with ``conf``.
+
+        Its classes differ from a task driver's (the Connect service, everything its queries loaded), so it has
+        an archive of its own. One server runs per ``cache_dir``, and the process that stops it may not be the
+        one that started it: its pending file has a fixed name, which any process can :meth:`settle`.
+        """
+        path = _keyed_path("spark-connect", spark_home, conf, cache_dir)
+        if path is None:
+            return None
+        return cls(path, path.parent / f".{path.name}.partial")
 
     def java_options(self) -> str:
         """JVM options: map the archive when it exists, otherwise write one at exit; none when the cache
@@ -81,7 +89,7 @@ class ClassArchive:
             self.pending.parent.mkdir(parents=True, exist_ok=True)
         except OSError:
             return ""
-        return f"{_TOLERANT} -XX:ArchiveClassesAtExit={self.pending}"
+        return f"{_TOLERANT} -XX:ArchiveClassesAtExit={self.pending} {_QUIET}"
 
     def with_options(self, conf: Mapping[str, str]) -> dict[str, str]:
         """``conf`` with :meth:`java_options` added to the driver's Java options (the user's own kept first).
@@ -108,6 +116,24 @@ class ClassArchive:
             return False
         finally:
             self.pending.unlink(missing_ok=True)
+
+
+def _keyed_path(role: str, spark_home: str | None, conf: Mapping[str, str], directory: Path) -> Path | None:
+    """``<directory>/<role>-<digest>.jsa``, the digest of what makes an archive valid: the ``java`` binary, Spark's
+    jars and the driver's extra class path; None without a ``java`` or a Spark home."""
+    java = _java_binary()
+    if java is None or not spark_home:
+        return None
+    jars_dir = Path(spark_home) / "jars"
+    key = json.dumps(
+        [
+            os.path.realpath(java),
+            _mtime(Path(os.path.realpath(java))),
+            sorted(p.name for p in jars_dir.glob("*.jar")) if jars_dir.is_dir() else [],
+            conf.get("spark.driver.extraClassPath", ""),
+        ]
+    )
+    return directory / f"{role}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.jsa"
 
 
 def _java_binary() -> str | None:

@@ -274,3 +274,49 @@ def test_stale_pid_files_are_not_mistaken_for_spark(tmp_path: Path) -> None:
         server.stop()
         cluster.stop()
     assert Path(f"/proc/{os.getpid()}").exists()
+
+
+def _mapped_files(pid: int) -> set[str]:
+    with open(f"/proc/{pid}/maps") as maps:
+        return {line.split(maxsplit=5)[5].strip() for line in maps if len(line.split(maxsplit=5)) == 6}
+
+
+def test_a_stopped_connect_server_leaves_a_class_archive_the_next_one_maps(stack: Stack, tmp_path: Path) -> None:
+    from pyspark.sql import SparkSession
+
+    from airflow_provider_lakehouse.devstack.ports import pick_port
+
+    server = SparkConnectServer(state_dir=tmp_path, port=pick_port(15090), jars=stack.s3a_jar_paths())
+    archive = server.class_archive()
+    assert archive is not None and not archive.path.exists()
+
+    def answer() -> int:
+        mode_was_set = "SPARK_CONNECT_MODE_ENABLED" in os.environ
+        spark = SparkSession.builder.remote(server.url).getOrCreate()
+        try:
+            return spark.sql("SELECT sum(id) AS s FROM range(10)").collect()[0][0]
+        finally:
+            spark.stop()
+            if not mode_was_set:
+                os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+    try:
+        server.start()
+        pid = server.pid()
+        assert pid is not None
+        assert f"-XX:ArchiveClassesAtExit={archive.pending}" in _cmdline(pid)
+        assert answer() == 45
+        server.stop()
+        # written on the way out and moved into place; no partial file is left
+        assert archive.path.stat().st_size > 10_000_000
+        assert not archive.pending.exists()
+
+        server.start()
+        pid = server.pid()
+        assert pid is not None
+        assert f"-XX:SharedArchiveFile={archive.path}" in _cmdline(pid)
+        assert str(archive.path) in _mapped_files(pid), "the JVM must map the archive, not just be told of it"
+        assert answer() == 45
+    finally:
+        server.stop()
+    assert sorted(p.name for p in archive.path.parent.iterdir()) == [archive.path.name]

@@ -69,7 +69,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         }
     ),
     "tpcds": frozenset({"connections", "ducklake", "exceptions", "hooks", "spark", "sql"}),
-    "devstack": frozenset({"tpcds"}),
+    "devstack": frozenset({"spark", "tpcds"}),
 }
 
 

@@ -88,3 +88,17 @@ def test_driver_options_that_settle_class_sharing_win(spark_home: str, tmp_path:
     archive = ClassArchive.for_submit(spark_home, {}, tmp_path / "cache")
     assert archive is not None
     assert archive.with_options({DRIVER_JAVA_OPTIONS: own}) == {DRIVER_JAVA_OPTIONS: own}
+
+
+def test_a_server_has_an_archive_of_its_own_that_any_process_can_settle(spark_home: str, tmp_path: Path) -> None:
+    driver = ClassArchive.for_submit(spark_home, {}, tmp_path)
+    server = ClassArchive.for_server(spark_home, {}, tmp_path)
+    assert driver is not None and server is not None
+    assert server.path != driver.path  # a Connect server's classes are not a task driver's
+    # the process that stops the server finds the file the one that started it named
+    again = ClassArchive.for_server(spark_home, {}, tmp_path)
+    assert again == server
+    assert f"-XX:ArchiveClassesAtExit={server.pending}" in server.java_options()
+    server.pending.write_bytes(b"archive")
+    assert again.settle() is True
+    assert f"-XX:SharedArchiveFile={server.path}" in server.java_options()
