@@ -429,11 +429,11 @@ def _typed_copy(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]], metada
 
 
 # -- the rewrites --------------------------------------------------------------------------------
-def _double(node: exp.Expression) -> exp.Expression:
+def _double(node: exp.Expr) -> exp.Expression:
     return exp.Cast(this=node.copy(), to=_DOUBLE.copy())
 
 
-def _ieee_division(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _ieee_division(a: exp.Expr, b: exp.Expr) -> exp.Expression:
     """DuckDB's ``/``: double division; a zero divisor gives ``a * inf`` (``inf``, ``-inf`` or ``nan``)."""
     infinity = exp.Cast(this=exp.Literal.string("Infinity"), to=_DOUBLE.copy())
     zero = exp.EQ(this=_double(b), expression=exp.Literal.number(0))
@@ -443,7 +443,7 @@ def _ieee_division(a: exp.Expression, b: exp.Expression) -> exp.Expression:
     )
 
 
-def _null_if_zero(divisor: exp.Expression, value: exp.Expression) -> exp.Expression:
+def _null_if_zero(divisor: exp.Expr, value: exp.Expr) -> exp.Expression:
     zero = exp.EQ(this=divisor.copy(), expression=exp.Literal.number(0))
     return exp.Case(ifs=[exp.If(this=zero, true=exp.Null())], default=value)
 
@@ -493,7 +493,7 @@ def _is_integer(dtype: exp.DataType) -> bool:
     return dtype.is_type(*exp.DataType.INTEGER_TYPES)
 
 
-def _int_div(a: exp.Expression, b: exp.Expression, operands: tuple[Operand, ...]) -> exp.Expression:
+def _int_div(a: exp.Expr, b: exp.Expr, operands: tuple[Operand, ...]) -> exp.Expr:
     categories = {category for category, _ in operands} or {"unknown"}
     if not categories <= {"integer", "unknown"}:  # a decimal or double operand: DuckDB divides as doubles
         if in_float(operands):  # FLOATs when no operand is wider (see _resolve_marker's "divide")
