@@ -13,7 +13,9 @@ DuckDB 1.5's rules, from its source (``TryCastDecimalToFloatingPoint``, ``TryCas
   nearest float, and the same float DuckDB stores;
 - decimal to a decimal of a smaller scale, or to an integer: rounded half away from zero;
 - ``FLOAT``/``DOUBLE`` to an integer: rounded half to even; NaN and infinities fail;
-- ``DOUBLE`` to ``FLOAT``: a finite value beyond ``FLOAT``'s range fails instead of becoming an infinity.
+- ``DOUBLE`` to ``FLOAT``: a finite value beyond ``FLOAT``'s range fails instead of becoming an infinity;
+- ``FLOAT``/``DOUBLE`` to a decimal: times ``10^scale`` in double precision, rounded half away from zero (a
+  ``FLOAT``'s product back to ``FLOAT`` after rounding).
 
 Text is parsed and printed by DuckDB's own casts where the ``duckdb`` package is installed: DuckDB's text forms
 are too many to copy (``' 42 '`` and ``'4.2'`` are integers, ``'yes'`` a boolean, a double prints as
@@ -24,13 +26,14 @@ in DuckDB (:class:`pyarrow.ArrowInvalid`); other pairs are pyarrow's casts, whic
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Context, Decimal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_EXACT = Context(prec=80)  # wide enough for any 38-digit decimal: scaleb must not round
 
 
 def cast_as_duckdb(array: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa.ChunkedArray:
@@ -64,6 +67,8 @@ def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
         elif pa.types.is_integer(target) and source.scale > 0:
             array = _round_decimal(array, 0)
     elif pa.types.is_floating(source):
+        if pa.types.is_decimal(target):
+            return _float_to_decimal(array, target)
         if pa.types.is_integer(target):
             _refuse_non_finite(array, target)
             array = pc.round(array, ndigits=0, round_mode="half_to_even")
@@ -77,6 +82,36 @@ def _round_decimal(array: pa.Array, scale: int) -> pa.Array:
     input's precision, and a carry (``9.995`` to ``10.00``) would not fit it."""
     wider = pa.decimal256(array.type.precision + 1, array.type.scale)
     return pc.round(array.cast(wider), ndigits=scale, round_mode="half_towards_infinity")
+
+
+def _float_to_decimal(array: pa.Array, target: pa.DataType) -> pa.Array:
+    """DuckDB's cast of a ``FLOAT`` or ``DOUBLE`` to ``DECIMAL(p, s)`` (``TryCastToDecimal``): the value times
+    ``10^s`` in double precision, rounded half away from zero (and, for a ``FLOAT``, back to a ``FLOAT``), is the
+    unscaled decimal; it must stay below
+    ``10^p``. Where the product is inexact its rounding shows in the last digits (``-267139128129.22836`` into
+    ``DECIMAL(38, 10)`` is ``-267139128129.2283740160``), which pyarrow's exact conversion does not reproduce.
+
+    >>> _float_to_decimal(pa.array([0.125, -267139128129.22836, None]), pa.decimal128(38, 10)).to_pylist()
+    [Decimal('0.1250000000'), Decimal('-267139128129.2283740160'), None]
+    """
+    _refuse_non_finite(array, target)
+    values = array.to_numpy(zero_copy_only=False).astype(np.float64)
+    with np.errstate(all="ignore"):
+        scaled = values * float(10**target.scale)
+        whole = np.trunc(scaled)
+        rounded = whole + np.sign(scaled) * (np.abs(scaled - whole) >= 0.5)
+    valid = ~np.isnan(rounded)  # nulls
+    limit = float(10**target.precision)
+    beyond = valid & (np.abs(rounded) >= limit)
+    if beyond.any():
+        bad = values[beyond][0]
+        raise pa.ArrowInvalid(f"Could not cast value {bad:f} to DECIMAL({target.precision},{target.scale})")
+    if pa.types.is_float32(array.type):
+        # DuckDB converts the rounded product back to the source type before the integer: for a FLOAT that
+        # rounds again (0.125 into DECIMAL(20, 15) is 0.124999998373888)
+        rounded = rounded.astype(np.float32).astype(np.float64)
+    unscaled = [int(v) if ok else None for v, ok in zip(rounded.tolist(), valid.tolist(), strict=True)]
+    return pa.array([None if u is None else Decimal(u).scaleb(-target.scale, _EXACT) for u in unscaled], type=target)
 
 
 def _decimal_to_float(array: pa.Array, target: pa.DataType) -> pa.Array:

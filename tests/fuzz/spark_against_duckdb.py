@@ -5,6 +5,7 @@
     python -m tests.fuzz.spark_against_duckdb 500 40 --odd-types   # HUGEINT, UUID, INTERVAL, JSON ... too
     python -m tests.fuzz.spark_against_duckdb 700 40 --autocommit  # each statement commits on its own
     python -m tests.fuzz.spark_against_duckdb 900 40 --alter-columns  # ALTER COLUMN TYPE/DEFAULT/NOT NULL too
+    python -m tests.fuzz.spark_against_duckdb 1100 40 --filters     # decimal literals in WHERE and arithmetic
 
 Each seed makes one table of random column types and a script of random changes: inserts of random values (and
 ``NULL``), deletes, updates with constants and expressions, merges, added, dropped and renamed columns, copies of
@@ -104,6 +105,7 @@ class ScriptMaker:
     columns: dict[str, str] = field(default_factory=dict)
     rows: int = 0
     alter_columns: bool = False
+    filters: bool = False
 
     def value(self, kind: str) -> str:
         return "NULL" if self.rng.random() < 0.15 else (LITERALS | ODD_LITERALS)[kind](self.rng)
@@ -124,6 +126,8 @@ class ScriptMaker:
     def change(self) -> str:  # one branch per kind of statement
         if self.alter_columns and self.rng.random() < 0.3:
             return self.alter_column()
+        if self.filters and self.rng.random() < 0.3:
+            return self.filtered_change()
         roll, others = self.rng.random(), [name for name in self.columns if name != "id"]
         if roll < 0.35 or not others:
             return self.insert()
@@ -152,6 +156,27 @@ class ScriptMaker:
         if roll < 0.95:
             return "CREATE OR REPLACE TABLE t AS SELECT * FROM t WHERE id % 2 = 0"
         return self.expression_update(column)
+
+    def filtered_change(self) -> str:
+        """A delete or update whose condition compares a numeric column with decimal literals, or an update by
+        arithmetic with one (a FLOAT column compares and computes as a FLOAT in DuckDB)."""
+        numeric = [name for name, kind in self.columns.items() if kind in NUMERIC and name != "id"]
+        if not numeric:
+            return self.insert()
+        column = self.rng.choice(numeric)
+        literal = lambda: self.rng.choice(["0.1", "0.3", "1.5", "-0.25", "2.5", "1.1", "0"])  # noqa: E731
+        condition = self.rng.choice(
+            [
+                f"{column} {self.rng.choice(['=', '<>', '<', '<=', '>', '>='])} {literal()}",
+                f"{column} BETWEEN {literal()} AND {literal()}",
+                f"{column} IN ({literal()}, {literal()})",
+                f"{column} * 2 > {literal()}",
+            ]
+        )
+        if self.rng.random() < 0.5:
+            return f"DELETE FROM t WHERE {condition}"
+        operator = self.rng.choice(["+", "-", "*", "/"])
+        return f"UPDATE t SET {column} = {column} {operator} {literal()} WHERE NOT ({condition})"
 
     def alter_column(self) -> str:
         """A new type (a widening, now and then one DuckDB refuses), a default, ``NOT NULL``, or ``TRUNCATE``."""
@@ -210,11 +235,16 @@ def table_contents(con: Any, alias: str) -> tuple[list[tuple[str, ...]], list[di
 
 
 def compare(
-    spark: Any, seed: int, types: list[str], autocommit: bool = False, alter_columns: bool = False
+    spark: Any,
+    seed: int,
+    types: list[str],
+    autocommit: bool = False,
+    alter_columns: bool = False,
+    filters: bool = False,
 ) -> str | None:
     """The difference seed ``seed`` shows, or None. With ``autocommit``, each statement commits on its own on
     both sides, and a failing one ends the script keeping what ran before it."""
-    statements = ScriptMaker(random.Random(seed), types, alter_columns=alter_columns).script()
+    statements = ScriptMaker(random.Random(seed), types, alter_columns=alter_columns, filters=filters).script()
     parts = [statements[:1], statements[1:]] if seed % 2 == 0 else [statements]
     if autocommit:
         parts = [statements]
@@ -287,6 +317,7 @@ def main() -> None:
     parser.add_argument("--odd-types", action="store_true", help="the less common types too (other scripts)")
     parser.add_argument("--autocommit", action="store_true", help="each statement commits on its own")
     parser.add_argument("--alter-columns", action="store_true", help="ALTER COLUMN TYPE/DEFAULT/NOT NULL, TRUNCATE")
+    parser.add_argument("--filters", action="store_true", help="decimal literals in conditions and arithmetic")
     args = parser.parse_args()
     if args.odd_types:
         args.types = "|".join([*args.types.split("|"), *ODD_LITERALS])
@@ -294,7 +325,7 @@ def main() -> None:
     differences = 0
     for seed in range(args.first_seed, args.first_seed + args.count):
         try:
-            difference = compare(spark, seed, args.types.split("|"), args.autocommit, args.alter_columns)
+            difference = compare(spark, seed, args.types.split("|"), args.autocommit, args.alter_columns, args.filters)
         except Exception:  # a harness failure is reported with its seed, and the run goes on
             difference = f"seed {seed}: the harness failed\n{traceback.format_exc()[-1500:]}"
         differences += difference is not None

@@ -158,3 +158,25 @@ def test_chunked_arrays_keep_their_chunks() -> None:
     chunked = pa.chunked_array([[Decimal("1.25")], [Decimal("2.75"), None]], pa.decimal128(3, 2))
     result = cast_as_duckdb(chunked, pa.decimal128(3, 1))
     assert result.num_chunks == 2 and result.to_pylist() == [Decimal("1.3"), Decimal("2.8"), None]
+
+
+def random_floats(rng: random.Random, count: int) -> list[float | None]:
+    """Doubles of every magnitude DuckDB's double-precision product rounds visibly, ties included."""
+    values: list[float | None] = [0.125, -0.125, 2.675, 0.375, -2.5, 1e20, -267139128129.22836, 0.1, None]
+    for _ in range(count):
+        magnitude = 10 ** rng.uniform(-6, 20)
+        values.append(rng.choice([1, -1]) * magnitude)
+        values.append(rng.randint(-(10**6), 10**6) / rng.choice([8, 100, 1000]))  # ties and short decimals
+    return values
+
+
+@pytest.mark.parametrize(("precision", "scale"), [(4, 1), (10, 2), (18, 3), (20, 15), (38, 10), (38, 0), (38, 30)])
+@pytest.mark.parametrize("source", [pa.float64(), pa.float32()], ids=["DOUBLE", "FLOAT"])
+def test_floats_to_decimals_as_duckdb(precision: int, scale: int, source: pa.DataType) -> None:
+    """One value at a time: a value that does not fit fails the whole cast, in DuckDB as here."""
+    rng = random.Random(precision * 100 + scale)
+    target = pa.decimal128(precision, scale)
+    for value in random_floats(rng, 40):
+        array = pa.array([value], source)
+        theirs = duckdb_cast(array, f"DECIMAL({precision}, {scale})")
+        assert ours(array, target) == theirs, f"{array[0].as_py()!r} ({source}) to DECIMAL({precision}, {scale})"
