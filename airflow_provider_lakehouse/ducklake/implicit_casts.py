@@ -110,6 +110,13 @@ def _float_to_decimal(array: pa.Array, target: pa.DataType) -> pa.Array:
         # DuckDB converts the rounded product back to the source type before the integer: for a FLOAT that
         # rounds again (0.125 into DECIMAL(20, 15) is 0.124999998373888)
         rounded = rounded.astype(np.float32).astype(np.float64)
+    if pa.types.is_decimal128(target) and not (valid & (np.abs(rounded) >= 2.0**63)).any():
+        # every unscaled value fits 64 bits: Arrow's 128-bit decimal is its two little-endian halves, the upper
+        # one the sign; built without a Python object per value
+        lower = np.where(valid, rounded, 0).astype(np.int64)
+        words = np.column_stack([lower, lower >> 63]).ravel()
+        validity = pa.array(valid).buffers()[1] if not valid.all() else None
+        return pa.Array.from_buffers(target, len(array), [validity, pa.py_buffer(words.tobytes())])
     unscaled = [int(v) if ok else None for v, ok in zip(rounded.tolist(), valid.tolist(), strict=True)]
     return pa.array([None if u is None else Decimal(u).scaleb(-target.scale, _EXACT) for u in unscaled], type=target)
 
