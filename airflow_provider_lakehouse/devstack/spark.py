@@ -511,9 +511,6 @@ class SparkConnectServer:
     master: str = "local[2]"
     driver_memory: str = "2g"
     jars: tuple[Path, ...] = ()  # on the server's classpath, e.g. the S3A jars
-    #: map a class-data archive of the server's classes (written when a server without one stops; see
-    #: :meth:`class_archive`)
-    use_class_archive: bool = True
 
     @property
     def url(self) -> str:
@@ -598,11 +595,9 @@ class SparkConnectServer:
 
         Without one, the server writes the classes it loaded (Spark Connect, Spark SQL, Parquet, S3A and the
         code its queries generated) into it when it stops; later starts map them instead of loading and
-        verifying each class again, in the first queries of every fresh server. None when turned off or there
-        is no ``java`` to key it on.
+        verifying each class again, in the first queries of every fresh server. None when there is no ``java``
+        to key it on.
         """
-        if not self.use_class_archive:
-            return None
         return ClassArchive.for_server(str(spark_home()), self._conf(), self.state_dir / "class-archives")
 
     def _conf(self) -> dict[str, str]:

@@ -103,7 +103,12 @@ def computed_in_float(operands: tuple[exp.Expr, ...]) -> bool:
     DECIMALs (nothing wider). DuckDB casts the others to FLOAT (``0.1::FLOAT + 0.1`` is a FLOAT, 0.2 in single
     precision); Spark in ANSI mode widens a FLOAT with a DECIMAL or an integer to DOUBLE (0.2000000014901161), so
     the driver casts those operands to FLOAT first."""
-    kinds = {operand_kind(o) for o in operands}
+    return float_only({operand_kind(o) for o in operands})
+
+
+def float_only(kinds: set[str]) -> bool:
+    """DuckDB's rule over the operand kinds of :func:`operand_kind`: FLOAT when one is a FLOAT and none is wider
+    (the others integers or DECIMALs)."""
     return "float" in kinds and kinds <= {"float", "decimal", "integer"}
 
 

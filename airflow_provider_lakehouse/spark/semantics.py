@@ -30,7 +30,7 @@ division; a cast that fails on a fractional string instead of rounding it).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlglot
@@ -377,12 +377,9 @@ def _resolve_marker(node: exp.Anonymous, operands: tuple[Operand, ...]) -> exp.E
         return _int_div(args[0], args[1], operands)
     if node.name.lower() == TYPED:
         if args[0].name == "divide":
-            if not in_float(operands):
-                return _ieee_division(args[1], args[2])
-            # DuckDB divides FLOATs: the other operand cast to FLOAT first, the quotient a FLOAT (a DOUBLE
-            # division of two FLOATs rounded once to FLOAT is exactly FLOAT division)
-            left, right = (as_float(a, category) for a, (category, _) in zip(args[1:3], operands, strict=True))
-            return exp.Cast(this=_ieee_division(left, right), to=exp.DataType.build("float"))
+            if in_float(operands):
+                return _float_division(_ieee_division, args[1], args[2], operands)
+            return _ieee_division(args[1], args[2])
         return resolve_typed(args[0].name, args[1:-1], operands)
     target = exp.DataType.build(args[1].name, dialect="spark")
     return _cast(args[0], target, bool(args[2].this), operands[0][0] if operands else "unknown")
@@ -443,6 +440,20 @@ def _ieee_division(a: exp.Expr, b: exp.Expr) -> exp.Expression:
     )
 
 
+def _double_division_or_null(a: exp.Expr, b: exp.Expr) -> exp.Expression:
+    """DuckDB's ``//`` of non-integers: double division, NULL for a zero divisor."""
+    return _null_if_zero(_double(b), exp.Div(this=_double(a), expression=_double(b)))
+
+
+def _float_division(
+    divide: Callable[[exp.Expr, exp.Expr], exp.Expression], a: exp.Expr, b: exp.Expr, operands: tuple[Operand, ...]
+) -> exp.Expression:
+    """``divide`` as DuckDB divides a FLOAT by anything no wider: the other operand cast to FLOAT first, the
+    quotient a FLOAT (a DOUBLE division of two FLOATs rounded once to FLOAT is exactly FLOAT division)."""
+    left, right = (as_float(x, category) for x, (category, _) in zip((a, b), operands, strict=True))
+    return exp.Cast(this=divide(left, right), to=exp.DataType.build("float"))
+
+
 def _null_if_zero(divisor: exp.Expr, value: exp.Expr) -> exp.Expression:
     zero = exp.EQ(this=divisor.copy(), expression=exp.Literal.number(0))
     return exp.Case(ifs=[exp.If(this=zero, true=exp.Null())], default=value)
@@ -496,11 +507,9 @@ def _is_integer(dtype: exp.DataType) -> bool:
 def _int_div(a: exp.Expr, b: exp.Expr, operands: tuple[Operand, ...]) -> exp.Expr:
     categories = {category for category, _ in operands} or {"unknown"}
     if not categories <= {"integer", "unknown"}:  # a decimal or double operand: DuckDB divides as doubles
-        if in_float(operands):  # FLOATs when no operand is wider (see _resolve_marker's "divide")
-            a, b = (as_float(x, category) for x, (category, _) in zip((a, b), operands, strict=True))
-            division = _null_if_zero(_double(b), exp.Div(this=_double(a), expression=_double(b)))
-            return exp.Cast(this=division, to=exp.DataType.build("float"))
-        return _null_if_zero(_double(b), exp.Div(this=_double(a), expression=_double(b)))
+        if in_float(operands):
+            return _float_division(_double_division_or_null, a, b, operands)
+        return _double_division_or_null(a, b)
     division = _null_if_zero(b, exp.IntDiv(this=a.copy(), expression=b.copy()))
     types = [t for _, t in operands if t is not None and t.is_type(*_INTEGER_WIDTH)]
     if len(types) == 2:  # Spark's DIV is always BIGINT; DuckDB keeps the operands' (wider) integer type

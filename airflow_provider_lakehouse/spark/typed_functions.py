@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from airflow_provider_lakehouse.spark.decimal_types import precision_and_scale
+from airflow_provider_lakehouse.spark.decimal_types import float_only, precision_and_scale
 from airflow_provider_lakehouse.spark.quantiles import continuous_quantile, discrete_quantile
 from airflow_provider_lakehouse.spark.rewriting import int_literal, spark_expression
 
@@ -31,8 +31,7 @@ def in_float(operands: tuple[Operand, ...]) -> bool:
     """Whether DuckDB computes over ``operands`` in FLOAT: one is a FLOAT (single precision) and none is wider than
     FLOAT (the others integers or DECIMALs, which DuckDB casts to FLOAT; a DOUBLE makes it DOUBLE). Spark widens a
     FLOAT with a DECIMAL to DOUBLE, and the provider's ``/`` divides DOUBLEs."""
-    kinds = {_precision(category, dtype) for category, dtype in operands}
-    return "float" in kinds and kinds <= {"float", "decimal", "integer"}
+    return float_only({_precision(category, dtype) for category, dtype in operands})
 
 
 def as_float(node: exp.Expr, category: str) -> exp.Expr:
