@@ -33,9 +33,9 @@ def merge_queries(source_sql: str, merge: Merge, columns: Sequence[str]) -> Merg
     ...                    "WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)").steps[0]
     >>> queries = merge_queries(step.query, step.details, ["id", "v"])
     >>> source, target = (ref.view for ref in sorted(step.tables, key=lambda r: r.row_ids))
-    >>> f"JOIN {source} AS s ON t.id = s.id" in queries.matched
+    >>> f"JOIN {source} AS s ON __LH_OPERANDS(t.id = s.id, " in queries.matched  # the driver types the condition
     True
-    >>> f"LEFT ANTI JOIN {target} AS t ON t.id = s.id" in queries.not_matched
+    >>> f"LEFT ANTI JOIN {target} AS t ON __LH_OPERANDS(t.id = s.id, " in queries.not_matched
     True
     """
     target, source = merge.target_alias, merge.source_alias

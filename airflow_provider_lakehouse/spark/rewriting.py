@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
 
 INT_DIV = "__lh_int_div"
 CAST = "__lh_cast"
@@ -19,7 +21,10 @@ TYPED = "__lh_typed"
 #: ``__lh_arith('+'|'-'|'*', a, b, id)``: the script's own arithmetic, cast to DuckDB's type where it is a decimal
 #: (``.semantics.arithmetic_markers`` writes them; the driver turns them back into operators first)
 ARITHMETIC = "__lh_arith"
-MARKERS = (INT_DIV, CAST, TYPED, ARITHMETIC)
+#: ``__lh_operands(expression, id)``: a comparison, ``CASE``, ``COALESCE`` ... whose operands DuckDB may type
+#: together as FLOAT where Spark widens them to DOUBLE (``.float_operands`` writes and resolves them)
+OPERANDS = "__lh_operands"
+MARKERS = (INT_DIV, CAST, TYPED, ARITHMETIC, OPERANDS)
 #: Marker ids are unique in the process: a statement's Spark SQL may be assembled from several rewritten pieces.
 marker_ids = itertools.count(1)
 
@@ -40,6 +45,22 @@ def bottom_up(tree: exp.Expr, rewrite: Callable[[Any], exp.Expr]) -> exp.Expr:
     return root
 
 
+def replaced_markers(
+    tree: exp.Expr, marker: str, replacement: Callable[[exp.Anonymous], exp.Expr]
+) -> tuple[exp.Expr, bool]:
+    """``tree`` with each call of ``marker`` replaced by ``replacement(call)``; and whether there were any."""
+    found = False
+
+    def replace(node: exp.Expr) -> exp.Expr:
+        nonlocal found
+        if not (isinstance(node, exp.Anonymous) and node.name.lower() == marker):
+            return node
+        found = True
+        return replacement(node)
+
+    return bottom_up(tree, replace), found
+
+
 def spark_text(tree: exp.Expr) -> str:
     """``tree`` as Spark SQL text: sqlglot's Spark generator, except where it writes something Spark computes
     differently. It writes ``percentile_cont(q)``/``percentile_disc(q) WITHIN GROUP (ORDER BY x)`` as
@@ -55,6 +76,23 @@ def spark_text(tree: exp.Expr) -> str:
         return node
 
     return bottom_up(tree.copy(), as_spark_reads_it).sql("spark")
+
+
+def typed_copy(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]], metadata: dict[Any, Any]) -> exp.Expr | None:
+    """A qualified copy of ``tree`` with its expressions typed (the statement itself is not qualified, which
+    would rename its output columns), or None where sqlglot cannot qualify it."""
+    try:
+        typed = qualify(
+            tree.copy(),
+            schema=dict(schemas),
+            dialect="spark",
+            validate_qualify_columns=False,
+            identify=False,
+            quote_identifiers=False,
+        )
+        return annotate_types(typed, schema=dict(schemas), dialect="spark", expression_metadata=metadata)
+    except Exception:  # sqlglot's own limits, not the statement's: the caller keeps Spark's forms
+        return None
 
 
 # -- building Spark expressions ------------------------------------------------------------------

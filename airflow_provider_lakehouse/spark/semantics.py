@@ -35,8 +35,6 @@ from typing import Any
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.optimizer.annotate_types import annotate_types
-from sqlglot.optimizer.qualify import qualify
 
 from airflow_provider_lakehouse.spark.decimal_types import (
     DUCKDB_ARITHMETIC,
@@ -45,6 +43,14 @@ from airflow_provider_lakehouse.spark.decimal_types import (
     operand_kind,
     spark_decimal_type,
     spark_expression_metadata,
+)
+from airflow_provider_lakehouse.spark.float_operands import (
+    COMPARISONS,
+    floats_as_duckdb,
+    may_meet_a_float,
+    needs_types,
+    operands_marker,
+    unwrapped,
 )
 from airflow_provider_lakehouse.spark.rewriting import (
     ARITHMETIC,
@@ -55,9 +61,11 @@ from airflow_provider_lakehouse.spark.rewriting import (
     bottom_up,
     marker_ids,
     raise_error,
+    replaced_markers,
     spark_expression,
     spark_text,
     typed_call,
+    typed_copy,
 )
 from airflow_provider_lakehouse.spark.typed_functions import Operand, as_float, in_float, resolve_typed
 
@@ -81,8 +89,11 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
             return node
         if isinstance(node, exp.Div):  # a FLOAT quotient in DuckDB when no operand is wider: types decide
             return typed_call("divide", node.this, node.expression)
-        if isinstance(node, (*_COMPARISONS, exp.Between, exp.In)):
-            return _literals_typed_against(node)
+        if isinstance(node, (*COMPARISONS, exp.Between, exp.In)):
+            _type_literals_against(node)
+            return operands_marker(node) if needs_types(node) else node
+        if needs_types(node):  # CASE, COALESCE ...: operands DuckDB may type together as FLOAT (.float_operands)
+            return operands_marker(node)
         if isinstance(node, exp.Mod):
             return typed_call("mod", node.this, node.expression)
         if isinstance(node, exp.IntDiv):
@@ -115,20 +126,19 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
 
 _OPERATORS = (exp.Add, exp.Sub, exp.Mul)
 _SYMBOLS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
-_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 
 
-def _literals_typed_against(node: exp.Expr) -> exp.Expr:
-    """A comparison (``=``, ``<`` ..., ``BETWEEN``, ``IN`` a list) whose decimal literals are markers typed against
-    the operand they are compared with. DuckDB compares a FLOAT with ``0.1`` as FLOATs (``0.1::FLOAT = 0.1`` is
+def _type_literals_against(node: exp.Expr) -> None:
+    """Turn, in place, the decimal literals of a comparison (``=``, ``<`` ..., ``BETWEEN``, ``IN`` a list) into
+    markers typed against the operand they are compared with. DuckDB compares a FLOAT with ``0.1`` as FLOATs (``0.1::FLOAT = 0.1`` is
     true), where Spark widens both to DOUBLE (false; ``> 0.1`` true): against a FLOAT the literal becomes one.
 
     >>> tree = duckdb_semantics(sqlglot.parse_one("SELECT * FROM t WHERE f > 0.5 AND n = 1", read="duckdb"))
-    >>> tree.sql("spark").split("WHERE ")[1].startswith("f > __LH_TYPED('literal_as', 0.5, f, ")
+    >>> "f > __LH_TYPED('literal_as', 0.5, f, " in tree.sql("spark").split("WHERE ")[1]
     True
     """
     pairs: list[tuple[str, exp.Expr]] = []
-    if isinstance(node, _COMPARISONS):
+    if isinstance(node, COMPARISONS):
         pairs = [("this", node.expression), ("expression", node.this)]
     elif isinstance(node, exp.Between):
         pairs = [("low", node.this), ("high", node.this)]
@@ -141,7 +151,6 @@ def _literals_typed_against(node: exp.Expr) -> exp.Expr:
         literal = node.args.get(key)
         if literal is not None and _decimal_literal(literal) and _not_literal(other):
             node.set(key, typed_call("literal_as", literal, other))
-    return node
 
 
 def _decimal_literal(node: exp.Expr) -> bool:
@@ -184,25 +193,20 @@ def _operators_of_markers(tree: exp.Expr) -> tuple[exp.Expr, bool]:
     """``tree`` with its arithmetic markers back as operators, each numbered in its ``meta``; and whether there
     were any."""
     operators = {symbol: kind for kind, symbol in _SYMBOLS.items()}
-    found = False
 
-    def unmark(node: exp.Expr) -> exp.Expr:
-        nonlocal found
-        if not (isinstance(node, exp.Anonymous) and node.name.lower() == ARITHMETIC):
-            return node
-        found = True
-        symbol, left, right, number = node.expressions
+    def unmark(marker: exp.Anonymous) -> exp.Expr:
+        symbol, left, right, number = marker.expressions
         operator = operators[symbol.name](this=left.copy(), expression=right.copy())
         operator.meta[DUCKDB_ARITHMETIC] = int(number.name)
         return operator
 
-    return bottom_up(tree, unmark), found
+    return replaced_markers(tree, ARITHMETIC, unmark)
 
 
 def _duckdb_decimal_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]]) -> exp.Expr:
     """The script's own decimal arithmetic in ``tree`` cast to DuckDB's type where Spark's differs: typed once,
     on a qualified copy, with each numbered operator typed as DuckDB types it (its parents see the cast type)."""
-    typed = _typed_copy(tree, schemas, spark_expression_metadata(duckdb_arithmetic=True))
+    typed = typed_copy(tree, schemas, spark_expression_metadata(duckdb_arithmetic=True))
     if typed is None:  # a statement sqlglot cannot qualify keeps Spark's types
         return tree
     casts: dict[int, exp.DataType] = {}
@@ -293,6 +297,7 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
     'SELECT * FROM v WHERE g > CAST(0.1 AS FLOAT)'
     """
     tree, arithmetic = _operators_of_markers(sqlglot.parse_one(sql, read="spark"))
+    tree, operands_together = unwrapped(tree)
     # Innermost markers first, and the types inferred again after each round: a marker's operand may be another
     # marker (CAST(1.5::FLOAT AS INTEGER)), whose type is known only once it is resolved.
     while innermost := [
@@ -308,6 +313,8 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
                 replaced.replace(resolved)
     if arithmetic:  # last, so that it sees the operands' resolved types (sum(x) * 2)
         tree = _duckdb_decimal_arithmetic(tree, schemas)
+    if operands_together and may_meet_a_float(sql, schemas):  # after arithmetic, which may make FLOATs
+        tree = floats_as_duckdb(tree, schemas)
     return spark_text(_exact_log10(tree))
 
 
@@ -390,7 +397,7 @@ def _marker_operand_categories(
 ) -> dict[int, tuple[Operand, ...]]:
     """Marker id -> the type categories of its operands, inferred on a qualified copy (the statement itself is
     not qualified, which would rename its output columns)."""
-    typed = _typed_copy(tree, schemas, spark_expression_metadata())
+    typed = typed_copy(tree, schemas, spark_expression_metadata())
     if typed is None:  # a statement sqlglot cannot qualify keeps Spark's plain forms
         return {}
     found: dict[int, tuple[tuple[str, exp.DataType | None], ...]] = {}
@@ -406,23 +413,6 @@ def _marker_operand_categories(
             )
             found[int(node.expressions[-1].name)] = tuple((_category(o, o.type), o.type) for o in operands)
     return found
-
-
-def _typed_copy(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]], metadata: dict[Any, Any]) -> exp.Expr | None:
-    """A qualified copy of ``tree`` with its expressions typed (the statement itself is not qualified, which
-    would rename its output columns), or None where sqlglot cannot qualify it."""
-    try:
-        typed = qualify(
-            tree.copy(),
-            schema=dict(schemas),
-            dialect="spark",
-            validate_qualify_columns=False,
-            identify=False,
-            quote_identifiers=False,
-        )
-        return annotate_types(typed, schema=dict(schemas), dialect="spark", expression_metadata=metadata)
-    except Exception:  # sqlglot's own limits, not the statement's: the caller keeps Spark's forms
-        return None
 
 
 # -- the rewrites --------------------------------------------------------------------------------

@@ -158,25 +158,37 @@ class ScriptMaker:
         return self.expression_update(column)
 
     def filtered_change(self) -> str:
-        """A delete or update whose condition compares a numeric column with decimal literals, or an update by
-        arithmetic with one (a FLOAT column compares and computes as a FLOAT in DuckDB)."""
+        """A delete or update whose condition compares a numeric column with decimal literals or another numeric
+        column, or an update by arithmetic with one or by a ``COALESCE``/``CASE`` of two columns (a FLOAT column
+        compares and computes as a FLOAT with a DECIMAL or an integer in DuckDB)."""
         numeric = [name for name, kind in self.columns.items() if kind in NUMERIC and name != "id"]
         if not numeric:
             return self.insert()
-        column = self.rng.choice(numeric)
+        column, other = self.rng.choice(numeric), self.rng.choice(numeric)
         literal = lambda: self.rng.choice(["0.1", "0.3", "1.5", "-0.25", "2.5", "1.1", "0"])  # noqa: E731
+        comparison = lambda: self.rng.choice(["=", "<>", "<", "<=", ">", ">="])  # noqa: E731
         condition = self.rng.choice(
             [
-                f"{column} {self.rng.choice(['=', '<>', '<', '<=', '>', '>='])} {literal()}",
+                f"{column} {comparison()} {literal()}",
                 f"{column} BETWEEN {literal()} AND {literal()}",
                 f"{column} IN ({literal()}, {literal()})",
                 f"{column} * 2 > {literal()}",
+                f"{column} {comparison()} {other}",
+                f"{column} BETWEEN {other} AND {literal()}",
+                f"coalesce({column}, {other}) {comparison()} {literal()}",
             ]
         )
         if self.rng.random() < 0.5:
             return f"DELETE FROM t WHERE {condition}"
-        operator = self.rng.choice(["+", "-", "*", "/"])
-        return f"UPDATE t SET {column} = {column} {operator} {literal()} WHERE NOT ({condition})"
+        value = self.rng.choice(
+            [
+                f"{column} {self.rng.choice(['+', '-', '*', '/'])} {literal()}",
+                f"coalesce({other}, {column})",
+                f"CASE WHEN id % 2 = 0 THEN {column} ELSE {other} END",
+                f"greatest({column}, {other})",
+            ]
+        )
+        return f"UPDATE t SET {column} = {value} WHERE NOT ({condition})"
 
     def alter_column(self) -> str:
         """A new type (a widening, now and then one DuckDB refuses), a default, ``NOT NULL``, or ``TRUNCATE``."""

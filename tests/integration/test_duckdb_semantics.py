@@ -341,15 +341,36 @@ FLOAT_EXPRESSIONS = [
     "g // 2",
     "g % 0.3",
     "g % 0",
+    # a FLOAT meeting a DECIMAL or an integer column: DuckDB casts the other to FLOAT wherever they meet
+    "g = d",
+    "g < d",
+    "d >= g",
+    "g <> d",
+    "g IS NOT DISTINCT FROM d",
+    "g BETWEEN d AND 2",
+    "g IN (d, 1.1)",
+    "g = i",
+    "i <= g",
+    "coalesce(g, d)",
+    "coalesce(g, d) = 0.1",
+    "ifnull(g, 0.3)",
+    "CASE WHEN id > 2 THEN g ELSE d END",
+    "CASE WHEN id > 2 THEN g ELSE 0.1 END = d",
+    "if(id > 2, d, g)",
+    "greatest(g, d)",
+    "least(g, i)",
+    "nullif(g, d)",
 ]
 
 
 @pytest.fixture(scope="module")
 def reals(con: Any) -> str:
-    """A table with a FLOAT column ``g`` and a DECIMAL column ``d``, written by DuckDB."""
+    """A table with a FLOAT column ``g``, a DECIMAL column ``d`` and an INTEGER column ``i``, written by DuckDB
+    (16777217 is the first integer a FLOAT cannot hold: as a FLOAT it is 16777216)."""
     con.sql(
-        "CREATE TABLE reals AS SELECT id::INTEGER AS id, g::FLOAT AS g, d::DECIMAL(5, 2) AS d FROM (VALUES "
-        "(1, 0.1, 0.10), (2, 0.2, 0.30), (3, 1.1, 1.10), (4, -2.5, 2.50), (5, NULL, 1.00)) AS v(id, g, d)"
+        "CREATE TABLE reals AS SELECT id::INTEGER AS id, g::FLOAT AS g, d::DECIMAL(5, 2) AS d, i::INTEGER AS i "
+        "FROM (VALUES (1, 0.1, 0.10, 0), (2, 0.2, 0.30, 1), (3, 1.1, 1.10, -3), (4, -2.5, 2.50, NULL), "
+        "(5, NULL, 1.00, 2), (6, 16777216, 0.10, 16777217)) AS v(id, g, d, i)"
     )
     return "reals"
 
@@ -367,7 +388,19 @@ def test_floats_with_decimals_compute_and_compare_as_in_duckdb(
         assert ours(spark, lake, rows) == duckdb(con, rows), f"WHERE {expression}"
 
 
-FLOAT_RESULTS = ["g + 0.1", "g * d", "g / 3", "g / d", "g // 2", "g % 0.3", "g - 1.5 * g"]
+FLOAT_RESULTS = [
+    "g + 0.1",
+    "g * d",
+    "g / 3",
+    "g / d",
+    "g // 2",
+    "g % 0.3",
+    "g - 1.5 * g",
+    "coalesce(g, d)",
+    "CASE WHEN id > 2 THEN g ELSE d END",
+    "greatest(g, i)",
+    "nullif(g, d)",
+]
 
 
 @pytest.mark.parametrize("expression", FLOAT_RESULTS)
