@@ -172,6 +172,43 @@ def duckdb_decimal_type(node: exp.Expr) -> exp.DataType | None:
     return exp.DataType.build(f"DECIMAL({min(precision, _MAX_DIGITS)}, {scale})")
 
 
+#: where a number must stay a literal, or is no value of its own: left as written
+_LITERAL_PLACES = (exp.TableSample, exp.Limit, exp.Offset, exp.Interval, exp.WindowSpec, exp.DataType)
+
+
+def duckdb_literal_types(tree: exp.Expr, markers: tuple[str, ...]) -> exp.Expr:
+    """``tree`` with each decimal literal whose type DuckDB gives more digits than Spark cast to DuckDB's type, in
+    place. DuckDB counts every digit written (``0.5`` is ``DECIMAL(2, 1)``, ``0.05`` ``DECIMAL(3, 2)``), Spark
+    only the significant ones (``DECIMAL(1, 1)``, ``DECIMAL(2, 2)``): a ``CREATE TABLE AS SELECT 0.5 AS x`` made a
+    column that cannot hold 1.5, where DuckDB's can. Literals inside ``markers`` calls are left to them (the driver
+    types those by their text, DuckDB's way); so are numbers Spark needs as literals (``TABLESAMPLE``, ``LIMIT``).
+    sqlglot reads ``.5`` as ``0.5``, so ``.5`` gets ``0.5``'s type (DuckDB: ``DECIMAL(1, 1)``).
+
+    >>> import sqlglot
+    >>> duckdb_literal_types(sqlglot.parse_one("SELECT 0.5, -0.05, 10.5, 1e-1"), ()).sql("spark")
+    'SELECT CAST(0.5 AS DECIMAL(2, 1)), -CAST(0.05 AS DECIMAL(3, 2)), 10.5, 1e-1'
+    """
+    for literal in list(tree.find_all(exp.Literal)):
+        if not literal.is_number or literal.is_string:
+            continue
+        duckdbs, sparks = _duckdb_digits(literal), _digits(literal)
+        if duckdbs is None or sparks is None or not duckdbs[2] or duckdbs[:2] == sparks[:2]:
+            continue
+        if duckdbs[0] > _MAX_DIGITS or _left_as_written(literal, markers):
+            continue
+        literal.replace(exp.Cast(this=literal.copy(), to=exp.DataType.build(f"DECIMAL({duckdbs[0]}, {duckdbs[1]})")))
+    return tree
+
+
+def _left_as_written(literal: exp.Expr, markers: tuple[str, ...]) -> bool:
+    node = literal.parent
+    while node is not None:
+        if isinstance(node, _LITERAL_PLACES) or (isinstance(node, exp.Anonymous) and node.name.lower() in markers):
+            return True
+        node = node.parent
+    return False
+
+
 def _duckdb_digits(node: exp.Expr) -> tuple[int, int, bool] | None:
     """(precision, scale, is a decimal) of an operand DuckDB computes as a decimal, or None."""
     inner = node.this if isinstance(node, (exp.Paren, exp.Neg)) else node

@@ -36,8 +36,9 @@ from airflow_provider_lakehouse.exceptions import (
     UnsupportedStatementError,
 )
 from airflow_provider_lakehouse.spark import steps
+from airflow_provider_lakehouse.spark.decimal_types import duckdb_literal_types
 from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions
-from airflow_provider_lakehouse.spark.rewriting import spark_text
+from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
 from airflow_provider_lakehouse.sql.duckdb_missing_functions import missing_function_error
@@ -1185,7 +1186,8 @@ class _Planner:
         if self.dialect == "duckdb":
             tree = duckdb_semantics(tree.copy())  # DuckDB's casts and arithmetic (see .semantics)
             tree = duckdb_functions(tree)  # DuckDB's functions Spark names alike but computes differently
-            return spark_text(arithmetic_markers(_duckdb_functions_for_spark(tree)))
+            tree = duckdb_literal_types(_duckdb_functions_for_spark(tree), MARKERS)  # 0.5 is DECIMAL(2, 1)
+            return spark_text(arithmetic_markers(tree))
         return spark_text(_duckdb_functions_for_spark(tree))
 
 

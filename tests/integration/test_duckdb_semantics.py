@@ -281,7 +281,32 @@ DECIMAL_ARITHMETIC = [
     "CAST(d AS DECIMAL(10,2)) * CAST(i AS TINYINT) - 1",
     "(d + i) * (d - i)",
     "CAST(d * i AS DECIMAL(30,4)) + 1",
+    # decimal literals: DuckDB counts every digit written (0.5 is DECIMAL(2, 1); Spark's is DECIMAL(1, 1))
+    "0.5",
+    "-0.05",
+    "00.50",
+    "CASE WHEN i > 0 THEN 0.5 ELSE 0.25 END",
+    "coalesce(NULL, 0.5)",
+    "0.5 * i",
 ]
+
+
+def test_a_table_made_of_a_decimal_literal_holds_what_duckdbs_holds(spark: Any, lake: LakeSetup) -> None:
+    """``CREATE TABLE AS SELECT 0.5 AS x`` makes DuckDB's ``DECIMAL(2, 1)``, so 1.5 fits in it later (Spark's own
+    ``DECIMAL(1, 1)`` failed the insert)."""
+    script = "CREATE TABLE literal_made AS SELECT 0.5 AS x; INSERT INTO literal_made VALUES (1.5)"
+    con = referee.connect()  # DuckDB's own table, in memory
+    con.sql(script)
+    PlanRunner(spark, _spec(lake)).run(plan_script(f"ATTACH 'ducklake' AS dl; USE dl; {script}"))
+    reader = referee.connect()
+    lake.attach(reader)
+    query = "SELECT typeof(x), x FROM {} ORDER BY x"
+    got = reader.sql(query.format("lake.literal_made")).fetchall()
+    assert (
+        got
+        == con.sql(query.format("literal_made")).fetchall()
+        == [("DECIMAL(2,1)", Decimal("0.5")), ("DECIMAL(2,1)", Decimal("1.5"))]
+    )
 
 
 @pytest.mark.parametrize("expression", DECIMAL_ARITHMETIC)
