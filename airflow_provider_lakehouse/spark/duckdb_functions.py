@@ -34,6 +34,7 @@ WITHIN GROUP (ORDER BY x)``            interpolation floored), a TIMESTAMP  (``p
 ``sign(x)``                            TINYINT                              DOUBLE
 ``date_add(d, INTERVAL ...)``          ``d + INTERVAL ...``                 a type error
 ``s SIMILAR TO p``, ``s GLOB p``       whole-string regex / glob match      not Spark syntax
+``upper('ß')``, ``lower('İ')``         ``ẞ``, ``i`` (one for one)           ``SS``, ``i̇`` (.case_mapping)
 =====================================  ===================================  ==================================
 """
 
@@ -46,6 +47,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from airflow_provider_lakehouse.spark.case_mapping import duckdb_lower, duckdb_upper
 from airflow_provider_lakehouse.spark.quantiles import quantile_fraction
 from airflow_provider_lakehouse.spark.rewriting import (
     bottom_up,
@@ -903,6 +905,8 @@ def _within_group(node: exp.WithinGroup) -> exp.Expr | None:
 
 
 _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
+    exp.Upper: duckdb_upper,
+    exp.Lower: duckdb_lower,
     exp.Log: _logarithm,
     exp.Ln: _logarithm,
     exp.Sqrt: _sqrt,

@@ -99,7 +99,14 @@ ROW_EXPRESSIONS = [
     "make_timestamp(2024, 1, 2, 3, 4, 5.5)",
     "epoch_ms(1700000000000)",
     # text
-    "regexp_replace(s, 'l', 'L')",
+    # upper/lower map one character to one in DuckDB (Java's full mapping: ß -> SS, final sigma, İ -> i̇)
+    "upper(s)",
+    "lower(s)",
+    "upper(s || ' straße ﬁ ᾳ ŉ')",
+    "ucase('ß𐐨' || s)",
+    "lower(s || ' ΟΔΟΣ İSTANBUL ẞ')",
+    "lcase('ǅ' || s)",
+    "lower(upper(s || 'ß'))",
     "regexp_replace(s, 'l', 'L', 'g')",
     "regexp_replace(s, '(h)(e)', '\\2\\1', 'i')",
     "regexp_replace(s, '[aeiou]', '$')",
