@@ -58,8 +58,9 @@ def operands(node: exp.Expr) -> list[exp.Expr]:
 
 def needs_types(node: exp.Expr) -> bool:
     """Whether DuckDB's type of ``node``'s operands can differ from Spark's: a comparison or a range test of two
-    expressions that are not literals (a decimal literal is typed by its own marker), or a branching expression
-    with a result that is not a literal and another that is not NULL."""
+    expressions that are not literals, or a branching expression with a result that is not a literal and another
+    that is not NULL. A decimal literal already typed by its own marker counts as an expression here: that marker
+    sees sqlglot's type of the other side, and sqlglot types ``COALESCE(g, d)`` a DECIMAL where DuckDB's is FLOAT."""
     values = operands(node)
     not_literals = [v for v in values if not _literal(v)]
     if isinstance(node, _BRANCHING):
