@@ -62,7 +62,7 @@ def needs_types(node: exp.Expr) -> bool:
     that is not NULL. A decimal literal already typed by its own marker counts as an expression here: that marker
     sees sqlglot's type of the other side, and sqlglot types ``COALESCE(g, d)`` a DECIMAL where DuckDB's is FLOAT."""
     values = operands(node)
-    not_literals = [v for v in values if not _literal(v)]
+    not_literals = [v for v in values if not is_literal(v)]
     if isinstance(node, _BRANCHING):
         return bool(not_literals) and len([v for v in values if not isinstance(v, exp.Null)]) > 1
     return len(not_literals) > 1
@@ -134,7 +134,7 @@ def floats_as_duckdb(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]]) -
     return tree
 
 
-def _literal(node: exp.Expr) -> bool:
+def is_literal(node: exp.Expr) -> bool:
     """A literal or a parameter. A decimal literal typed by its own marker (``literal_as``) is not one here: that
     marker sees sqlglot's type of the other operand, which for ``COALESCE(g, d)`` is not DuckDB's FLOAT."""
     inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node

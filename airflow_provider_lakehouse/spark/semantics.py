@@ -47,6 +47,7 @@ from airflow_provider_lakehouse.spark.decimal_types import (
 from airflow_provider_lakehouse.spark.float_operands import (
     COMPARISONS,
     floats_as_duckdb,
+    is_literal,
     may_meet_a_float,
     needs_types,
     operands_marker,
@@ -142,14 +143,14 @@ def _type_literals_against(node: exp.Expr) -> None:
         pairs = [("this", node.expression), ("expression", node.this)]
     elif isinstance(node, exp.Between):
         pairs = [("low", node.this), ("high", node.this)]
-    if isinstance(node, exp.In) and node.expressions and _not_literal(node.this):
+    if isinstance(node, exp.In) and node.expressions and not is_literal(node.this):
         node.set(
             "expressions",
             [typed_call("literal_as", e, node.this) if _decimal_literal(e) else e for e in node.expressions],
         )
     for key, other in pairs:
         literal = node.args.get(key)
-        if literal is not None and _decimal_literal(literal) and _not_literal(other):
+        if literal is not None and _decimal_literal(literal) and not is_literal(other):
             node.set(key, typed_call("literal_as", literal, other))
 
 
@@ -157,11 +158,6 @@ def _decimal_literal(node: exp.Expr) -> bool:
     """``0.5`` or ``-0.5``: a DECIMAL in DuckDB (``5e-1`` is a DOUBLE, ``5`` an integer)."""
     inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node
     return isinstance(inner, exp.Literal) and inner.is_number and "." in inner.name and "e" not in inner.name.lower()
-
-
-def _not_literal(node: exp.Expr) -> bool:
-    inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node
-    return not isinstance(inner, (exp.Literal, exp.Null, exp.Boolean))
 
 
 def arithmetic_markers(tree: exp.Expr) -> exp.Expr:
