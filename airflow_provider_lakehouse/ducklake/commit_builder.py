@@ -29,6 +29,8 @@ from airflow_provider_lakehouse.ducklake.catalog_tables import (
     SCHEMA_VERSIONS,
     SNAPSHOT,
     SNAPSHOT_CHANGES,
+    SORT_EXPRESSION,
+    SORT_INFO,
     TABLE,
     TABLE_COLUMN_STATS,
     TABLE_STATS,
@@ -59,6 +61,7 @@ from airflow_provider_lakehouse.ducklake.operations import (
     RenameTable,
     ReplaceColumn,
     SetPartitioning,
+    SetSortOrder,
     TableData,
 )
 from airflow_provider_lakehouse.ducklake.staging import TableState
@@ -395,6 +398,32 @@ class CommitBuilder:
                 partition_key_index=f.key_index,
                 column_id=f.column_id,
                 transform=f.transform,
+            )
+
+    @apply.register
+    def _(self, op: SetSortOrder) -> None:
+        """A new sort order (DuckDB's ``SET``/``RESET SORTED BY``): the visible one ends; a new one, with a new
+        catalog id, begins unless it is a reset (DuckDB writes no row for an unsorted table)."""
+        tid = self._altered(op.table)
+        self.sql(
+            "UPDATE {M}ducklake_sort_info SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL",
+            (self.sid, tid),
+        )
+        if not op.keys:
+            return
+        sort_id = self.next_catalog_id
+        self.next_catalog_id += 1
+        self.insert(SORT_INFO, sort_id=sort_id, table_id=tid, begin_snapshot=self.sid)
+        for index, key in enumerate(op.keys):
+            self.insert(
+                SORT_EXPRESSION,
+                sort_id=sort_id,
+                table_id=tid,
+                sort_key_index=index,
+                expression=key.expression,
+                dialect="duckdb",
+                sort_direction="DESC" if key.descending else "ASC",
+                null_order="NULLS_FIRST" if key.nulls_first else "NULLS_LAST",
             )
 
     @apply.register

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from airflow_provider_lakehouse.ducklake.model import (
     DataFileInfo,
     PartitionField,
+    SortKey,
     ViewInfo,
     WrittenDeleteFile,
     WrittenFile,
@@ -110,6 +111,14 @@ class SetPartitioning:
 
 
 @dataclass(frozen=True)
+class SetSortOrder:
+    """A new sort order for the table's files (no keys: unsorted, DuckDB's ``RESET SORTED BY``)."""
+
+    table: TableState
+    keys: tuple[SortKey, ...]
+
+
+@dataclass(frozen=True)
 class TableData:
     """The table's staged row changes (``table.changes``), as they stand at commit."""
 
@@ -151,6 +160,7 @@ Operation = (
     | ReplaceColumn
     | OldColumnType
     | SetPartitioning
+    | SetSortOrder
     | TableData
     | MergeFiles
     | FlushInlined
@@ -170,6 +180,7 @@ SCHEMA_CHANGES = (
     ReplaceColumn,
     OldColumnType,
     SetPartitioning,
+    SetSortOrder,
 )
 
 

@@ -161,6 +161,7 @@ class TableState:
     :param changes: staged row changes (None until the first append or delete).
     :param pending: True for a table created in this transaction.
     :param new_partition_fields: the partition spec set in this transaction (``()``: reset), None if unchanged.
+    :param new_sort_keys: the sort order set in this transaction (``()``: reset), None if unchanged.
     :param retyped_columns: columns whose type this transaction changed (files it staged before hold the old one).
     """
 
@@ -177,6 +178,7 @@ class TableState:
     dropped: bool = False
     changes: TableChanges | None = None
     new_partition_fields: tuple[PartitionField, ...] | None = None
+    new_sort_keys: tuple[SortKey, ...] | None = None
     retyped_columns: set[int] = field(default_factory=set)
 
     @property
@@ -185,7 +187,10 @@ class TableState:
 
     @property
     def sort_keys(self) -> tuple[SortKey, ...]:
-        """The table's ``SET SORTED BY`` keys (new files are written in that order)."""
+        """The table's ``SET SORTED BY`` keys (new files are written in that order): those set in this
+        transaction, else the table's."""
+        if self.new_sort_keys is not None:
+            return self.new_sort_keys
         return self.info.sort_keys if self.info is not None else ()
 
     def partitioning(self) -> Partitioning | None:

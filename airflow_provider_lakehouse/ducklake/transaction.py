@@ -59,6 +59,7 @@ from airflow_provider_lakehouse.ducklake.operations import (
     RenameTable,
     ReplaceColumn,
     SetPartitioning,
+    SetSortOrder,
     TableData,
     table_of,
     written_paths,
@@ -588,6 +589,25 @@ class Transaction:
         self._ops = [op for op in self._ops if not (isinstance(op, SetPartitioning) and op.table is state)]
         self._ops.append(SetPartitioning(state, tuple(fields)))
 
+    def set_sorted_by(self, table: str, keys: Sequence[SortKey], columns: Sequence[str] = ()) -> None:
+        """DuckDB's ``ALTER TABLE … SET SORTED BY``: files written from now on are sorted by ``keys``; no keys is
+        ``RESET SORTED BY``. Files already written keep their order.
+
+        :param columns: the columns the keys name, in order (DuckDB checks that the table has each).
+        :raises LakehouseError: with DuckDB's message, for a column the table does not have.
+        """
+        state = self.table_state(table)
+        known = {c.name.lower() for c in state.columns}
+        unmatched = list(dict.fromkeys(c for c in columns if c.lower() not in known))
+        if unmatched:
+            raise LakehouseError(
+                "Binder Error: Columns in the SET SORTED BY statement were not found in the DuckLake table. "
+                f"Unmatched columns were: {', '.join(unmatched)}"
+            )
+        state.new_sort_keys = tuple(keys)
+        self._ops = [op for op in self._ops if not (isinstance(op, SetSortOrder) and op.table is state)]
+        self._ops.append(SetSortOrder(state, tuple(keys)))
+
     # -- DML ---------------------------------------------------------------------------------
     def _changes(self, state: TableState) -> TableChanges:
         if state.changes is None:
@@ -1052,7 +1072,7 @@ class Transaction:
             elif isinstance(op, DropView):
                 c.dropped_views.add(op.view.view_id)
             elif (
-                isinstance(op, (AddColumn, DropColumn, ReplaceColumn, SetPartitioning))
+                isinstance(op, (AddColumn, DropColumn, ReplaceColumn, SetPartitioning, SetSortOrder))
                 and op.table.table_id is not None
             ):
                 c.altered.add(op.table.table_id)

@@ -28,7 +28,7 @@ from airflow_provider_lakehouse.datatables.transaction import (
 )
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.defaults import stored_default
-from airflow_provider_lakehouse.ducklake.model import TableInfo, ViewInfo
+from airflow_provider_lakehouse.ducklake.model import SortKey, TableInfo, ViewInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID, output_schema
 from airflow_provider_lakehouse.ducklake.task_commits import (
     OUTCOME_FIELD,
@@ -645,6 +645,24 @@ class PlanRunner:
         tx.set_partitioned_by(step.target or "", list(zip(details.columns, details.transforms, strict=True)))
         result.data.update(status="executed", target=step.target or "")
 
+    def _step_set_sorted_by(
+        self, step: Step, details: steps.SetSortedBy, args: dict[str, Any], result: StepResult, tx: Transaction
+    ) -> None:
+        keys = [
+            SortKey(expression, descending, nulls_first)
+            for expression, descending, nulls_first in zip(
+                details.expressions, details.descending, details.nulls_first, strict=True
+            )
+        ]
+        try:
+            tx.set_sorted_by(step.target or "", keys, details.columns)
+        except NoSuchTableError:
+            if not details.if_exists:
+                raise
+            result.data.update(status="absent", target=step.target or "")
+            return
+        result.data.update(status="executed", target=step.target or "")
+
     def _step_rename_table(
         self, step: Step, details: steps.RenameTable, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
@@ -794,6 +812,7 @@ class PlanRunner:
         steps.SetColumnNullable: _step_set_column_nullable,
         steps.RenameTable: _step_rename_table,
         steps.SetPartitionedBy: _step_set_partitioned_by,
+        steps.SetSortedBy: _step_set_sorted_by,
         steps.Ctas: _step_ctas,
         steps.Insert: _step_insert,
         steps.Delete: _step_delete,

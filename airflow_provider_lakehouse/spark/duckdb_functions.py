@@ -58,6 +58,7 @@ from airflow_provider_lakehouse.spark.rewriting import (
     string_literal,
     typed_call,
 )
+from airflow_provider_lakehouse.spark.strftime import duckdb_strftime
 
 _LOG_NEGATIVE = "Out of Range Error: cannot take logarithm of a negative number"
 _LOG_ZERO = "Out of Range Error: cannot take logarithm of zero"
@@ -959,6 +960,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.RegexpReplace: _regexp_replace,
     exp.Format: _format,
     exp.Monthname: _monthname,
+    exp.TimeToStr: duckdb_strftime,
     exp.Dayname: _dayname,
     exp.SimilarTo: _similar_to,
     # how DuckDB stores ``SIMILAR TO`` in a view; with a third argument (options) it is left to fail

@@ -41,6 +41,7 @@ from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions
 from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
+from airflow_provider_lakehouse.spark.strftime import format_error as strftime_format_error
 from airflow_provider_lakehouse.sql.duckdb_missing_functions import missing_function_error
 from airflow_provider_lakehouse.sql.duckdb_names import output_names, query_text
 from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling, stored_view_spelling
@@ -54,6 +55,7 @@ from airflow_provider_lakehouse.sql.names import (
     parse_attach,
 )
 from airflow_provider_lakehouse.sql.params import Parameters, validate_parameters
+from airflow_provider_lakehouse.sql.sorted_by import SortedBySyntaxError, parse_sorted_by
 from airflow_provider_lakehouse.sql.split import Statement, split_statements
 
 if TYPE_CHECKING:
@@ -401,6 +403,8 @@ class _Planner:
         is_call, text = _strip_call(statement.text)
         if self.dialect == "duckdb":
             text = sqlglot_spelling(text)
+            if not is_call and (sorted_by := self._sorted_by(statement, text)) is not None:
+                return sorted_by
         try:
             tree = sqlglot.parse_one(text, read=self.dialect)
         except ParseError as exc:
@@ -410,7 +414,7 @@ class _Planner:
         # the tree's tables: its identifiers tell calls from names)
         duckdb_error = self._write_to_read_only(tree, is_call)
         if duckdb_error is None and self.dialect == "duckdb" and not is_call:
-            duckdb_error = missing_function_error(text, tree)
+            duckdb_error = missing_function_error(text, tree) or strftime_format_error(tree, text)
         step = self._call(statement, tree) if is_call else self._handle(statement, tree)
         return replace(step, duckdb_error=duckdb_error) if duckdb_error and not step.duckdb_error else step
 
@@ -834,7 +838,7 @@ class _Planner:
                 statement,
                 f"ALTER TABLE ... {action.sql(self.dialect)} is not supported "
                 "(ADD/DROP/RENAME COLUMN, ALTER COLUMN TYPE / SET|DROP DEFAULT / SET|DROP NOT NULL, RENAME TO and "
-                "SET/RESET PARTITIONED BY are).",
+                "SET/RESET PARTITIONED BY and SET/RESET SORTED BY are).",
             )
         return Step(statement.index, statement.text, details, target=target, duckdb_error=refused)
 
@@ -874,6 +878,35 @@ class _Planner:
         else:
             raise _fail(statement, f"ALTER TABLE ... {action.sql(self.dialect)} is not supported.")
         return Step(statement.index, statement.text, details, target=target, duckdb_error=refused, **fields)
+
+    def _sorted_by(self, statement: Statement, text: str) -> Step | None:
+        """DuckLake's ``SET``/``RESET SORTED BY``, which sqlglot does not parse (see :mod:`.sorted_by`); None for
+        any other statement."""
+        try:
+            parsed = parse_sorted_by(text)
+        except SortedBySyntaxError as exc:
+            raise _fail(statement, str(exc)) from None
+        if parsed is None:
+            return None
+        try:
+            table = exp.to_table(parsed.table, dialect="duckdb")
+        except sqlglot.errors.ParseError:
+            raise _fail(statement, f"expected a table name, got {parsed.table}.") from None
+        details = steps.SetSortedBy(
+            expressions=tuple(k.expression for k in parsed.keys),
+            descending=tuple(k.descending for k in parsed.keys),
+            nulls_first=tuple(k.nulls_first for k in parsed.keys),
+            columns=parsed.columns,
+            if_exists=parsed.if_exists,
+        )
+        refused = self._write_to_read_only(exp.Alter(this=table, kind="TABLE"), False) or parsed.error
+        return Step(
+            statement.index,
+            statement.text,
+            details,
+            target=self.table_name(statement, table),
+            duckdb_error=refused,
+        )
 
     def _partitioned_by(self, statement: Statement, spec: exp.PartitionedByProperty) -> steps.SetPartitionedBy:
         """DuckLake's partition keys: ``col``, ``year|month|day|hour(col)``, ``bucket(N, col)``."""

@@ -239,6 +239,24 @@ class SetPartitionedBy(StepDetails):
 
 
 @dataclass(frozen=True)
+class SetSortedBy(StepDetails):
+    """``ALTER TABLE … SET SORTED BY (keys)``; no keys is ``RESET SORTED BY``.
+
+    :param expressions: each key's text as DuckDB stores it; ``descending`` and ``nulls_first`` its order.
+    :param columns: the columns the keys name (the table must have each).
+    :param if_exists: ``ALTER TABLE IF EXISTS``: a missing table is no error.
+    """
+
+    kind: ClassVar[str] = "alter"
+    writes: ClassVar[bool] = True
+    expressions: tuple[str, ...] = ()
+    descending: tuple[bool, ...] = ()
+    nulls_first: tuple[bool, ...] = ()
+    columns: tuple[str, ...] = ()
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
 class RenameTable(StepDetails):
     kind: ClassVar[str] = "alter"
     writes: ClassVar[bool] = True
@@ -393,6 +411,7 @@ DETAILS: dict[str, type[StepDetails]] = {
         SetColumnDefault,
         SetColumnNullable,
         SetPartitionedBy,
+        SetSortedBy,
         RenameTable,
         Insert,
         Update,

@@ -14,11 +14,10 @@ names stay.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from airflow_provider_lakehouse.sql.duckdb_parser import deserialized, serialized
+from airflow_provider_lakehouse.sql.duckdb_parser import expression_text, serialized
 
 #: the text before the query of a statement whose result becomes a relation with DuckDB's column names
 _QUERY_AFTER = re.compile(
@@ -67,28 +66,4 @@ def _name(tree: dict[str, Any], item: dict[str, Any]) -> str:
         return str(item["column_names"][-1])
     if item.get("class") == "STAR":
         return "*"
-    # the item alone, as DuckDB writes it back: "SELECT <text>"
-    alone = {**tree, "statements": [{"node": {**_bare_select(), "select_list": [item]}}]}
-    return deserialized(alone)[len("SELECT ") :]
-
-
-def _bare_select() -> dict[str, Any]:
-    """A SELECT node without FROM, WHERE or anything else, as DuckDB serializes one."""
-    return json.loads(
-        json.dumps(
-            {
-                "type": "SELECT_NODE",
-                "modifiers": [],
-                "cte_map": {"map": []},
-                "select_list": [],
-                "from_table": {"type": "EMPTY", "alias": "", "sample": None, "query_location": 18446744073709551615},
-                "where_clause": None,
-                "group_expressions": [],
-                "group_sets": [],
-                "aggregate_handling": "STANDARD_HANDLING",
-                "having": None,
-                "sample": None,
-                "qualify": None,
-            }
-        )
-    )
+    return expression_text(tree, item)

@@ -39,6 +39,30 @@ def deserialized(tree: dict[str, Any]) -> str:
         return str(connection.execute("SELECT json_deserialize_sql(?)", [json.dumps(tree)]).fetchone()[0])
 
 
+def expression_text(tree: dict[str, Any], expression: dict[str, Any]) -> str:
+    """DuckDB's text of ``expression``, one expression of the parse ``tree`` (what DuckDB names a result column
+    by, and stores for a sort key): the expression alone in a ``SELECT``, written back by DuckDB."""
+    alone = {**tree, "statements": [{"node": {**_BARE_SELECT, "select_list": [expression]}}]}
+    return deserialized(alone)[len("SELECT ") :]
+
+
+#: a SELECT node without FROM, WHERE or anything else, as DuckDB serializes one
+_BARE_SELECT: dict[str, Any] = {
+    "type": "SELECT_NODE",
+    "modifiers": [],
+    "cte_map": {"map": []},
+    "select_list": [],
+    "from_table": {"type": "EMPTY", "alias": "", "sample": None, "query_location": 18446744073709551615},
+    "where_clause": None,
+    "group_expressions": [],
+    "group_sets": [],
+    "aggregate_handling": "STANDARD_HANDLING",
+    "having": None,
+    "sample": None,
+    "qualify": None,
+}
+
+
 def function_names() -> frozenset[str] | None:
     """The lower-case names of every function DuckDB's catalog holds (scalar, aggregate, window, table, macro)
     with its built-in extensions; None when DuckDB is not installed."""

@@ -272,6 +272,8 @@ class Expressions:
                 f"string_split({s}, ',')[2]",
                 f"upper('ß' || {s})",
                 f"strftime({self.of('ts', depth)}, '%j %U %w %p %I %y %b %B %A')",
+                f"strftime({self.of('date', depth)}, 'Day %-j, week %W (ISO %G-W%V-%u) %x')",
+                f"strftime('%c.%g %%', {self.of('ts', depth)})",
                 "CAST(o AS VARCHAR)",
                 "CAST(m AS VARCHAR)",
                 "CAST(l AS VARCHAR)",
