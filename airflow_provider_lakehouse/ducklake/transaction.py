@@ -91,6 +91,7 @@ from airflow_provider_lakehouse.exceptions import (
     SchemaAlreadyExistsError,
     TableAlreadyExistsError,
 )
+from airflow_provider_lakehouse.sql.sorted_by import key_columns, key_with_column_renamed
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.ducklake.catalog import DuckLake
@@ -473,6 +474,11 @@ class Transaction:
             raise LakehouseError(f"Column {name!r} does not exist in {state.qualified_name}.")
         if len(state.columns) == 1:
             raise LakehouseError(f"Cannot drop the only column of {state.qualified_name}.")
+        if any(match[0].name.lower() in {c.lower() for c in key_columns(k.expression)} for k in state.sort_keys):
+            raise LakehouseError(
+                f'Catalog Error: Cannot drop column "{name}" - the table is sorted by this column. Reset or change '
+                "the sort order on this table in order to drop this column"
+            )
         state.columns = tuple(c for c in state.columns if c is not match[0])
         if not state.pending:
             self._ops.append(DropColumn(state, match[0]))
@@ -483,6 +489,11 @@ class Transaction:
         if any(c.name.lower() == new.lower() for c in state.columns):
             raise LakehouseError(f"Column {new!r} already exists in {state.qualified_name}.")
         self._replace_column(state, column, replace(column, name=new))
+        keys = state.sort_keys
+        if any(column.name.lower() in {c.lower() for c in key_columns(k.expression)} for k in keys):
+            # DuckDB rewrites the sort keys that name the column (a new sort order, in the same snapshot)
+            renamed = [replace(k, expression=key_with_column_renamed(k.expression, column.name, new)) for k in keys]
+            self.set_sorted_by(table, renamed)
 
     def change_column_type(self, table: str, name: str, new_type: str) -> None:
         """``ALTER COLUMN … TYPE``: only the widenings DuckDB allows (:func:`.type_promotion.promotion_allowed`);

@@ -116,17 +116,22 @@ def _duckdbs_keys(tree: dict[str, Any]) -> tuple[tuple[SortKey, ...], list[tuple
 
 def _column_refs(node: Any) -> Iterator[list[str]]:
     """The column references of a serialized expression, left to right, not those inside a subquery."""
+    for ref in _column_ref_nodes(node):
+        yield list(ref["column_names"])
+
+
+def _column_ref_nodes(node: Any) -> Iterator[dict[str, Any]]:
     if isinstance(node, dict):
         if node.get("class") == "SUBQUERY":
             return
         if node.get("class") == "COLUMN_REF":
-            yield list(node["column_names"])
+            yield node
             return
         for value in node.values():
-            yield from _column_refs(value)
+            yield from _column_ref_nodes(value)
     elif isinstance(node, list):
         for item in node:
-            yield from _column_refs(item)
+            yield from _column_ref_nodes(item)
 
 
 def _sqlglots_keys(query: str) -> tuple[tuple[SortKey, ...], list[tuple[str, ...]]]:
@@ -150,3 +155,41 @@ def _sqlglots_keys(query: str) -> tuple[tuple[SortKey, ...], list[tuple[str, ...
             if isinstance(column, exp.Column) and column.find_ancestor(exp.Subquery, exp.Select) is select:
                 columns.append(tuple(p.name for p in column.parts))
     return tuple(keys), columns
+
+
+def key_columns(expression: str) -> list[str]:
+    """The columns a stored sort key names, left to right (a key is DuckDB's text of an expression).
+
+    >>> key_columns('(a + "Even Odd")'), key_columns("lower(b) COLLATE nocase"), key_columns("1")
+    (['a', 'Even Odd'], ['b'], [])
+    """
+    return [names[-1] for names in _parsed_key(expression)[1]]
+
+
+def key_with_column_renamed(expression: str, old: str, new: str) -> str:
+    """A stored sort key after its table's column ``old`` was renamed ``new``, written as DuckDB rewrites it.
+
+    >>> key_with_column_renamed("(k + 1)", "K", "Mixed Name")
+    '(\"Mixed Name\" + 1)'
+    """
+    query = f"SELECT 1 ORDER BY {expression}"
+    tree = serialized(query)
+    if tree is None:
+        select = sqlglot.parse_one(query, read="duckdb")
+        key = select.args["order"].expressions[0].this
+        for column in list(key.find_all(exp.Column)):
+            if column.name.lower() == old.lower():
+                column.replace(exp.column(new, quoted=not re.fullmatch(r"[a-z_][a-z0-9_]*", new)))
+        return str(key.sql("duckdb"))
+    (modifier,) = [m for m in tree["statements"][0]["node"]["modifiers"] if m["type"] == "ORDER_MODIFIER"]
+    key = modifier["orders"][0]["expression"]
+    for node in _column_ref_nodes(key):
+        if node["column_names"][-1].lower() == old.lower():
+            node["column_names"][-1] = new
+    return expression_text(tree, key)
+
+
+def _parsed_key(expression: str) -> tuple[tuple[SortKey, ...], list[tuple[str, ...]]]:
+    query = f"SELECT 1 ORDER BY {expression}"
+    tree = serialized(query)
+    return _duckdbs_keys(tree) if tree is not None else _sqlglots_keys(query)

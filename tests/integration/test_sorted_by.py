@@ -169,3 +169,31 @@ def test_if_exists_skips_a_missing_table_and_a_read_only_alias_is_refused(spark:
     assert response["result"]["commands"][-1]["status"] == "absent"
     with pytest.raises(StatementError, match="READ_ONLY"):
         run(spark, lake, "ATTACH 'ducklake' AS dl (READ_ONLY); ALTER TABLE dl.ours SET SORTED BY (k)")
+
+
+def test_renaming_a_sort_column_rewrites_the_keys_and_dropping_one_fails_as_in_duckdb(
+    spark: Any, lake: LakeSetup
+) -> None:
+    """DuckDB rewrites the keys that name a renamed column (a new sort order) and refuses to drop a column the
+    table is sorted by; a lake whose keys named a column that no longer exists would fail DuckDB's next insert."""
+    con = _connect(lake)
+    for table in ("ours", "theirs"):
+        con.sql(f'ALTER TABLE {table} SET SORTED BY (lower(s) DESC, k + "Mixed Name")')
+    con.sql('ALTER TABLE theirs RENAME COLUMN "Mixed Name" TO m')
+    con.sql("ALTER TABLE theirs RENAME s TO text")
+    run(spark, lake, "ATTACH 'ducklake' AS dl; USE dl; ALTER TABLE ours RENAME COLUMN \"Mixed Name\" TO m")
+    run(spark, lake, "ATTACH 'ducklake' AS dl; USE dl; ALTER TABLE ours RENAME s TO text")
+    con = _connect(lake)
+    theirs = _sort_history(con, "theirs")
+    # "text" is a keyword, so DuckDB quotes it
+    assert theirs[-1] == (
+        True,
+        [(0, 'lower("text")', "duckdb", "DESC", "NULLS_LAST"), (1, "(k + m)", "duckdb", "ASC", "NULLS_LAST")],
+    )
+    assert _sort_history(con, "ours") == theirs
+    con.sql("INSERT INTO ours VALUES (1, 'B', 2.0), (2, 'a', 1.0)")  # DuckDB binds the rewritten keys
+    with pytest.raises(Exception) as duckdb_error:
+        con.sql("ALTER TABLE theirs DROP COLUMN m")
+    with pytest.raises(StatementError) as ours:
+        run(spark, lake, "ATTACH 'ducklake' AS dl; USE dl; ALTER TABLE ours DROP COLUMN m")
+    assert ours.value.message == str(duckdb_error.value)

@@ -25,7 +25,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "connections": frozenset({"exceptions"}),
     "sql": frozenset({"exceptions"}),
     # format core and the pure engines over it
-    "ducklake": frozenset({"connections", "exceptions"}),
+    "ducklake": frozenset({"connections", "exceptions", "sql"}),
     "lineage": frozenset({"sql", "exceptions"}),
     "datatables": frozenset({"connections", "exceptions", "jsonsafe", "sql"}),
     # planner and driver
