@@ -191,7 +191,10 @@ class ScriptMaker:
         return f"UPDATE t SET {column} = {value} WHERE NOT ({condition})"
 
     def alter_column(self) -> str:
-        """A new type (a widening, now and then one DuckDB refuses), a default, ``NOT NULL``, or ``TRUNCATE``."""
+        """A new type (a widening, now and then one DuckDB refuses), a default, ``NOT NULL``, ``TRUNCATE``, or a
+        sort order (``SET``/``RESET SORTED BY``; later drops of a sort column fail in both)."""
+        if self.rng.random() < 0.15:
+            return self.sort_order()
         column = self.rng.choice(list(self.columns))
         kind, roll = self.columns[column], self.rng.random()
         if roll < 0.4 and kind in RETYPES:
@@ -208,6 +211,13 @@ class ScriptMaker:
         if roll < 0.94:
             return f"ALTER TABLE t ALTER COLUMN {column} DROP NOT NULL"
         return "TRUNCATE t"
+
+    def sort_order(self) -> str:
+        if self.rng.random() < 0.25:
+            return "ALTER TABLE t RESET SORTED BY"
+        keys = self.rng.sample(list(self.columns), k=min(len(self.columns), self.rng.randint(1, 2)))
+        order = [f"{key}{self.rng.choice(['', ' DESC', ' ASC NULLS FIRST', ' DESC NULLS LAST'])}" for key in keys]
+        return f"ALTER TABLE t SET SORTED BY ({', '.join(order)})"
 
     def add_column(self) -> str:
         name, kind = f"a{self.rng.randint(0, 99)}", self.rng.choice(self.types)
