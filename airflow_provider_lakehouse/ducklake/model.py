@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_lakehouse.ducklake.types import Column, TableSchema
+from airflow_provider_lakehouse.sql.sort_key import SortKey
 
 
 @dataclass(frozen=True)
@@ -38,18 +39,6 @@ class PartitionField:
     key_index: int
     column_id: int
     transform: str
-
-
-@dataclass(frozen=True)
-class SortKey:
-    """One key of a table's ``SET SORTED BY``: DuckDB sorts every file it writes by these.
-
-    :param expression: the key's SQL text in DuckDB's dialect (a column name, or any expression).
-    """
-
-    expression: str
-    descending: bool = False
-    nulls_first: bool = False
 
 
 @dataclass(frozen=True)

@@ -160,10 +160,7 @@ CASE WHEN YEAR(d) BETWEEN 0 AND 9999 THEN LPAD(CAST(YEAR(d) AS STRING), 4, '0') 
     >>> print(spark("SELECT strftime('%d.%m. %I %p', ts)"))
     DATE_FORMAT(ts, 'dd\\'.\\'MM\\'. \\'hh\\' \\'a')
     """
-    value, format_node = node.this, node.args.get("format")
-    text = literal_text(format_node)
-    if text is None and literal_text(value) is not None and format_node is not None:
-        value, text = format_node, literal_text(value)  # strftime('%Y', d)
+    value, text = _value_and_format(node)
     if text is None:
         return None
     try:
@@ -199,9 +196,7 @@ def format_error(tree: exp.Expr, text: str) -> str | None:
     'Invalid Input Error: Failed to parse format specifier x%: Trailing format character %'
     """
     for node in tree.find_all(exp.TimeToStr):
-        format_text = literal_text(node.args.get("format"))
-        if format_text is None:
-            format_text = literal_text(node.this)
+        format_text = _value_and_format(node)[1]
         if format_text == "None" and not _has_string(text, "None"):
             format_text = ""  # sqlglot reads an empty format as the text 'None'
         if format_text is None:
@@ -211,6 +206,16 @@ def format_error(tree: exp.Expr, text: str) -> str | None:
         except FormatError as exc:
             return exc.message
     return None
+
+
+def _value_and_format(node: exp.TimeToStr) -> tuple[exp.Expr, str | None]:
+    """The value ``strftime`` formats and its literal format (None when the format is no literal); DuckDB takes
+    the two either way round (``strftime('%Y', d)``)."""
+    value, format_node = node.this, node.args.get("format")
+    text = literal_text(format_node)
+    if text is None and format_node is not None and literal_text(value) is not None:
+        return format_node, literal_text(value)
+    return value, text
 
 
 def _has_string(text: str, value: str) -> bool:

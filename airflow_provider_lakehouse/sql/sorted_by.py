@@ -18,6 +18,7 @@ import sqlglot
 from sqlglot import exp
 
 from airflow_provider_lakehouse.sql.duckdb_parser import expression_text, serialized
+from airflow_provider_lakehouse.sql.sort_key import SortKey
 
 _STATEMENT = re.compile(
     r"^\s*ALTER\s+TABLE\s+(?P<if_exists>IF\s+EXISTS\s+)?(?P<table>.+?)\s+(?P<verb>SET|RESET)\s+SORTED\s+BY\b"
@@ -29,15 +30,6 @@ _STATEMENT = re.compile(
 QUALIFIED_COLUMN_ERROR = (
     "Invalid Input Error: Unexpected qualified column reference - only unqualified columns are supported"
 )
-
-
-@dataclass(frozen=True)
-class SortKey:
-    """One key as DuckDB stores it: its expression's text, direction and ``NULLS`` order."""
-
-    expression: str
-    descending: bool = False
-    nulls_first: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,17 +102,12 @@ def _duckdbs_keys(tree: dict[str, Any]) -> tuple[tuple[SortKey, ...], list[tuple
                 nulls_first=order["null_order"] == "NULLS FIRST",
             )
         )
-        columns += [tuple(names) for names in _column_refs(order["expression"])]
+        columns += [tuple(node["column_names"]) for node in _column_ref_nodes(order["expression"])]
     return tuple(keys), columns
 
 
-def _column_refs(node: Any) -> Iterator[list[str]]:
-    """The column references of a serialized expression, left to right, not those inside a subquery."""
-    for ref in _column_ref_nodes(node):
-        yield list(ref["column_names"])
-
-
 def _column_ref_nodes(node: Any) -> Iterator[dict[str, Any]]:
+    """The column references of a serialized expression, left to right, not those inside a subquery."""
     if isinstance(node, dict):
         if node.get("class") == "SUBQUERY":
             return
