@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,34 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 os.environ.update(Stack().airflow_env())
 # Every lake read in every test checks the Spark types the driver derives against Spark's own (see driver.py)
 os.environ["LAKEHOUSE_VERIFY_READ_TYPES"] = "1"  # driver.VERIFY_READ_TYPES_ENV
+
+
+#: Tests that share state no uuid separates: the stack's Airflow home (one SQLite metadata database, which two
+#: ``airflow dags test`` runs at once would lock each other out of) and the example DAGs' fixed Data Table tables
+#: (``customers``, schema ``shop``), which the UI's Airflow writes too.
+AIRFLOW_HOME_GROUP = ("tests/dags/", "tests/ui/", "tests/packaging/test_airflow_versions.py")
+
+
+def worker_group(nodeid: str) -> str:
+    """Which tests one worker runs together under ``pytest -n 2`` (devstack test): the tests above as one group,
+    every other module as a group of its own, so that its module-scoped fixtures (a Spark session, a lake
+    written once and read by every test) are set up once, on one worker, as in a run without workers."""
+    module = nodeid.split("::", 1)[0]
+    return "airflow_home" if module.startswith(AIRFLOW_HOME_GROUP) else module
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: without xdist (plain pytest) it is never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    # Not xdist_group marks with --dist loadgroup: on pytest 9.2, pytest-xdist 3.8 drops them silently (it tags
+    # tests by rewriting a node id attribute pytest no longer reads; pytest-dev/pytest-xdist#1386, open). This
+    # is --dist loadscope with worker_group's scopes instead of modules.
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkerGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ByWorkerGroup(config, log)
 
 
 @pytest.fixture(scope="session")

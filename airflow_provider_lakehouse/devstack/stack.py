@@ -6,6 +6,7 @@ standalone cluster, one to two JVMs each) start only on request, see :meth:`Stac
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -17,11 +18,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from airflow_provider_lakehouse.devstack import osuser
 from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
 from airflow_provider_lakehouse.devstack.jars import classpath_conf
+from airflow_provider_lakehouse.devstack.lock import state_lock
 from airflow_provider_lakehouse.devstack.ports import LOOPBACK, pick_port
 from airflow_provider_lakehouse.devstack.postgres import PostgresServer, reachable_bin_dir
 from airflow_provider_lakehouse.devstack.seaweed import GRPC_OFFSET, REGION, SeaweedS3
@@ -46,6 +48,32 @@ SPARK_LOCAL_MASTER = "local[2]"
 
 def default_state_dir() -> Path:
     return Path(os.environ.get("LAKEHOUSE_STATE_DIR", REPO_ROOT / ".lakehouse")).resolve()
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _one_process_at_a_time(method: Callable[Concatenate[Stack, _P], _R]) -> Callable[Concatenate[Stack, _P], _R]:
+    """Run ``method`` holding the state folder's lock: processes sharing a stack (the suite's two workers, a user's
+    ``devstack up``) start, stop and provision it in turn, never both at once."""
+
+    @functools.wraps(method)
+    def locked(self: Stack, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with state_lock(self.state_dir).held():
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
+def _write_atomically(path: Path, text: str, mode: int | None = None) -> None:
+    """Replace ``path`` in one step, so that another process reading it sees the old or the new text, never half
+    of one (``state.json`` is read by every process on the stack)."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_text(text)
+    if mode is not None:
+        partial.chmod(mode)
+    os.replace(partial, path)
 
 
 class Stack:
@@ -73,7 +101,7 @@ class Stack:
             return {}
 
     def _save_state(self, state: dict[str, Any]) -> None:
-        self._state_file.write_text(json.dumps(state, indent=2))
+        _write_atomically(self._state_file, json.dumps(state, indent=2))
 
     def _update_state(self, **values: Any) -> None:
         """Merge ``values`` into the state read just now: a Spark start takes seconds, and ``up`` may have
@@ -88,14 +116,19 @@ class Stack:
         path = self.state_dir / "credentials.json"
         if path.exists():
             return dict(json.loads(path.read_text()))
+        return self._generate_credentials(path)
+
+    @_one_process_at_a_time
+    def _generate_credentials(self, path: Path) -> dict[str, str]:
+        if path.exists():  # another process generated them while this one waited for the lock
+            return dict(json.loads(path.read_text()))
         creds = {
             "pg_password": f"lh {secrets.token_hex(6)} p@ss'w\"o%rd",
             "s3_access_key": "lakehouse" + secrets.token_hex(4),
             "s3_secret_key": secrets.token_urlsafe(24),
         }
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(creds))
-        path.chmod(0o600)
+        _write_atomically(path, json.dumps(creds), mode=0o600)
         return creds
 
     # -- services ---------------------------------------------------------------------------
@@ -150,6 +183,7 @@ class Stack:
             worker_ui_port=port("spark_worker_ui"),
         )
 
+    @_one_process_at_a_time
     def up(self, *, log: Any = print) -> bool:
         """Start whatever is not running. Returns True if this call started anything."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -195,6 +229,7 @@ class Stack:
         self.write_env_file()
         return started
 
+    @_one_process_at_a_time
     def ensure_s3a_jars(self, *, log: Any = print) -> list[Path]:
         """The S3A jars for Spark (``hadoop-aws`` and what it needs), fetched with ``mvn`` once into
         ``<state>/jars``; an empty list when they cannot be had (S3 lakes are then read with pyarrow)."""
@@ -220,6 +255,7 @@ class Stack:
         except RuntimeError:  # no full pyspark here: nothing to give the jars to
             return ()
 
+    @_one_process_at_a_time
     def start_spark_connect(self, *, log: Any = print, driver_memory: str | None = None) -> str:
         """Start the Spark Connect server unless it is running; return its URL (``sc://127.0.0.1:<port>``).
 
@@ -246,6 +282,7 @@ class Stack:
         self._refresh_env_file()
         return server.url
 
+    @_one_process_at_a_time
     def start_spark_cluster(self, *, log: Any = print) -> str:
         """Start a standalone Spark master and worker unless they run; return the master URL (``spark://...``).
 
@@ -292,6 +329,7 @@ class Stack:
             stop()
         return home
 
+    @_one_process_at_a_time
     def stop_spark_connect(self, *, log: Any = print) -> None:
         """Stop the Spark Connect server if it runs (its port stays in ``state.json`` for the next start)."""
         server = self.spark_connect_server()
@@ -299,6 +337,7 @@ class Stack:
             log("stopping Spark Connect")
         server.stop()
 
+    @_one_process_at_a_time
     def stop_spark_cluster(self, *, log: Any = print) -> None:
         """Stop the standalone Spark worker (with its executors) and master if they run."""
         cluster = self.spark_cluster()
@@ -306,6 +345,7 @@ class Stack:
             log("stopping the Spark standalone cluster")
         cluster.stop()
 
+    @_one_process_at_a_time
     def down(self, *, log: Any = print) -> None:
         """Stop every server and remove their sockets; data stays for the next ``up``."""
         self.stop_spark_connect(log=log)
@@ -462,14 +502,15 @@ class Stack:
         if "postgres_port" in state and "s3_ports" in state:
             self.write_env_file()
 
+    @_one_process_at_a_time
     def write_env_file(self) -> Path:
         """Write ``env.sh`` (mode 600) so a shell can ``source`` the stack's environment."""
         path = self.state_dir / "env.sh"
         lines = [f"export {k}={shlex.quote(v)}" for k, v in self.env().items()]
-        path.write_text("\n".join(lines) + "\n")
-        path.chmod(0o600)
+        _write_atomically(path, "\n".join(lines) + "\n", mode=0o600)
         return path
 
+    @_one_process_at_a_time
     def ensure_airflow_db(self, *, log: Any = print) -> None:
         """Run ``airflow db migrate`` once per state folder (SQLite metadata DB in the Airflow home)."""
         env = dict(os.environ, **self.env())

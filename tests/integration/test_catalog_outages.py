@@ -15,7 +15,8 @@ from airflow_provider_lakehouse.ducklake.store import PostgresStore
 from airflow_provider_lakehouse.exceptions import ServiceUnavailableError
 from tests import referee
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# exclusive: stops the stack's PostgreSQL
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.exclusive]
 
 
 def _outage(stack: Any, seconds: float) -> threading.Thread:

@@ -17,7 +17,8 @@ import pytest
 from airflow_provider_lakehouse.devstack.spark import SparkCluster, SparkConnectServer
 from airflow_provider_lakehouse.devstack.stack import Stack
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# exclusive: stops and restarts the stack's Spark servers
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.exclusive]
 
 # Holds its executors (and their Python workers) until the test has looked at their sockets.
 JOB = """

@@ -5,17 +5,19 @@ The rest of the suite runs on the tested set's Spark (constraints/constraints-3.
 ``LAKEHOUSE_TEST_SPARK_VERSIONS`` (comma-separated; default: the lowest declared, the floor CI keeps honest) is
 installed with pip into a folder of its own under the stack's state folder (``--target``, once; about
 470 to 490 MB each), put first on ``PYTHONPATH`` so that it shadows the tested set's pyspark, and a subset of the
-integration tests runs against it in a child pytest on the same stack: in-process local Spark, Spark Connect (a
-server started from that Spark), spark-submit with S3A (``hadoop-aws`` of that Spark's Hadoop, fetched with
-``mvn``), and the reads, writes and DuckDB semantics whose PySpark APIs changed between releases (Arrow schema
-conversion, timestamps, column types of created tables).
+integration tests runs against it in a child pytest: in-process local Spark, Spark Connect (a server started
+from that Spark), spark-submit with S3A (``hadoop-aws`` of that Spark's Hadoop, fetched with ``mvn``), and the
+reads, writes and DuckDB semantics whose PySpark APIs changed between releases (Arrow schema conversion,
+timestamps, column types of created tables).
 
-The child run leaves a Spark Connect server of that Spark running; the next test that needs the stack's server
-gets it restarted from the tested set's Spark (``Stack.start_spark_connect``), which the last test here checks.
+The child runs on a stack of its own (a second state folder, other ports): its Spark servers are that Spark's, and
+the suite's other tests keep using the session stack's meanwhile. Afterwards that stack's Connect server is asked
+for again from this process, and is restarted from the tested set's Spark (``Stack.start_spark_connect``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -28,6 +30,7 @@ import pytest
 
 from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
 from airflow_provider_lakehouse.devstack.spark import spark_home
+from airflow_provider_lakehouse.devstack.stack import SPARK_PREFERRED_PORTS, Stack
 from airflow_provider_lakehouse.spark.session import client_version, spark_release
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -77,12 +80,44 @@ def pyspark_folder(state_dir: Path, version: str) -> Path:
     return folder
 
 
+def stack_of_its_own(stack: Stack, state_dir: Path) -> Stack:
+    """A second stack beside the session's: its own PostgreSQL and S3 (on free ports), Spark ports 50 above the
+    preferred ones (both stacks may start a Connect server at the same moment), the S3A jar cache shared."""
+    state_dir.mkdir(parents=True)
+    (state_dir / "jars").symlink_to(stack.state_dir / "jars", target_is_directory=True)
+    ports = {f"{role}_port": port + 50 for role, port in SPARK_PREFERRED_PORTS.items()}
+    (state_dir / "state.json").write_text(json.dumps(ports))
+    other = Stack(state_dir)
+    other.up(log=lambda _m: None)
+    return other
+
+
 @pytest.mark.parametrize("version", versions())
-def test_the_spark_tests_pass_on_another_spark(stack, tmp_path: Path, version: str) -> None:
+def test_the_spark_tests_pass_on_another_spark(stack: Stack, tmp_path: Path, version: str) -> None:
     begin = time.monotonic()
     folder = pyspark_folder(stack.state_dir, version)
     installed = time.monotonic() - begin
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(REPO_ROOT)]))
+    other = stack_of_its_own(stack, tmp_path / "state")
+    try:
+        _check_another_spark(other, tmp_path, version, folder, installed)
+        # asked for from this process, the Connect server that Spark started is replaced by one of this Spark
+        other.start_spark_connect(log=lambda _m: None)
+        pid = other.spark_connect_server().pid()
+        assert pid is not None
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        assert str(spark_home() / "jars") in command, command[:500]
+    finally:
+        other.down(log=lambda _m: None)
+
+
+def _check_another_spark(stack: Stack, tmp_path: Path, version: str, folder: Path, installed: float) -> None:
+    """The subset, in a child pytest on ``stack`` with pyspark ``version`` from ``folder`` first on the path."""
+    env = {
+        **os.environ,  # holds the session stack's connections: the second stack's replace every one of them
+        **stack.env(),
+        "PYTHONPATH": os.pathsep.join([str(folder), str(REPO_ROOT)]),
+        "LAKEHOUSE_STATE_DIR": str(stack.state_dir),
+    }
     probe = subprocess.run(
         [sys.executable, "-c", "import pyspark; print(pyspark.__version__, pyspark.__file__)"],
         env=env,
@@ -140,12 +175,3 @@ def test_the_spark_tests_pass_on_another_spark(stack, tmp_path: Path, version: s
             f"SparkVersionError: The Spark Connect server at {stack.spark_connect_server().url} runs Spark {version}, an older release than this task's pyspark {client_version()}"
             in refused.stderr
         ), refused.stderr[-3000:]
-
-
-def test_the_stacks_spark_connect_runs_this_processs_spark_again(stack) -> None:
-    """After a run on another Spark, the stack's Connect server is restarted from this process's Spark."""
-    stack.start_spark_connect(log=lambda _m: None)
-    pid = stack.spark_connect_server().pid()
-    assert pid is not None
-    command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    assert str(spark_home() / "jars") in command, command[:500]

@@ -118,6 +118,7 @@ def _processes_with(needle: str) -> list[int]:
     return found
 
 
+@pytest.mark.exclusive  # counts the Python workers the stack's Connect server starts while it runs
 def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str], tmp_path: Path) -> None:
     url = stack.start_spark_connect(log=lambda _m: None)
     # The server is shared with earlier tests: their sessions (other settings, other daemons) live on until the

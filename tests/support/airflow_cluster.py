@@ -184,6 +184,16 @@ class AirflowCluster:
         return [p for p in (self.home / "logs").rglob("*") if p.is_file()]
 
 
+API_PORT_BASE = 18280
+
+
+def _worker_index() -> int:
+    """This pytest-xdist worker's number (``gw1`` → 1; 0 outside xdist). Each worker picks API ports from its own
+    block: two clusters starting at once on different workers would otherwise both find the same port free and
+    race to bind it (the api-server starts many seconds after the port is picked)."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+
+
 @contextmanager
 def airflow_cluster(
     stack: Any, env: dict[str, str], dags: list[Path], *, parallelism: int = 4, overrides: dict[str, str] | None = None
@@ -208,7 +218,7 @@ def airflow_cluster(
         admin.execute(f'CREATE DATABASE "{database}" OWNER lakehouse')
     password = quote(creds["pg_password"], safe="")  # the stack's password holds a space, quotes, @ and %
     url = f"postgresql+psycopg://lakehouse:{password}@{LOOPBACK}:{stack.postgres_port()}/{database}"
-    port = pick_port(18280)
+    port = pick_port(API_PORT_BASE + 20 * _worker_index())
     cluster_env = dict(env)
     for key in list(cluster_env):
         if key.startswith("AIRFLOW__DATABASE__"):
