@@ -232,7 +232,8 @@ STATIC_CHECKS = (
 #: can share it on that many worker processes (the tests of one module, and those that share an Airflow home, stay
 #: on one worker: see tests/conftest.py), then alone the tests that stop, restart or count the processes of its
 #: shared servers (marked ``exclusive``). Not the default yet: on the 2-vCPU machine it measured 54 min instead of
-#: 61, and a worker's in-process Spark JVM ran out of heap in each of its runs (see docs/local-stack.md, "Tests").
+#: 61, and a worker's in-process Spark JVM ran out of heap in each of its runs: every local SparkContext started
+#: with the S3A jars in ``spark.jars`` keeps about 58 MB after it stops (see docs/local-stack.md, "Tests").
 WORKERS_ENV = "LAKEHOUSE_TEST_WORKERS"
 EXCLUSIVE_PART = ("-m", "exclusive")
 
