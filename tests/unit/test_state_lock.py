@@ -13,8 +13,7 @@ from pathlib import Path
 
 from airflow_provider_lakehouse.devstack.lock import state_lock
 from airflow_provider_lakehouse.devstack.stack import Stack
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO_ROOT
 
 HOLD = """
 import sys, time
@@ -29,12 +28,13 @@ CREDENTIALS = """
 import json, sys
 from pathlib import Path
 from airflow_provider_lakehouse.devstack.stack import Stack
+from tests.conftest import REPO_ROOT
 print(json.dumps(Stack(Path(sys.argv[1])).credentials()))
 """
 
 
 def _python(script: str, *args: str) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     return subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True, env=env)
 
 
