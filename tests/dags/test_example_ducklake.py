@@ -14,6 +14,7 @@ from airflow_provider_lakehouse.ducklake.store import PostgresStore
 from tests import referee
 from tests.conftest import run_airflow
 from tests.referee import LakeSetup
+from tests.support.local_spark import stop_local_spark
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -142,9 +143,7 @@ def test_hook_errors_are_clear(stack: Any, stack_env: dict[str, str]) -> None:
     finally:
         if saved is not None:
             os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"] = saved
-        from airflow_provider_lakehouse.spark.session import local_session
-
-        local_session().stop()  # PySpark allows no Spark Connect session in a process with a classic one
+        stop_local_spark()  # PySpark allows no Spark Connect session in a process with a classic one
 
 
 def check_operations_run(engine: str, env: dict[str, str], setup: LakeSetup, result: Any) -> None:
@@ -261,9 +260,7 @@ def test_embedded_lake_with_a_sqlite_catalog(tmp_path: Path, monkeypatch: pytest
             "SELECT sum(sq) AS total FROM squares"
         )
     finally:
-        from airflow_provider_lakehouse.spark.session import local_session
-
-        local_session().stop()
+        stop_local_spark()
     assert response["engine"] == "local"
     last = response["result"]["commands"][-1]
     assert last["rows"] == [{"total": 30}] and last["scans"][0]["reader"] == "spark-parquet"

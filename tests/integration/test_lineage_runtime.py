@@ -21,6 +21,7 @@ from airflow_provider_lakehouse.lineage.openlineage import DatasetFacts, openlin
 from tests import referee
 from tests.integration.test_spark_sql import run, spec_of
 from tests.referee import LakeSetup
+from tests.support.local_spark import local_test_spark
 from tests.support.openlineage_schemas import validate_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -34,9 +35,7 @@ INSERT INTO totals SELECT k, v FROM src WHERE v > 5;
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from airflow_provider_lakehouse.spark.session import local_session
-
-    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
+    session = local_test_spark(shuffle_partitions=2)
     yield session
     session.stop()
 

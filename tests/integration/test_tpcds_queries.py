@@ -23,6 +23,7 @@ from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES, SOURCE_TA
 from tests import referee
 from tests.integration.test_spark_sql import run, selected
 from tests.referee import LakeSetup
+from tests.support.local_spark import local_test_spark
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -39,10 +40,8 @@ def landing(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from airflow_provider_lakehouse.spark.session import local_session
-
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "4"})
+    session = local_test_spark(shuffle_partitions=4)
     yield session
     session.stop()
 
