@@ -54,11 +54,37 @@ def spark_expression_metadata(*, duckdb_arithmetic: bool = False) -> dict[Any, A
     (nodes with :data:`DUCKDB_ARITHMETIC` in their ``meta``) is typed as DuckDB types it, the type the driver
     casts it to."""
     metadata = dict(Dialect.get_or_raise("spark").EXPRESSION_METADATA)
+    # a list these return is typed like their list operand (sqlglot leaves them UNKNOWN): ``l[i]`` of one is then
+    # known to index a list, not a map, and gets Spark's INT position (seed 5025 of the expression fuzzer)
+    for list_function in (exp.ArrayAppend, exp.ArrayPrepend, exp.ArrayCompact, exp.ArrayRemove, exp.ArrayRemoveAt):
+        metadata.setdefault(list_function, {"annotator": lambda self, e: self._annotate_by_args(e, "this")})
+    metadata.setdefault(exp.Transform, {"annotator": _a_list})
+    # the rewrites' RAISE_ERROR branches (DuckDB's range checks) return no value: a CASE with one has the type of
+    # its other branches (a checked cast to FLOAT stays a FLOAT operand; seed 5088 of the expression fuzzer)
+    metadata[exp.Anonymous] = {"annotator": _raising_as_null(metadata[exp.Anonymous]["annotator"])}
     for kind in (exp.Add, exp.Sub, exp.Mul):
         metadata[kind] = {
             "annotator": _with_sparks_decimal_type(metadata[kind]["annotator"], duckdb_marked=duckdb_arithmetic)
         }
     return metadata
+
+
+def _a_list(annotator_self: Any, node: exp.Expr) -> Any:
+    """A list whose element type is not inferred (``transform(l, x -> ...)``)."""
+    annotator_self._set_type(
+        node, exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[exp.DataType.build("unknown")], nested=True)
+    )
+    return node
+
+
+def _raising_as_null(annotate: Callable[[Any, exp.Expr], Any]) -> Callable[[Any, exp.Expr], Any]:
+    def annotator(annotator_self: Any, node: exp.Expr) -> Any:
+        if isinstance(node, exp.Anonymous) and node.name.lower() == "raise_error":
+            annotator_self._set_type(node, exp.DataType.Type.NULL)
+            return node
+        return annotate(annotator_self, node)
+
+    return annotator
 
 
 def _with_sparks_decimal_type(

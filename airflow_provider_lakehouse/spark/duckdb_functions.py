@@ -46,6 +46,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlglot import exp
+from sqlglot.optimizer.annotate_types import annotate_types
 
 from airflow_provider_lakehouse.spark.case_mapping import duckdb_lower, duckdb_upper
 from airflow_provider_lakehouse.spark.quantiles import quantile_fraction
@@ -755,10 +756,49 @@ def _list_distinct(node: exp.ArrayDistinct) -> exp.Expr:
     return spark_expression("REVERSE(ARRAY_DISTINCT(FILTER(_l, e -> e IS NOT NULL)))", _l=node.this)
 
 
+#: ``meta`` key of a ``Bracket`` whose index sqlglot moved to 0-based when it read DuckDB (see
+#: :func:`mark_moved_indexes`)
+INDEX_MOVED = "lh_index_moved"
+
+
+def mark_moved_indexes(tree: exp.Expr) -> exp.Expr:
+    """Mark (in ``meta``) each ``l[i]`` of ``tree`` whose index sqlglot moved to 0-based, before other rewrites
+    change its index.
+
+    Reading DuckDB, sqlglot subtracts one from an index it types as an integer without a schema (a literal,
+    ``year(d) - 2022``, ``CAST(s AS INTEGER)``; not a bare column) when the container may be a list. The decision
+    is taken again here the way sqlglot took it (on an untyped copy): once the index's ``CAST`` has become a
+    marker, its type is no longer known, and the one subtracted would stay subtracted.
+
+    >>> import sqlglot
+    >>> tree = mark_moved_indexes(sqlglot.parse_one("SELECT l[2], l[year(d) - 2022], l[i], m['k']", read="duckdb"))
+    >>> [b.meta.get(INDEX_MOVED) for b in tree.find_all(exp.Bracket)]
+    [True, True, False, False]
+    """
+    for bracket in tree.find_all(exp.Bracket):
+        if len(bracket.expressions) == 1:
+            container = annotate_types(_untyped(bracket.this), dialect="duckdb")
+            index = annotate_types(_untyped(bracket.expressions[0]), dialect="duckdb")
+            bracket.meta[INDEX_MOVED] = container.is_type(
+                exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY
+            ) and index.is_type(*exp.DataType.INTEGER_TYPES)
+    return tree
+
+
+def _untyped(node: exp.Expr) -> exp.Expr:
+    copy = node.copy()
+    for part in copy.walk():
+        part.type = None
+    return copy
+
+
 def _duckdb_index(index: exp.Expr) -> exp.Expr:
-    """The index as written in DuckDB: sqlglot subtracts one from a literal index (also from a negative one)."""
-    value = int_literal(index)
-    return index if value is None else exp.Literal.number(value + 1)
+    """The index as written in DuckDB, given one sqlglot moved: the one it subtracted added back."""
+    if (value := int_literal(index)) is not None:
+        return exp.Literal.number(value + 1)
+    if isinstance(index, exp.Add) and int_literal(index.expression) == -1:  # sqlglot's own shape: exp + -1
+        return index.this.copy()
+    return exp.Add(this=index.copy(), expression=exp.Literal.number(1))
 
 
 def _bracket(node: exp.Bracket) -> exp.Expr | None:
@@ -769,10 +809,14 @@ def _bracket(node: exp.Bracket) -> exp.Expr | None:
         return None  # struct fields and map keys by name keep sqlglot's form
     if isinstance(index, exp.Slice):
         return typed_call("slice", node.this, index.this or exp.Null(), index.expression or exp.Null())
-    # sqlglot moved a literal index to 0-based where the container could be a list (its type unknown or a list)
-    container_type = node.this.type
-    shifted = container_type is None or container_type.is_type(exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY)
-    return typed_call("element", node.this, _duckdb_index(index) if shifted else index)
+    moved = node.meta.get(INDEX_MOVED)
+    if moved is None:  # a tree not marked by mark_moved_indexes: only a literal index's move is certain
+        container_type = node.this.type
+        may_be_a_list = container_type is None or container_type.is_type(
+            exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY
+        )
+        moved = may_be_a_list and int_literal(index) is not None
+    return typed_call("element", node.this, _duckdb_index(index) if moved else index)
 
 
 def _list_slice(node: exp.Anonymous) -> exp.Expr | None:

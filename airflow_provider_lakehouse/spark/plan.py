@@ -37,7 +37,7 @@ from airflow_provider_lakehouse.exceptions import (
 )
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.decimal_types import duckdb_literal_types
-from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions
+from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions, mark_moved_indexes
 from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
@@ -1217,7 +1217,8 @@ class _Planner:
     def spark_sql(self, tree: exp.Expr) -> str:
         """``tree`` as Spark SQL text, with DuckDB's semantics kept when the script is DuckDB SQL."""
         if self.dialect == "duckdb":
-            tree = duckdb_semantics(tree.copy())  # DuckDB's casts and arithmetic (see .semantics)
+            tree = mark_moved_indexes(tree.copy())  # before the casts in l[i] become markers of unknown type
+            tree = duckdb_semantics(tree)  # DuckDB's casts and arithmetic (see .semantics)
             tree = duckdb_functions(tree)  # DuckDB's functions Spark names alike but computes differently
             tree = duckdb_literal_types(_duckdb_functions_for_spark(tree), MARKERS)  # 0.5 is DECIMAL(2, 1)
             return spark_text(arithmetic_markers(tree))

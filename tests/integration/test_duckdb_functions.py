@@ -56,6 +56,15 @@ ROW_EXPRESSIONS = [
     "sqrt(i)",
     "sqrt(abs(i))",
     "log(log(abs(i) + 10))",
+    # a FLOAT from a range-checked cast stays a FLOAT operand: + 1 rounds in FLOAT (70000000, not 70000001)
+    "log10(abs((i * 10000000)::DOUBLE::FLOAT) + 1)",
+    "log10(abs(i)::FLOAT * 10000000 + 1)",
+    # a list a list function returns, indexed by a BIGINT: DuckDB's 1-based position, NULL out of range
+    "list_append(l, 4)[year(dt) - 2022]",
+    "list_append(l, 4)[century(dt)]",
+    "list_prepend(0, l)[year(dt) - 2021]",
+    "l[CAST(i AS INTEGER) - 4]",
+    "list_extract(l, year(dt) - 2022)",
     # functions Spark has and DuckDB does not: the statement fails, as in DuckDB
     "initcap(s)",
     "nvl(i, 0)",
