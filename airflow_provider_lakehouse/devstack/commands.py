@@ -228,13 +228,13 @@ STATIC_CHECKS = (
 )
 
 
-#: ``LAKEHOUSE_TEST_WORKERS=2`` (not the default): the whole suite in two parts on one stack, first everything that
-#: can share it on that many worker processes (the tests of one module, and those that share an Airflow home, stay
-#: on one worker: see tests/conftest.py), then alone the tests that stop, restart or count the processes of its
-#: shared servers (marked ``exclusive``). Not the default yet: on the 2-vCPU machine it measured 54 min instead of
-#: 61, and a worker's in-process Spark JVM ran out of heap in each of its runs: every local SparkContext started
-#: with the S3A jars in ``spark.jars`` keeps about 58 MB after it stops (see docs/local-stack.md, "Tests").
+#: Worker processes of the test command (``LAKEHOUSE_TEST_WORKERS``; 2 by default, 1 for one plain pytest run): the
+#: whole suite in two parts on one stack, first everything that can share it on that many worker processes (the
+#: tests of one module, and those that share an Airflow home, stay on one worker: see tests/conftest.py), then alone
+#: the tests that stop, restart or count the processes of its shared servers (marked ``exclusive``). Measured on the
+#: 2-vCPU machine in docs/local-stack.md, "Tests".
 WORKERS_ENV = "LAKEHOUSE_TEST_WORKERS"
+DEFAULT_WORKERS = 2
 EXCLUSIVE_PART = ("-m", "exclusive")
 
 
@@ -242,13 +242,27 @@ def parallel_part(workers: int) -> tuple[str, ...]:
     return ("-n", str(workers), "--dist", "loadscope", "-m", "not exclusive")
 
 
-def test(args: list[str]) -> int:
-    """The README's second command: lint, format and type checks, then the whole suite in one pytest run (extra
-    arguments go to it; tests/conftest.py starts and stops the stack). A failing static check stops here, before
-    the suite, and says how to see or fix the findings.
+def pytest_runs(args: list[str], workers_setting: str | None) -> list[tuple[str, ...]]:
+    """The pytest runs the test command makes, in order, for its arguments and ``LAKEHOUSE_TEST_WORKERS``.
 
-    With ``LAKEHOUSE_TEST_WORKERS`` above 1 and no arguments the stack is started here (and stopped afterwards if
-    this call started it) and the suite runs in the two parts above.
+    >>> pytest_runs([], None)
+    [('-n', '2', '--dist', 'loadscope', '-m', 'not exclusive'), ('-m', 'exclusive')]
+    >>> pytest_runs([], "1"), pytest_runs(["-k", "datatable"], None)
+    ([()], [('-k', 'datatable')])
+    """
+    workers = int(workers_setting or DEFAULT_WORKERS)
+    if args or workers <= 1:
+        return [tuple(args)]
+    return [parallel_part(workers), EXCLUSIVE_PART]
+
+
+def test(args: list[str]) -> int:
+    """The README's second command: lint, format and type checks, then the whole suite. A failing static check
+    stops here, before the suite, and says how to see or fix the findings.
+
+    Without arguments the stack is started here (and stopped afterwards if this call started it) and the suite
+    runs in the two parts above; with ``LAKEHOUSE_TEST_WORKERS=1``, or with arguments (which go to pytest), it is
+    one plain pytest run (tests/conftest.py starts and stops the stack).
     """
     environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     for check in STATIC_CHECKS:
@@ -257,13 +271,12 @@ def test(args: list[str]) -> int:
         if subprocess.run(cmd, cwd=REPO_ROOT, env=environment).returncode:
             _say(f"{check[0]} found problems (ruff: `ruff check --fix .` and `ruff format .` fix most); tests not run")
             return 1
-    workers = int(os.environ.get(WORKERS_ENV) or 1)
-    if args or workers <= 1:
-        return _pytest(list(args), environment)
-    with running_stack():
-        parallel = _pytest(list(parallel_part(workers)), environment)
-        exclusive = _pytest(list(EXCLUSIVE_PART), environment)
-    return parallel or exclusive
+    runs = pytest_runs(args, os.environ.get(WORKERS_ENV))
+    if len(runs) == 1:
+        return _pytest(list(runs[0]), environment)
+    with running_stack():  # every part runs, also after a failing one: each reports its own failures
+        codes = [_pytest(list(run), environment) for run in runs]
+    return next((code for code in codes if code), 0)
 
 
 def _pytest(args: list[str], environment: dict[str, str]) -> int:
