@@ -70,9 +70,10 @@ def _write_atomically(path: Path, text: str, mode: int | None = None) -> None:
     """Replace ``path`` in one step, so that another process reading it sees the old or the new text, never half
     of one (``state.json`` is read by every process on the stack)."""
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_text(text)
-    if mode is not None:
-        partial.chmod(mode)
+    partial.unlink(missing_ok=True)
+    # created with its final mode: a credentials file is never readable by others, not even while written
+    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode), "w") as f:
+        f.write(text)
     os.replace(partial, path)
 
 
@@ -109,6 +110,11 @@ class Stack:
         state = self._load_state()
         state.update(values)
         self._save_state(state)
+
+    def prefer_spark_ports(self, offset: int) -> None:
+        """Start this stack's Spark servers ``offset`` ports above the preferred ones: a second stack beside
+        another, where both may start a Connect server at the same moment (the first free port would be the same)."""
+        self._update_state(**{f"{role}_port": port + offset for role, port in SPARK_PREFERRED_PORTS.items()})
 
     def credentials(self) -> dict[str, str]:
         """Generated once per state folder. The password deliberately holds a space, quotes, ``@`` and ``%``:

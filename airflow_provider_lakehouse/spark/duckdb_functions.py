@@ -777,12 +777,16 @@ def mark_moved_indexes(tree: exp.Expr) -> exp.Expr:
     """
     for bracket in tree.find_all(exp.Bracket):
         if len(bracket.expressions) == 1:
-            container = annotate_types(_untyped(bracket.this), dialect="duckdb")
-            index = annotate_types(_untyped(bracket.expressions[0]), dialect="duckdb")
-            bracket.meta[INDEX_MOVED] = container.is_type(
-                exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY
-            ) and index.is_type(*exp.DataType.INTEGER_TYPES)
+            bracket.meta[INDEX_MOVED] = _index_moved(bracket)
     return tree
+
+
+def _index_moved(bracket: exp.Bracket) -> bool:
+    container = annotate_types(_untyped(bracket.this), dialect="duckdb")
+    index = annotate_types(_untyped(bracket.expressions[0]), dialect="duckdb")
+    return container.is_type(exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY) and index.is_type(
+        *exp.DataType.INTEGER_TYPES
+    )
 
 
 def _untyped(node: exp.Expr) -> exp.Expr:
@@ -810,12 +814,8 @@ def _bracket(node: exp.Bracket) -> exp.Expr | None:
     if isinstance(index, exp.Slice):
         return typed_call("slice", node.this, index.this or exp.Null(), index.expression or exp.Null())
     moved = node.meta.get(INDEX_MOVED)
-    if moved is None:  # a tree not marked by mark_moved_indexes: only a literal index's move is certain
-        container_type = node.this.type
-        may_be_a_list = container_type is None or container_type.is_type(
-            exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY
-        )
-        moved = may_be_a_list and int_literal(index) is not None
+    if moved is None:  # a tree not marked by mark_moved_indexes: nothing has rewritten its index yet
+        moved = _index_moved(node)
     return typed_call("element", node.this, _duckdb_index(index) if moved else index)
 
 

@@ -17,7 +17,6 @@ for again from this process, and is restarted from the tested set's Spark (``Sta
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -30,7 +29,7 @@ import pytest
 
 from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
 from airflow_provider_lakehouse.devstack.spark import spark_home
-from airflow_provider_lakehouse.devstack.stack import SPARK_PREFERRED_PORTS, Stack
+from airflow_provider_lakehouse.devstack.stack import Stack
 from airflow_provider_lakehouse.spark.session import client_version, spark_release
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -85,9 +84,8 @@ def stack_of_its_own(stack: Stack, state_dir: Path) -> Stack:
     preferred ones (both stacks may start a Connect server at the same moment), the S3A jar cache shared."""
     state_dir.mkdir(parents=True)
     (state_dir / "jars").symlink_to(stack.state_dir / "jars", target_is_directory=True)
-    ports = {f"{role}_port": port + 50 for role, port in SPARK_PREFERRED_PORTS.items()}
-    (state_dir / "state.json").write_text(json.dumps(ports))
     other = Stack(state_dir)
+    other.prefer_spark_ports(50)
     other.up(log=lambda _m: None)
     return other
 
