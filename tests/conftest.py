@@ -36,6 +36,26 @@ def worker_group(nodeid: str) -> str:
     return "airflow_home" if module.startswith(AIRFLOW_HOME_GROUP) else module
 
 
+#: The longest groups (minutes each in a two-worker run), handed out first: the workers take groups in collection
+#: order, and the scheduler tests (3 real Airflow clusters) and the Spark 4.0 run came last alphabetically, leaving
+#: one worker alone with them at the end while the other had nothing left.
+LONGEST_GROUPS_FIRST = (
+    "airflow_home",
+    "tests/scheduler/test_real_scheduler.py",
+    "tests/packaging/test_spark_versions.py",
+    "tests/integration/test_connect_engine.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist workers only, put the :data:`LONGEST_GROUPS_FIRST` first (a stable sort: every other
+    test keeps its place); a plain run keeps pytest's order."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {group: position for position, group in enumerate(LONGEST_GROUPS_FIRST)}
+    items.sort(key=lambda item: rank.get(worker_group(item.nodeid), len(rank)))
+
+
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: without xdist (plain pytest) it is never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     # Not xdist_group marks with --dist loadgroup: on pytest 9.2, pytest-xdist 3.8 drops them silently (it tags

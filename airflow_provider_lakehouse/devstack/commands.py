@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
@@ -185,8 +186,20 @@ def _print_lineage(dag_id: str, events_file: Path) -> None:
             _say(f"  lineage {name[len(dag_id) + 1 :]}: {', '.join(inputs) or '-'} -> {', '.join(outputs) or '-'}")
 
 
-def read_xcoms(dag_id: str, environment: dict[str, str]) -> dict[str, object]:
-    """Return values (``return_value`` XComs) of the DAG's latest run, read from the Airflow metadata DB.
+@dataclass(frozen=True)
+class LatestRun:
+    """The newest run of a DAG in the Airflow metadata DB: its id and its tasks' return values.
+
+    :param run_id: the run's ``run_id``.
+    :param xcoms: each task's ``return_value`` XCom (JSON strings decoded), in the order the tasks started.
+    """
+
+    run_id: str
+    xcoms: dict[str, object]
+
+
+def read_latest_run(dag_id: str, environment: dict[str, str]) -> LatestRun:
+    """The newest run of ``dag_id``, read from the Airflow metadata DB of ``environment``.
 
     Runs in a fresh interpreter so the Airflow settings of ``environment`` apply.
     """
@@ -203,21 +216,28 @@ def read_xcoms(dag_id: str, environment: dict[str, str]) -> dict[str, object]:
         "    started = {t.task_id: str(t.start_date) for t in s.query(TI).filter(TI.dag_id==sys.argv[1],"
         " TI.run_id==run.run_id)} if run else {}\n"
         "    rows.sort(key=lambda r: (started.get(r.task_id, ''), r.task_id))\n"  # run order
-        "    print(json.dumps({r.task_id: r.value for r in rows}, default=str))\n"
+        "    print(json.dumps({'run_id': run.run_id if run else '', 'xcoms': {r.task_id: r.value for r in rows}},"
+        " default=str))\n"
     )
     result = subprocess.run([sys.executable, "-c", script, dag_id], env=environment, capture_output=True, text=True)
     lines = result.stdout.strip().splitlines()
     if result.returncode != 0 or not lines:
         raise RuntimeError(f"Could not read XComs of {dag_id}: {result.stderr[-1000:]}")
+    latest = json.loads(lines[-1])
     values: dict[str, object] = {}
-    for task_id, value in json.loads(lines[-1]).items():
+    for task_id, value in latest["xcoms"].items():
         if isinstance(value, str):
             try:
                 value = json.loads(value)
             except ValueError:
                 pass
         values[task_id] = value
-    return values
+    return LatestRun(run_id=latest["run_id"], xcoms=values)
+
+
+def read_xcoms(dag_id: str, environment: dict[str, str]) -> dict[str, object]:
+    """Return values (``return_value`` XComs) of the DAG's latest run (see :func:`read_latest_run`)."""
+    return read_latest_run(dag_id, environment).xcoms
 
 
 # Static checks the test command runs before the suite (configured in pyproject.toml); seconds, not minutes.
@@ -231,7 +251,7 @@ STATIC_CHECKS = (
 #: Worker processes of the test command (``LAKEHOUSE_TEST_WORKERS``; 2 by default, 1 for one plain pytest run): the
 #: whole suite in two parts on one stack, first everything that can share it on that many worker processes (the
 #: tests of one module, and those that share an Airflow home, stay on one worker: see tests/conftest.py), then alone
-#: the tests that stop, restart or count the processes of its shared servers (marked ``exclusive``). Measured on the
+#: the tests that stop or restart its shared servers (marked ``exclusive``). Measured on the
 #: 2-vCPU machine in docs/local-stack.md, "Tests".
 WORKERS_ENV = "LAKEHOUSE_TEST_WORKERS"
 DEFAULT_WORKERS = 2

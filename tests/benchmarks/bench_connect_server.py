@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=25)
     args = parser.parse_args()
     from tests.benchmarks.stack import bench_stack
-    from tests.dags.test_example_ducklake import lake_env
+    from tests.dags.runs import lake_env
 
     with bench_stack() as stack:
         stack.start_spark_connect(log=lambda _m: None)

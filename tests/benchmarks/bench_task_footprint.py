@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--parses", type=int, default=5)
     args = parser.parse_args()
     from tests.benchmarks.stack import bench_stack
-    from tests.dags.test_example_ducklake import lake_env
+    from tests.dags.runs import lake_env
 
     with bench_stack() as stack:
         env, _setup = lake_env(dict(os.environ, **stack.env()), None)

@@ -4,23 +4,20 @@ on the Spark and DuckDB engines (``airflow dags test`` with OpenLineage's file t
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from airflow_provider_lakehouse.devstack.commands import read_xcoms
-from tests.conftest import run_airflow
-from tests.dags.test_example_ducklake import check_operations_run, check_sentiment_run, engine_env
+from tests.dags.runs import DagTestRun, DagTestRuns
+from tests.dags.test_example_ducklake import check_operations_run, check_sentiment_run
 from tests.dags.test_lineage_events import complete_events
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def task_lineage(events_file: Path, dag_id: str) -> dict[str, dict[str, Any]]:
+def task_lineage(run: DagTestRun) -> dict[str, dict[str, Any]]:
     """Per task, what its COMPLETE event says about each dataset: columns, column lineage, version, rows
     written (not bytes or file counts: the engines' writers size files differently)."""
-    events = [json.loads(line) for line in events_file.read_text().splitlines() if line.strip()]
 
     def describe(d: dict[str, Any]) -> tuple[Any, ...]:
         facets = d.get("facets") or {}
@@ -36,7 +33,7 @@ def task_lineage(events_file: Path, dag_id: str) -> dict[str, dict[str, Any]]:
 
     return {
         task: {side: sorted(map(describe, event[side])) for side in ("inputs", "outputs")}
-        for task, event in complete_events(events, dag_id).items()
+        for task, event in complete_events(run.events(), run.dag_id).items()
     }
 
 
@@ -46,7 +43,7 @@ CHECKS = {"example_ducklake_sentiment": check_sentiment_run, "example_ducklake_o
 
 @pytest.mark.parametrize("dag_id", sorted(CHECKS))
 def test_every_lake_example_has_the_same_lineage_and_snapshots_on_spark_and_duckdb(
-    dag_id: str, stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path
+    dag_id: str, dag_runs: DagTestRuns
 ) -> None:
     """The engine is an implementation detail of a task: the OpenLineage events of the lake examples (datasets,
     columns, column lineage, the snapshot each task read or wrote, rows written) are the same on both, and so are
@@ -54,25 +51,14 @@ def test_every_lake_example_has_the_same_lineage_and_snapshots_on_spark_and_duck
     engine wrote them. Each run must also have done what its example promises on that engine (``CHECKS``)."""
     seen = {}
     for engine in ("local", "duckdb"):
-        env, setup = engine_env(stack, stack_env, engine)
-        events_file = tmp_path / f"{dag_id}-{engine}.jsonl"
-        env.update(
-            AIRFLOW__OPENLINEAGE__DISABLED="false",
-            AIRFLOW__OPENLINEAGE__NAMESPACE="lakehouse-tests",
-            AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps(
-                {"type": "file", "log_file_path": str(events_file), "append": True}
-            ),
-        )
-        result = run_airflow(env, "dags", "test", dag_id)
-        assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
-        CHECKS[dag_id](engine, env, setup, result)
-        xcoms = read_xcoms(dag_id, env)
+        run = dag_runs.get(dag_id, engine)
+        CHECKS[dag_id](run)
         snapshots = {
             task: (x["catalog_info"]["snapshot_before"], x["catalog_info"]["snapshots_created"])
-            for task, x in xcoms.items()
+            for task, x in run.xcoms.items()
             if isinstance(x, dict) and "catalog_info" in x and task != "maintain"
         }
-        lineage = task_lineage(events_file, dag_id)
+        lineage = task_lineage(run)
         lineage.pop("maintain", None)
         assert lineage, "no OpenLineage event was written"
         seen[engine] = (snapshots, lineage)

@@ -1,79 +1,29 @@
-"""The sentiment example DAG, run with ``airflow dags test`` on each Spark engine; DuckDB checks the lake."""
+"""What runs of the lake examples must have done (checked on each engine by ``test_engine_parity``), and the hook's
+errors, task kills and embedded lakes outside a DAG run."""
 
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from airflow_provider_lakehouse.devstack.commands import read_xcoms
-from airflow_provider_lakehouse.ducklake.store import PostgresStore
 from tests import referee
-from tests.conftest import run_airflow
+from tests.dags.runs import DagTestRun, assert_clean_engine_output, assert_no_secret_shown, lake_env
 from tests.referee import LakeSetup
 from tests.support.local_spark import stop_local_spark
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def lake_env(
-    stack_env: dict[str, str], spark_conn_id: str | None, engine: str | None = None
-) -> tuple[dict[str, str], LakeSetup]:
-    """The stack's environment with lake ``main`` pointed at a fresh catalog schema and S3 prefix (and, with
-    ``engine``, that engine as the lake's default)."""
-    conn = json.loads(stack_env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
-    name = f"dag_{uuid.uuid4().hex[:8]}"
-    conn["extra"] = {**conn["extra"], "metadata_schema": name, "data_path": f"s3://lakehouse/{name}/"}
-    if spark_conn_id:
-        conn["extra"]["spark_conn_id"] = spark_conn_id
-    if engine:
-        conn["extra"]["engine"] = engine
-    aws = json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"])
-    setup = LakeSetup(
-        PostgresStore(referee.postgres_spec(conn), metadata_schema=name),
-        conn["extra"]["data_path"],
-        s3=referee.s3_spec(aws),
-    )
-    return dict(stack_env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn)), setup
-
-
-def engine_env(stack: Any, stack_env: dict[str, str], engine: str) -> tuple[dict[str, str], LakeSetup]:
-    """:func:`lake_env` for ``engine``: ``local``, ``spark_connect`` or ``spark_submit`` (the stack's server is
-    started), or ``duckdb`` (the lake's default engine)."""
-    spark_conn_id = None
-    if engine == "spark_connect":
-        stack.start_spark_connect(log=lambda _m: None)
-        spark_conn_id = "spark_connect_local"
-    elif engine == "spark_submit":
-        stack.start_spark_cluster(log=lambda _m: None)
-        spark_conn_id = "spark_cluster"
-    return lake_env(dict(stack_env, **stack.env()), spark_conn_id, "duckdb" if engine == "duckdb" else None)
-
-
-@pytest.mark.parametrize("engine", ["spark_connect", "spark_submit"])
-def test_sentiment_dag_on_every_engine(engine: str, stack: Any, stack_env: dict[str, str], airflow_db: None) -> None:
-    """The sentiment example over Spark Connect and spark-submit; its runs on local Spark and on DuckDB are checked
-    by ``check_sentiment_run`` in ``tests/dags/test_engine_parity.py``, which runs it on both."""
-    env, setup = engine_env(stack, stack_env, engine)
-    check_sentiment_run(engine, env, setup, run_airflow(env, "dags", "test", "example_ducklake_sentiment"))
-
-
-def check_sentiment_run(engine: str, env: dict[str, str], setup: LakeSetup, result: Any) -> None:
-    """What a run of the sentiment example on ``engine`` (see :func:`engine_env`) must have done: clean logs, one
-    snapshot per task named after it, DuckDB's answer, no credential in output, logs or XCom."""
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-6000:]
-    # engine output at its real level: no error lines, no handled Py4J retry shown as a traceback, no WARN
-    # stack trace from the S3A probe (all three were in every local-Spark task log of `airflow dags test`)
-    assert [line for line in output.splitlines() if "[error" in line] == []
-    assert "Connection reset by peer" not in output and "Py4JNetworkError" not in output
-    assert "__lakehouse_s3a_probe__" not in output
-    assert "already registered" not in output  # the provider's plugin is found once (see devstack/bootstrap.py)
-
-    xcoms = read_xcoms("example_ducklake_sentiment", env)
+def check_sentiment_run(run: DagTestRun) -> None:
+    """What a run of the sentiment example must have done on its engine: clean logs, one snapshot per task named
+    after it, DuckDB's answer, no credential shown. Its runs on local Spark and on DuckDB are checked by
+    ``tests/dags/test_engine_parity.py``; the Spark servers run the Data Table example
+    (``tests/dags/test_example_ducklake_datatable.py``), which gets the same log and credential checks."""
+    engine, setup, xcoms = run.engine, run.setup, run.xcoms
+    assert_clean_engine_output(run)
     insert = xcoms["insert_messages"]
     assert insert["engine"] == engine and insert["status"] == "ok"
     requested = "duckdb" if engine == "duckdb" else "spark"
@@ -100,16 +50,7 @@ def check_sentiment_run(engine: str, env: dict[str, str], setup: LakeSetup, resu
     assert xcoms["sentiment_summary"]["result"]["commands"][-1]["rows"] == duck
     assert [r["messages"] for r in duck] == [1, 1, 1]
 
-    if engine == "spark_submit":
-        assert "Spark-Submit cmd" in output and "spark://127.0.0.1" in output
-    secrets = [
-        json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
-        json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
-    ]
-    logs = Path(env["AIRFLOW_HOME"]) / "logs"
-    texts = [output, json.dumps(xcoms)] + [p.read_text(errors="replace") for p in logs.rglob("*") if p.is_file()]
-    for secret in secrets:
-        assert all(secret not in text for text in texts), "a credential leaked into output, logs or XCom"
+    assert_no_secret_shown(run)
 
 
 def test_hook_errors_are_clear(stack: Any, stack_env: dict[str, str]) -> None:
@@ -146,13 +87,11 @@ def test_hook_errors_are_clear(stack: Any, stack_env: dict[str, str]) -> None:
         stop_local_spark()  # PySpark allows no Spark Connect session in a process with a classic one
 
 
-def check_operations_run(engine: str, env: dict[str, str], setup: LakeSetup, result: Any) -> None:
+def check_operations_run(run: DagTestRun) -> None:
     """What a run of the operations example (COPY to S3, CTAS from S3 Parquet, update/delete/merge, time travel and
     maintenance) on ``engine`` (``local`` or ``duckdb``) must have done: DuckDB replays the same corrections on the
     landed file and must find the same table. Run on both by ``tests/dags/test_engine_parity.py``."""
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-6000:]
-    xcoms = read_xcoms("example_ducklake_operations", env)
+    engine, setup, xcoms = run.engine, run.setup, run.xcoms
     assert {x["engine"] for x in xcoms.values() if isinstance(x, dict) and "engine" in x} == {engine}
     assert xcoms["land_files"]["result"]["commands"][-1]["affected_rows"] == 1000
     assert xcoms["load_orders"]["result"]["commands"][-1]["affected_rows"] == 1000

@@ -11,7 +11,7 @@ import pytest
 from airflow_provider_lakehouse.devstack.commands import read_xcoms
 from tests import referee
 from tests.conftest import run_airflow
-from tests.dags.test_example_ducklake import engine_env
+from tests.dags.runs import engine_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -6,29 +6,28 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from airflow_provider_lakehouse.assets.lineage_extra import EXTRA_KEY, LineageRecord
-from airflow_provider_lakehouse.devstack.commands import read_xcoms
-from tests.conftest import run_airflow
-from tests.dags.test_example_ducklake import lake_env
+from tests.dags.runs import DagTestRuns
 from tests.support.openlineage_schemas import validate_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def read_assets(environment: dict[str, str]) -> dict[str, Any]:
-    """Assets, their events (with extras and source task) and alias links, from the Airflow metadata DB."""
+def read_assets(environment: dict[str, str], runs: list[str]) -> dict[str, Any]:
+    """Assets, the events that the DAG runs ``runs`` (run ids) published (with extras and source task) and alias
+    links, from the Airflow metadata DB."""
     script = (
         "import json\n"
         "from airflow.models.asset import AssetModel, AssetEvent, AssetAliasModel, AssetDagRunQueue\n"
         "from airflow.utils.session import create_session\n"
         "with create_session() as s:\n"
         "    assets = {a.id: a.uri for a in s.query(AssetModel).all()}\n"
-        "    events = [{'uri': assets[e.asset_id], 'extra': e.extra, 'dag': e.source_dag_id, 'task': e.source_task_id}\n"
+        "    events = [{'uri': assets[e.asset_id], 'extra': e.extra, 'dag': e.source_dag_id, 'task': e.source_task_id,\n"
+        "               'run': e.source_run_id}\n"
         "              for e in s.query(AssetEvent).order_by(AssetEvent.id).all()]\n"
         "    aliases = {a.name: sorted(x.uri for x in a.assets) for a in s.query(AssetAliasModel).all()}\n"
         "    queued = [(assets[q.asset_id], q.target_dag_id) for q in s.query(AssetDagRunQueue).all()]\n"
@@ -37,7 +36,9 @@ def read_assets(environment: dict[str, str]) -> dict[str, Any]:
     )
     result = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    found["events"] = [event for event in found["events"] if event.pop("run") in runs]
+    return found
 
 
 def complete_events(events: list[dict[str, Any]], dag_id: str) -> dict[str, dict[str, Any]]:
@@ -76,27 +77,12 @@ def edges(facet: dict[str, Any], column: str) -> set[tuple[str, str, str, str, s
     }
 
 
-def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], airflow_db: None, tmp_path: Path) -> None:
-    env, setup = lake_env(stack_env, None)
-    events_file = tmp_path / "openlineage.jsonl"
-    env.update(
-        AIRFLOW__OPENLINEAGE__DISABLED="false",
-        AIRFLOW__OPENLINEAGE__NAMESPACE="lakehouse-tests",
-        AIRFLOW__OPENLINEAGE__TRANSPORT=json.dumps({"type": "file", "log_file_path": str(events_file), "append": True}),
-    )
-    # the consumer DAG must be known to the metadata DB for an asset event to queue a run of it
-    result = run_airflow(env, "dags", "reserialize", "--bundle-name", "dags-folder")
-    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    result = run_airflow(env, "dags", "unpause", "example_lineage_consumer")  # paused DAGs get no queued runs
-    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    outputs = {}
-    for dag_id in ("example_ducklake_operations", "example_datatable"):
-        result = run_airflow(env, "dags", "test", dag_id)
-        outputs[dag_id] = result.stdout + result.stderr
-        assert result.returncode == 0, outputs[dag_id][-6000:]
-
-    text = events_file.read_text()
-    events = [json.loads(line) for line in text.splitlines() if line.strip()]
+def test_openlineage_events_and_assets(dag_runs: DagTestRuns) -> None:
+    operations = dag_runs.get("example_ducklake_operations", "local")
+    tables = dag_runs.get("example_datatable", "local")
+    env, setup = operations.env, operations.setup
+    outputs = {run.dag_id: run.output for run in (operations, tables)}
+    events = operations.events() + tables.events()
     unvalidated = set()
     for event in events:
         for facet in validate_event(event):  # raises on any violation of the OpenLineage schemas
@@ -111,16 +97,11 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
         "lifecycleStateChange",
         "symlinks",
     }, "our facets must all be checked"
-
-    secrets = [
-        json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["password"],
-        json.loads(env["AIRFLOW_CONN_LAKEHOUSE_S3"])["password"],
-        json.loads(env["AIRFLOW_CONN_DATATABLE_MAIN"])["password"],
-    ]
-    assert all(secret not in text for secret in secrets), "a credential leaked into an OpenLineage event"
+    text = "\n".join(run.events_file.read_text() for run in (operations, tables))
+    assert all(secret not in text for secret in operations.secrets()), "a credential leaked into an OpenLineage event"
 
     # -- the lake: load, correct ---------------------------------------------------------------
-    xcoms = read_xcoms("example_ducklake_operations", env)
+    xcoms = operations.xcoms
     lake_events = complete_events(events, "example_ducklake_operations")
     assert {"load_orders", "correct_orders"} <= set(lake_events), _missing_events(events, outputs)
     load = lake_events["load_orders"]
@@ -190,7 +171,7 @@ def test_openlineage_events_and_assets(stack: Any, stack_env: dict[str, str], ai
     assert taskflow["outputs"] == []
 
     # -- Airflow's assets: declared at parse time, published at run time -----------------------
-    db = read_assets(env)
+    db = read_assets(env, runs=[operations.run_id, tables.run_id])
     for uri in (
         "ducklake://main/sales.orders",
         "s3://landing/examples/orders.parquet",

@@ -25,7 +25,7 @@ from airflow_provider_lakehouse.tpcds.pipeline import AGGREGATES_PUBLISHED
 from airflow_provider_lakehouse.tpcds.tables import BENCHMARK_QUERIES, SOURCE_TABLES
 from tests import referee
 from tests.conftest import run_airflow
-from tests.dags.test_example_ducklake import lake_env
+from tests.dags.runs import lake_env
 
 DAG_FILE = Path(__file__).parents[2] / "dags_examples" / "tpcds_pipeline.py"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.dags.test_example_ducklake import lake_env
+from tests.dags.runs import lake_env
 
 RUN_HOOK = """
 import json, logging, sys

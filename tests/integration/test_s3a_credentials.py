@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.dags.test_example_ducklake import lake_env
+from tests.dags.runs import lake_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

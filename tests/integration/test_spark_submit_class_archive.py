@@ -1,5 +1,7 @@
-"""spark-submit tasks and the drivers' class-data archive, on the real stack: the first task's driver JVM writes it,
-the next one maps it, and a lake can turn it off."""
+"""spark-submit tasks and the drivers' class-data archive, on the real stack: a lake can turn it off. That the first
+drivers write one whole archive and a later driver maps it is proven under a real scheduler, with two first drivers
+started together (``tests/scheduler/test_real_scheduler.py``,
+``test_spark_submit_tasks_started_together_share_one_class_archive``)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.dags.test_example_ducklake import lake_env
+from tests.dags.runs import lake_env
 
 RUN_HOOK = """
 import json, sys
@@ -29,30 +31,6 @@ def _with_extra(env: dict[str, str], **extra: Any) -> dict[str, str]:
     conn = json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])
     conn["extra"] = {**conn["extra"], **extra}
     return dict(env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn))
-
-
-@pytest.mark.integration
-@pytest.mark.slow
-def test_the_first_driver_writes_the_archive_and_the_next_one_maps_it(
-    stack: Any, stack_env: dict[str, str], tmp_path: Path
-) -> None:
-    env, _setup = lake_env(dict(stack_env, XDG_CACHE_HOME=str(tmp_path / "cache")), "spark_local")
-    archives = tmp_path / "cache" / "airflow-provider-lakehouse" / "class-archives"
-
-    first = _run(env)
-    assert first.returncode == 0, first.stderr[-4000:]
-    assert json.loads(first.stdout.strip().splitlines()[-1]) == [{"answer": 42}]
-    written = list(archives.glob("spark-driver-*.jsa"))
-    assert len(written) == 1 and written[0].stat().st_size > 10_000_000  # Spark's classes, not a stub
-    assert not list(archives.glob(".*.partial"))
-
-    # -Xshare:on makes the JVM refuse to start unless it can map the archive: the second task proves it does.
-    conf = json.loads(env["AIRFLOW_CONN_DUCKLAKE_MAIN"])["extra"].get("spark_conf") or {}
-    strict = _with_extra(env, spark_conf={**conf, "spark.driver.extraJavaOptions": "-Xshare:on"})
-    second = _run(strict)
-    assert second.returncode == 0, second.stderr[-4000:]
-    assert json.loads(second.stdout.strip().splitlines()[-1]) == [{"answer": 42}]
-    assert list(archives.glob("spark-driver-*.jsa")) == written  # used, not written again
 
 
 @pytest.mark.integration

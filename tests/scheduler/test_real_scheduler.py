@@ -11,7 +11,8 @@ Spark Connect: tasks run in parallel processes, fail, get killed and are retried
 
 Every run ends successful; DuckDB reads every row exactly once (0 lost, 0 duplicated); the only unreferenced files
 are those of the try killed mid-script (what ``delete_orphaned_files`` lists); no task process is left running;
-no credential is in any task log.
+no credential is in any task log; the Spark Connect server (one of the test's own, beside the stack's, so that the
+suite's other worker can use the stack's meanwhile) kept no per-task Python worker.
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ import pytest
 
 from airflow_provider_lakehouse.tpcds.generate import generate
 from tests import referee
-from tests.dags.test_example_ducklake import lake_env
+from tests.dags.runs import lake_env
 from tests.dags.test_tpcds_pipeline import check_tpcds_results
 from tests.integration.test_connect_engine import last_tag, running_with_tag, write_ended
 from tests.integration.test_partitioned_writes import file_layout
 from tests.scheduler.dags.lake_submit_archive import TASKS as ARCHIVE_TASKS
 from tests.support.airflow_cluster import airflow_cluster
+from tests.support.connect_server import connect_server_of_its_own, connection_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -118,15 +120,21 @@ def _processes_with(needle: str) -> list[int]:
     return found
 
 
-@pytest.mark.exclusive  # counts the Python workers the stack's Connect server starts while it runs
 def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str], tmp_path: Path) -> None:
-    url = stack.start_spark_connect(log=lambda _m: None)
-    # The server is shared with earlier tests: their sessions (other settings, other daemons) live on until the
-    # server's session timeout, so only daemons that start during this test are this test's.
-    earlier_daemons = set(_connect_server_daemons(stack))
+    # A Connect server of this test's own: it counts the server's Python worker daemons, which the suite's other
+    # worker would add to on the stack's server meanwhile.
+    with connect_server_of_its_own(stack, tmp_path / "connect") as server:
+        _lake_tasks_under_a_real_scheduler(stack, stack_env, tmp_path, server)
+
+
+def _lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str], tmp_path: Path, server: Any) -> None:
+    url = server.url
+    earlier_daemons = set(_connect_server_daemons(server))
     # The lake's own Spark is in-process: the test DAGs name the Connect server per operator and the TPC-DS run
     # per run parameter, so only that parameter can have sent the pipeline's tasks there.
-    env, setup = lake_env(dict(stack_env, **stack.env()), None)
+    env, setup = lake_env(
+        {**stack_env, **stack.env(), "AIRFLOW_CONN_SPARK_CONNECT_LOCAL": connection_env(server)}, None
+    )
     landing = str(tmp_path / "landing")
     generate(TPCDS_SCALE_FACTOR, landing, extension_dir=referee.extension_dir())
     markers = tmp_path / "markers"
@@ -224,11 +232,11 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
     assert _processes_with(home) == [], "a task, JVM or Python worker of this Airflow is still running"
     # Bounded, not instant: a daemon the server is replacing can outlive its successor for a moment. Per-task
     # daemons never end, so waiting past the workers' 60 s idle timeout still catches them.
-    daemons = _new_daemons(stack, earlier_daemons)
+    daemons = _new_daemons(server, earlier_daemons)
     deadline = time.monotonic() + 90
     while len(daemons) > 1 and time.monotonic() < deadline:
         time.sleep(5)
-        daemons = _new_daemons(stack, earlier_daemons)
+        daemons = _new_daemons(server, earlier_daemons)
     assert len(daemons) <= 1, f"the Spark Connect server kept per-task Python workers: {daemons}"
     print(f"deduplicated retries: map indexes {deduplicated} and killed_after_commit; orphans: {len(orphans)}")
 
@@ -299,8 +307,8 @@ def test_duckdb_engine_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[
     assert _processes_with(home) == [], "a task process of this Airflow is still running"
 
 
-def _connect_server_daemons(stack: Any) -> dict[int, str]:
-    """Python worker daemons under the Spark Connect server (one per session; sessions are shared), by pid, each
+def _connect_server_daemons(server: Any) -> dict[int, str]:
+    """Python worker daemons under Spark Connect ``server`` (one per session; sessions are shared), by pid, each
     described by its start time and session artifact id, to say which session a second one belongs to."""
     import psutil
 
@@ -313,14 +321,14 @@ def _connect_server_daemons(stack: Any) -> dict[int, str]:
         except psutil.Error:  # ended meanwhile (a zombie, or gone): idle workers end after 60 s by design
             return None
 
-    server = psutil.Process(stack.spark_connect_server().pid())
-    described = {child.pid: describe(child) for child in server.children()}
+    process = psutil.Process(server.pid())
+    described = {child.pid: describe(child) for child in process.children()}
     return {pid: text for pid, text in described.items() if text is not None}
 
 
-def _new_daemons(stack: Any, earlier: set[int]) -> list[str]:
+def _new_daemons(server: Any, earlier: set[int]) -> list[str]:
     """The Connect server's daemons that were not there before this test."""
-    return [text for pid, text in _connect_server_daemons(stack).items() if pid not in earlier]
+    return [text for pid, text in _connect_server_daemons(server).items() if pid not in earlier]
 
 
 def test_spark_submit_tasks_started_together_share_one_class_archive(

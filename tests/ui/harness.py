@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import REPO_ROOT
-from tests.dags.test_example_ducklake import lake_env
+from tests.dags.runs import lake_env
 from tests.referee import LakeSetup
 from tests.support.airflow_cluster import AirflowCluster, airflow_cluster
 
