@@ -20,6 +20,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 os.environ.update(Stack().airflow_env())
 # Every lake read in every test checks the Spark types the driver derives against Spark's own (see driver.py)
 os.environ["LAKEHOUSE_VERIFY_READ_TYPES"] = "1"  # driver.VERIFY_READ_TYPES_ENV
+# Every JVM the tests start (local Spark, spark-submit drivers and executors, the stack's Spark servers) compiles
+# with the client compiler only. The tests' JVMs live seconds to minutes on tiny data, and the optimizing compiler's
+# threads spent a quarter of their CPU on two cores: tests/integration/test_spark_sql.py's SQLite half took 167 CPU
+# seconds with it and 126 without (2026-11-28). Benchmarks do not import this file and keep the JVM's defaults.
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+if TEST_JVM_OPTIONS not in os.environ.get("JAVA_TOOL_OPTIONS", ""):  # pytest-xdist workers inherit it
+    os.environ["JAVA_TOOL_OPTIONS"] = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} {TEST_JVM_OPTIONS}".strip()
 
 
 #: Tests that share state no uuid separates: the stack's Airflow home (one SQLite metadata database, which two
