@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_lakehouse.devstack.spark import SparkConnectServer
 from airflow_provider_lakehouse.tpcds.generate import generate
 from tests import referee
 from tests.dags.runs import lake_env
@@ -127,7 +128,9 @@ def test_lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str]
         _lake_tasks_under_a_real_scheduler(stack, stack_env, tmp_path, server)
 
 
-def _lake_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[str, str], tmp_path: Path, server: Any) -> None:
+def _lake_tasks_under_a_real_scheduler(
+    stack: Any, stack_env: dict[str, str], tmp_path: Path, server: SparkConnectServer
+) -> None:
     url = server.url
     earlier_daemons = set(_connect_server_daemons(server))
     # The lake's own Spark is in-process: the test DAGs name the Connect server per operator and the TPC-DS run
@@ -307,7 +310,7 @@ def test_duckdb_engine_tasks_under_a_real_scheduler(stack: Any, stack_env: dict[
     assert _processes_with(home) == [], "a task process of this Airflow is still running"
 
 
-def _connect_server_daemons(server: Any) -> dict[int, str]:
+def _connect_server_daemons(server: SparkConnectServer) -> dict[int, str]:
     """Python worker daemons under Spark Connect ``server`` (one per session; sessions are shared), by pid, each
     described by its start time and session artifact id, to say which session a second one belongs to."""
     import psutil
@@ -326,7 +329,7 @@ def _connect_server_daemons(server: Any) -> dict[int, str]:
     return {pid: text for pid, text in described.items() if text is not None}
 
 
-def _new_daemons(server: Any, earlier: set[int]) -> list[str]:
+def _new_daemons(server: SparkConnectServer, earlier: set[int]) -> list[str]:
     """The Connect server's daemons that were not there before this test."""
     return [text for pid, text in _connect_server_daemons(server).items() if pid not in earlier]
 
