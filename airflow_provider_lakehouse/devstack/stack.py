@@ -46,6 +46,12 @@ SPARK_PREFERRED_PORTS = {
 SPARK_LOCAL_MASTER = "local[2]"
 
 
+def spark_connect_connection(port: int) -> str:
+    """The Airflow connection (JSON) of a Spark Connect server on loopback ``port``, as ``env()`` exports the
+    stack's own in ``AIRFLOW_CONN_SPARK_CONNECT_LOCAL``."""
+    return json.dumps({"conn_type": "spark_connect", "host": f"sc://{LOOPBACK}", "port": port})
+
+
 def default_state_dir() -> Path:
     return Path(os.environ.get("LAKEHOUSE_STATE_DIR", REPO_ROOT / ".lakehouse")).resolve()
 
@@ -484,13 +490,7 @@ class Stack:
         """
         conns = {"AIRFLOW_CONN_SPARK_LOCAL": json.dumps({"conn_type": "spark", "host": SPARK_LOCAL_MASTER})}
         if "spark_connect_port" in state:
-            conns["AIRFLOW_CONN_SPARK_CONNECT_LOCAL"] = json.dumps(
-                {
-                    "conn_type": "spark_connect",
-                    "host": f"sc://{LOOPBACK}",
-                    "port": state["spark_connect_port"],
-                }
-            )
+            conns["AIRFLOW_CONN_SPARK_CONNECT_LOCAL"] = spark_connect_connection(state["spark_connect_port"])
         if "spark_master_port" in state:
             conns["AIRFLOW_CONN_SPARK_CLUSTER"] = json.dumps(
                 {

@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_lakehouse.devstack.spark import SparkConnectServer
+from airflow_provider_lakehouse.devstack.stack import spark_connect_connection
 from airflow_provider_lakehouse.tpcds.generate import generate
 from tests import referee
 from tests.dags.runs import lake_env
@@ -40,7 +41,7 @@ from tests.integration.test_connect_engine import last_tag, running_with_tag, wr
 from tests.integration.test_partitioned_writes import file_layout
 from tests.scheduler.dags.lake_submit_archive import TASKS as ARCHIVE_TASKS
 from tests.support.airflow_cluster import airflow_cluster
-from tests.support.connect_server import connect_server_of_its_own, connection_env
+from tests.support.connect_server import connect_server_of_its_own
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -136,7 +137,7 @@ def _lake_tasks_under_a_real_scheduler(
     # The lake's own Spark is in-process: the test DAGs name the Connect server per operator and the TPC-DS run
     # per run parameter, so only that parameter can have sent the pipeline's tasks there.
     env, setup = lake_env(
-        {**stack_env, **stack.env(), "AIRFLOW_CONN_SPARK_CONNECT_LOCAL": connection_env(server)}, None
+        {**stack_env, **stack.env(), "AIRFLOW_CONN_SPARK_CONNECT_LOCAL": spark_connect_connection(server.port)}, None
     )
     landing = str(tmp_path / "landing")
     generate(TPCDS_SCALE_FACTOR, landing, extension_dir=referee.extension_dir())

@@ -3,7 +3,6 @@ Python worker daemons) while the suite's other worker uses the stack's server at
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -11,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_lakehouse.devstack.ports import LOOPBACK, pick_port
+from airflow_provider_lakehouse.devstack.ports import pick_port
 from airflow_provider_lakehouse.devstack.spark import SparkConnectServer
 from airflow_provider_lakehouse.devstack.stack import SPARK_PREFERRED_PORTS
 
@@ -44,8 +43,3 @@ def connect_server_of_its_own(stack: Any, state_dir: Path) -> Iterator[SparkConn
         yield server
     finally:
         server.stop()
-
-
-def connection_env(server: SparkConnectServer) -> str:
-    """``AIRFLOW_CONN_SPARK_CONNECT_LOCAL`` for ``server``, shaped as the stack exports its own."""
-    return json.dumps({"conn_type": "spark_connect", "host": f"sc://{LOOPBACK}", "port": server.port})
