@@ -504,6 +504,7 @@ class SparkConnectServer:
     :param port: the gRPC port (``sc://127.0.0.1:<port>``).
     :param master: where the server's queries run; ``local[2]`` uses both cores in the server's JVM.
     :param driver_memory: the server JVM's heap.
+    :param class_archives: map a class-data archive, or write one when it stops (see :meth:`class_archive`).
     """
 
     state_dir: Path
@@ -511,6 +512,7 @@ class SparkConnectServer:
     master: str = "local[2]"
     driver_memory: str = "2g"
     jars: tuple[Path, ...] = ()  # on the server's classpath, e.g. the S3A jars
+    class_archives: bool = True
 
     @property
     def url(self) -> str:
@@ -596,8 +598,10 @@ class SparkConnectServer:
         Without one, the server writes the classes it loaded (Spark Connect, Spark SQL, Parquet, S3A and the
         code its queries generated) into it when it stops; later starts map them instead of loading and
         verifying each class again, in the first queries of every fresh server. None when there is no ``java``
-        to key it on.
+        to key it on, or when ``class_archives`` is off.
         """
+        if not self.class_archives:
+            return None
         return ClassArchive.for_server(str(spark_home()), self._conf(), self.state_dir / "class-archives")
 
     def _conf(self) -> dict[str, str]:

@@ -108,6 +108,7 @@ class Stack:
             return {}
 
     def _save_state(self, state: dict[str, Any]) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)  # settings may come before the first start
         _write_atomically(self._state_file, json.dumps(state, indent=2))
 
     def _update_state(self, **values: Any) -> None:
@@ -121,6 +122,13 @@ class Stack:
         """Start this stack's Spark servers ``offset`` ports above the preferred ones: a second stack beside
         another, where both may start a Connect server at the same moment (the first free port would be the same)."""
         self._update_state(**{f"{role}_port": port + offset for role, port in SPARK_PREFERRED_PORTS.items()})
+
+    def without_class_archives(self) -> None:
+        """No class-data archives for this stack's Spark: its Connect server neither maps nor writes one, and
+        lake ``main``'s spark-submit drivers neither (``spark_class_archive: false``). For a throwaway stack,
+        such as the one a test of another Spark release starts: each first JVM would spend seconds writing an
+        archive that nothing maps again, and the drivers' would stay in the user's cache."""
+        self._update_state(class_archives=False)
 
     def credentials(self) -> dict[str, str]:
         """Generated once per state folder. The password deliberately holds a space, quotes, ``@`` and ``%``:
@@ -179,6 +187,7 @@ class Stack:
             state_dir=self.state_dir / "spark",
             port=int(state.get("spark_connect_port", SPARK_PREFERRED_PORTS["spark_connect"])),
             jars=self.s3a_jar_paths(),
+            class_archives=bool(state.get("class_archives", True)),
         )
 
     def spark_cluster(self) -> SparkCluster:
@@ -478,6 +487,8 @@ class Stack:
         jars = self.s3a_jar_paths()
         if jars:
             extra["spark_conf"] = classpath_conf(jars)
+        if not self._load_state().get("class_archives", True):
+            extra["spark_class_archive"] = False
         return extra
 
     @staticmethod

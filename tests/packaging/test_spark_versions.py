@@ -17,6 +17,7 @@ for again from this process, and is restarted from the tested set's Spark (``Sta
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -81,11 +82,14 @@ def pyspark_folder(state_dir: Path, version: str) -> Path:
 
 def stack_of_its_own(stack: Stack, state_dir: Path) -> Stack:
     """A second stack beside the session's: its own PostgreSQL and S3 (on free ports), Spark ports 50 above the
-    preferred ones (both stacks may start a Connect server at the same moment), the S3A jar cache shared."""
+    preferred ones (both stacks may start a Connect server at the same moment), the S3A jar cache shared, and no
+    class-data archives (each of its two Connect servers and its first spark-submit driver wrote one, for nothing:
+    the stack lives in a temporary folder)."""
     state_dir.mkdir(parents=True)
     (state_dir / "jars").symlink_to(stack.state_dir / "jars", target_is_directory=True)
     other = Stack(state_dir)
     other.prefer_spark_ports(50)
+    other.without_class_archives()
     other.up(log=lambda _m: None)
     return other
 
@@ -97,6 +101,7 @@ def test_the_spark_tests_pass_on_another_spark(stack: Stack, tmp_path: Path, ver
     installed = time.monotonic() - begin
     other = stack_of_its_own(stack, tmp_path / "state")
     try:
+        assert json.loads(other.env()["AIRFLOW_CONN_DUCKLAKE_MAIN"])["extra"]["spark_class_archive"] is False
         _check_another_spark(other, tmp_path, version, folder, installed)
         # asked for from this process, the Connect server that Spark started is replaced by one of this Spark
         other.start_spark_connect(log=lambda _m: None)
@@ -106,6 +111,7 @@ def test_the_spark_tests_pass_on_another_spark(stack: Stack, tmp_path: Path, ver
         assert str(spark_home() / "jars") in command, command[:500]
     finally:
         other.down(log=lambda _m: None)
+    assert list((tmp_path / "state").rglob("*.jsa")) == [], "the stack without class archives wrote one"
 
 
 def _check_another_spark(stack: Stack, tmp_path: Path, version: str, folder: Path, installed: float) -> None:
