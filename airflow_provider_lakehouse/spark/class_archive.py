@@ -34,6 +34,9 @@ DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 _USER_DECIDES = ("-Xshare:off", "-XX:SharedArchiveFile", "-XX:ArchiveClassesAtExit", "-XX:-UseSharedSpaces")
 # Harmless on a JVM older than 13, which knows neither option and would otherwise refuse to start.
 _TOLERANT = "-XX:+IgnoreUnrecognizedVMOptions"
+#: archives of one kind (spark-submit drivers, the Connect server) kept per directory: a machine running a few
+#: Spark versions or driver class paths keeps one for each
+ARCHIVES_KEPT = 3
 # A JVM writing an archive warns about every class it leaves out (600 lines: Janino's from a signed jar, the
 # classes Spark generates), into the task's or the server's log; errors still show.
 _QUIET = "-Xlog:cds*=error"
@@ -106,16 +109,37 @@ class ClassArchive:
 
     def settle(self) -> bool:
         """After the JVM exited: move an archive it wrote into place; True if one was. A JVM killed before its
-        exit leaves nothing or a partial file, which is removed."""
+        exit leaves nothing or a partial file, which is removed. Of the archives of the same kind in the
+        directory, the newest :data:`ARCHIVES_KEPT` stay (see :func:`_remove_older_archives`)."""
         if not self.pending.exists():
             return False
         try:
             if self.pending.stat().st_size > 0 and not self.path.exists():
                 os.replace(self.pending, self.path)  # atomic: a task starting now sees no file or a whole one
+                _remove_older_archives(self.path)
                 return True
             return False
         finally:
             self.pending.unlink(missing_ok=True)
+
+
+def _remove_older_archives(newest: Path) -> None:
+    """Remove the archives of ``newest``'s kind (its name up to the digest) beyond the :data:`ARCHIVES_KEPT` most
+    recently written. Each is about 150 to 200 MB, and a new one is written whenever the JVM, Spark or the driver
+    class path changes: without a bound the cache grew by one per upgrade, forever. An archive removed while a
+    JVM maps it stays readable to that JVM (the kernel keeps the pages); a later task with that class path writes
+    it again. Files another process removed meanwhile are skipped."""
+    kind = newest.name.rsplit("-", 1)[0]
+    archives = []
+    for path in newest.parent.glob(f"{kind}-*.jsa"):
+        try:
+            archives.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    archives.sort(reverse=True)
+    for _mtime_of, path in archives[ARCHIVES_KEPT:]:
+        if path != newest:
+            path.unlink(missing_ok=True)
 
 
 def _keyed_path(role: str, spark_home: str | None, conf: Mapping[str, str], directory: Path) -> Path | None:

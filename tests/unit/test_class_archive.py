@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from airflow_provider_lakehouse.spark.class_archive import DRIVER_JAVA_OPTIONS, ClassArchive
+from airflow_provider_lakehouse.spark.class_archive import ARCHIVES_KEPT, DRIVER_JAVA_OPTIONS, ClassArchive
 
 
 @pytest.fixture
@@ -102,3 +103,26 @@ def test_a_server_has_an_archive_of_its_own_that_any_process_can_settle(spark_ho
     server.pending.write_bytes(b"archive")
     assert again.settle() is True
     assert f"-XX:SharedArchiveFile={server.path}" in server.java_options()
+
+
+def test_the_newest_archives_of_a_kind_stay_and_older_ones_go(spark_home: str, tmp_path: Path) -> None:
+    """A new archive for each class path (or Spark, or JVM): only the most recently written few stay, and the
+    other kind (the Connect server's) is left alone."""
+    server = ClassArchive.for_server(spark_home, {}, tmp_path)
+    assert server is not None
+    server.java_options()
+    server.pending.write_bytes(b"server")
+    assert server.settle() is True
+    os.utime(server.path, (1, 1))  # the oldest file in the directory
+    written = []
+    for n in range(ARCHIVES_KEPT + 2):
+        archive = ClassArchive.for_submit(spark_home, {"spark.driver.extraClassPath": f"/jars/{n}.jar"}, tmp_path)
+        assert archive is not None
+        archive.java_options()
+        archive.pending.write_bytes(b"driver")
+        assert archive.settle() is True
+        os.utime(archive.path, (1000 + n, 1000 + n))  # written one after the other
+        written.append(archive.path)
+    left = sorted(p.name for p in tmp_path.glob("spark-driver-*.jsa"))
+    assert left == sorted(p.name for p in written[-ARCHIVES_KEPT:])
+    assert server.path.exists()

@@ -133,7 +133,30 @@ class _Collector:
 def test_hook_lineage_reports_the_target_as_input_and_output(monkeypatch: pytest.MonkeyPatch) -> None:
     import airflow.providers.common.compat.lineage.hook as hook_lineage
 
+    from airflow_provider_lakehouse.hooks import _lineage
+
     collector = _Collector()
+    monkeypatch.setattr(_lineage, "hook_lineage_listens", lambda: True)  # as with OpenLineage enabled
     monkeypatch.setattr(hook_lineage, "get_hook_lineage_collector", lambda: collector)
     report_hook_lineage(object(), IN_PLACE["delete"], SqlTarget("datatable", "ops", "public", "postgres"))
     assert collector.inputs == collector.outputs == ["datatable://ops/s.t"]
+
+
+def test_without_a_hook_lineage_reader_no_collector_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Airflow's own answer decides: with no plugin reading hook lineage, the hook neither makes the collector
+    (which would import every provider's asset factories) nor analyses its SQL."""
+    import airflow.providers.common.compat.lineage.hook as hook_lineage
+    import airflow.sdk.plugins_manager as plugins_manager
+
+    from airflow_provider_lakehouse.hooks import _lineage
+
+    monkeypatch.setattr(plugins_manager, "get_hook_lineage_readers_plugins", list)
+    assert _lineage.hook_lineage_listens() is False
+
+    made: list[_Collector] = []
+    monkeypatch.setattr(hook_lineage, "get_hook_lineage_collector", lambda: made.append(_Collector()) or made[-1])
+    report_hook_lineage(object(), IN_PLACE["delete"], SqlTarget("datatable", "ops", "public", "postgres"))
+    assert made == [], "a collector was made although nothing reads hook lineage"
+
+    monkeypatch.setattr(plugins_manager, "get_hook_lineage_readers_plugins", lambda: [object])
+    assert _lineage.hook_lineage_listens() is True
