@@ -123,6 +123,10 @@ class Stack:
         another, where both may start a Connect server at the same moment (the first free port would be the same)."""
         self._update_state(**{f"{role}_port": port + offset for role, port in SPARK_PREFERRED_PORTS.items()})
 
+    def _class_archives(self) -> bool:
+        """False once :meth:`without_class_archives` was called for this state folder."""
+        return bool(self._load_state().get("class_archives", True))
+
     def without_class_archives(self) -> None:
         """No class-data archives for this stack's Spark: its Connect server neither maps nor writes one, and
         lake ``main``'s spark-submit drivers neither (``spark_class_archive: false``). For a throwaway stack,
@@ -187,7 +191,7 @@ class Stack:
             state_dir=self.state_dir / "spark",
             port=int(state.get("spark_connect_port", SPARK_PREFERRED_PORTS["spark_connect"])),
             jars=self.s3a_jar_paths(),
-            class_archives=bool(state.get("class_archives", True)),
+            class_archives=self._class_archives(),
         )
 
     def spark_cluster(self) -> SparkCluster:
@@ -487,7 +491,7 @@ class Stack:
         jars = self.s3a_jar_paths()
         if jars:
             extra["spark_conf"] = classpath_conf(jars)
-        if not self._load_state().get("class_archives", True):
+        if not self._class_archives():
             extra["spark_class_archive"] = False
         return extra
 

@@ -128,16 +128,10 @@ def _remove_older_archives(newest: Path) -> None:
     recently written. Each is about 150 to 200 MB, and a new one is written whenever the JVM, Spark or the driver
     class path changes: without a bound the cache grew by one per upgrade, forever. An archive removed while a
     JVM maps it stays readable to that JVM (the kernel keeps the pages); a later task with that class path writes
-    it again. Files another process removed meanwhile are skipped."""
+    it again."""
     kind = newest.name.rsplit("-", 1)[0]
-    archives = []
-    for path in newest.parent.glob(f"{kind}-*.jsa"):
-        try:
-            archives.append((path.stat().st_mtime, path))
-        except OSError:
-            continue
-    archives.sort(reverse=True)
-    for _mtime_of, path in archives[ARCHIVES_KEPT:]:
+    archives = sorted(newest.parent.glob(f"{kind}-*.jsa"), key=_mtime, reverse=True)  # a vanished one sorts last
+    for path in archives[ARCHIVES_KEPT:]:
         if path != newest:
             path.unlink(missing_ok=True)
 

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -141,7 +142,7 @@ class AirflowCluster:
         response = httpx.request(
             method,
             f"{self.base_url}/api/v2/{path}",
-            headers={"Authorization": f"Bearer {self.admin_token()}"},
+            headers={"Authorization": f"Bearer {self.admin_token}"},
             timeout=30,
             **kwargs,
         )
@@ -149,9 +150,10 @@ class AirflowCluster:
             raise RuntimeError(f"{method} /api/v2/{path}: {response.status_code} {response.text[:2000]}")
         return response.json()
 
+    @cached_property
     def admin_token(self) -> str:
-        """An access token of an admin: any user's when all users are admins, else user ``admin``'s (password from
-        the simple auth manager's passwords file)."""
+        """An access token of an admin, asked for once per cluster (valid far longer than a test): any user's when
+        all users are admins, else user ``admin``'s (password from the simple auth manager's passwords file)."""
         import httpx
 
         if self.env.get("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False") == "True":
