@@ -13,6 +13,7 @@ import duckdb
 from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
 from airflow_provider_lakehouse.devstack.stack import default_state_dir
+from airflow_provider_lakehouse.duckdb_engine.extensions import load_extensions
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.store import MetadataStore, PostgresStore, SqliteStore
@@ -28,14 +29,8 @@ def extension_dir() -> str:
 
 def connect() -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the extensions installed from their wheels (no network)."""
-    from duckdb_extensions import import_extension
-
     con = duckdb.connect(config={"extension_directory": extension_dir(), "autoinstall_known_extensions": False})
-    installed = Path(extension_dir())
-    for name in EXTENSIONS:
-        if not list(installed.rglob(f"{name}*.duckdb_extension")):
-            import_extension(name, con=con)
-        con.sql(f"LOAD {name}")
+    load_extensions(con, extension_dir(), EXTENSIONS)
     return con
 
 

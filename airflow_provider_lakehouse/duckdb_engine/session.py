@@ -13,15 +13,11 @@ from urllib.parse import urlsplit
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec, S3Spec
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
-from airflow_provider_lakehouse.exceptions import LakehouseError
+from airflow_provider_lakehouse.duckdb_engine.extensions import DuckDBNotInstalledError, load_extensions
 
 #: the extensions a lake script may need: the format, its Postgres catalog, S3, SQLite catalogs
 EXTENSIONS = ("ducklake", "postgres", "httpfs", "sqlite")
 EXTENSION_DIR_ENV = "LAKEHOUSE_DUCKDB_EXTENSIONS"
-
-
-class DuckDBNotInstalledError(LakehouseError):
-    """The ``duckdb`` engine needs DuckDB and its extension wheels (the ``duckdb`` extra)."""
 
 
 def extension_dir() -> str:
@@ -42,7 +38,7 @@ def connect(temp_directory: str | None = None) -> Any:
     """
     try:
         import duckdb
-        from duckdb_extensions import import_extension
+        import duckdb_extensions  # noqa: F401  (the wheels' installer, used the first time)
     except ImportError as exc:
         raise DuckDBNotInstalledError(
             "The duckdb engine needs DuckDB and its extensions: pip install 'airflow-provider-lakehouse[duckdb]'."
@@ -52,15 +48,7 @@ def connect(temp_directory: str | None = None) -> Any:
     if temp_directory:
         config["temp_directory"] = temp_directory
     con = duckdb.connect(config=config)
-    for name in EXTENSIONS:
-        if not list(Path(directory).rglob(f"{name}.duckdb_extension")):
-            try:
-                import_extension(name, con=con)
-            except Exception as exc:  # the wheel is missing: say which one
-                raise DuckDBNotInstalledError(
-                    f"DuckDB extension {name!r} is not installed: pip install duckdb-extension-{name}"
-                ) from exc
-        con.execute(f"LOAD {name}")
+    load_extensions(con, directory, EXTENSIONS)
     con.execute("SET TimeZone = 'UTC'")  # as the Spark engine's session time zone
     con.execute("SET enable_progress_bar = false")  # a task log is no terminal
     return con

@@ -43,13 +43,12 @@ def tpcds_connection(extension_dir: str, database: str = ":memory:") -> duckdb.D
     """A DuckDB (in memory unless ``database`` names a file) with ``tpcds`` loaded from its wheel (installed once
     into ``extension_dir``)."""
     import duckdb
-    from duckdb_extensions import import_extension
+
+    from airflow_provider_lakehouse.duckdb_engine.extensions import load_extensions
 
     Path(extension_dir).mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(database, config={"extension_directory": extension_dir, "autoinstall_known_extensions": False})
-    if not list(Path(extension_dir).rglob("tpcds*.duckdb_extension")):
-        import_extension("tpcds", con=con)
-    con.sql("LOAD tpcds")
+    load_extensions(con, extension_dir, ["tpcds"])
     return con
 
 

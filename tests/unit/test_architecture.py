@@ -68,7 +68,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "sql",
         }
     ),
-    "tpcds": frozenset({"connections", "ducklake", "exceptions", "hooks", "spark", "sql"}),
+    "tpcds": frozenset({"connections", "duckdb_engine", "ducklake", "exceptions", "hooks", "spark", "sql"}),
     "devstack": frozenset({"spark", "tpcds"}),
 }
 
