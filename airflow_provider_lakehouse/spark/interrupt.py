@@ -5,11 +5,17 @@ task killed in the middle of a statement left the statement running on the share
 calls ``on_kill`` and its SIGKILL follows 5 s later, and a count whose client was SIGKILLed went on using both
 cores of this machine for minutes. A :class:`SparkOperations` block tags every operation its thread sends with a
 tag unique to the script's run, so all of them can be interrupted at once, from a signal handler or another thread.
+
+An interrupt finds only the operations running at that instant. A kill that lands while a statement is still being
+analysed and planned (or still on its way to the Connect server) finds nothing, and the job the statement starts a
+moment later would run to its end: a count of this kind ran on for hours. So once interrupted, a run stays
+interrupted: its tag is interrupted again every :data:`REPEAT_EVERY_S` seconds until the run's block exits.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from types import TracebackType
 from typing import Any
@@ -18,6 +24,13 @@ from airflow_provider_lakehouse.spark.py4j_logging import best_effort_jvm_calls
 
 log = logging.getLogger(__name__)
 
+#: how often an interrupted run's tag is interrupted again, for operations that started after the first interrupt
+REPEAT_EVERY_S = 0.5
+
+
+def _is_connect(spark: Any) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
 
 class SparkOperations:
     """The Spark operations of one script run, tagged so they can be interrupted together.
@@ -25,7 +38,7 @@ class SparkOperations:
     Use as a context manager around the run: inside it, every Spark operation this thread starts carries
     :attr:`tag`. Leaving the block by an exception (a timeout raised into the task) interrupts whatever is
     still running, as does :meth:`interrupt` from elsewhere (the operator's ``on_kill``). Works on Spark Connect
-    and on classic sessions (job tags).
+    (operation tags) and on classic sessions (job tags).
 
     :param spark: the session the run uses; shared sessions are fine, the tag is unique to this run.
     :param logger: where interruptions are reported (the task log).
@@ -39,9 +52,17 @@ class SparkOperations:
         #: set by :meth:`interrupt`: a kill between two statements finds nothing running, so the run must not
         #: start the next one (ask before each statement)
         self.interrupted = False
+        self._connect = _is_connect(spark)
+        self._ended = threading.Event()
+        self._repeater: threading.Thread | None = None
 
     def __enter__(self) -> SparkOperations:
         self._spark.addTag(self.tag)
+        if not self._connect:
+            # A classic session's own tags are per thread (Spark files them under the thread's id), so only the
+            # run's thread could interrupt them; the SparkContext's job tag is the plain text, cancellable from any
+            # thread, as the repeated interrupts need.
+            self._spark.sparkContext.addJobTag(self.tag)
         return self
 
     def __exit__(
@@ -51,7 +72,7 @@ class SparkOperations:
             # A failed statement has ended already. An exception raised into the run (a timeout) leaves its
             # operation behind: PySpark's Connect client releases it, which stops it (measured), but a classic
             # session's job runs on in this process's JVM.
-            if exc_type is not None and (stopped := self.interrupt()):
+            if exc_type is not None and (stopped := self._interrupt_running()):
                 self._logger.warning(
                     "interrupted %d running Spark operation(s) of the script, which ended with %s (tag %s)",
                     len(stopped),
@@ -59,21 +80,52 @@ class SparkOperations:
                     self.tag,
                 )
         finally:
+            self._ended.set()
+            if self._repeater is not None and self._repeater is not threading.current_thread():
+                self._repeater.join(timeout=5)
             try:
                 with best_effort_jvm_calls():
                     self._spark.removeTag(self.tag)
+                    if not self._connect:
+                        self._spark.sparkContext.removeJobTag(self.tag)
             except Exception:  # a stopped session has no tags left to remove
                 pass
 
     def interrupt(self) -> list[str]:
-        """Interrupt this run's operations that are still running; returns their ids (empty if none was).
+        """Interrupt this run's operations that are still running; returns their ids (empty if none was). Until
+        the run's block exits, operations it starts afterwards are interrupted too (within
+        :data:`REPEAT_EVERY_S`).
 
         Never raises: it runs while a task is being killed, where a second error would hide the first.
         """
         self.interrupted = True
+        stopped = self._interrupt_running()
+        if self._repeater is None and not self._ended.is_set():
+            self._repeater = threading.Thread(target=self._keep_interrupting, name="lakehouse-interrupt", daemon=True)
+            self._repeater.start()
+        return stopped
+
+    def _interrupt_running(self, *, quiet: bool = False) -> list[str]:
+        """Interrupt what runs now: operation ids over Spark Connect; on a classic session the ids found from the
+        run's thread (Spark's interruptTag sees only its caller's tags), every job cancelled whichever thread asks.
+        """
         try:
             with best_effort_jvm_calls():
-                return [str(op) for op in self._spark.interruptTag(self.tag) or ()]
+                stopped = [str(op) for op in self._spark.interruptTag(self.tag) or ()]
+                if not self._connect:
+                    self._spark.sparkContext.cancelJobsWithTag(self.tag)
+                return stopped
         except Exception as exc:
-            self._logger.warning("could not interrupt the Spark operations tagged %s: %s", self.tag, exc)
+            if not quiet:
+                self._logger.warning("could not interrupt the Spark operations tagged %s: %s", self.tag, exc)
             return []
+
+    def _keep_interrupting(self) -> None:
+        while not self._ended.wait(REPEAT_EVERY_S):
+            # quiet: the session may be stopping under this thread as the run ends
+            if stopped := self._interrupt_running(quiet=True):  # only Spark Connect reports what it stopped
+                self._logger.warning(
+                    "interrupted %d Spark operation(s) the script started after it was killed (tag %s)",
+                    len(stopped),
+                    self.tag,
+                )

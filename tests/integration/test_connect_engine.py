@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -283,11 +284,14 @@ def test_a_killed_task_stops_its_running_statement(
             [sys.executable, "-c", KILLED_RUN, str(script), how], env=env, stdout=sink, stderr=subprocess.STDOUT
         )
         try:
-            # Evidence that the count runs: after the insert's job ended, a progress line (only an operation in
-            # flight reports progress, and the count is the script's only one after the insert).
+            # Evidence that the count runs: after the insert's job ended, a progress line naming an active stage
+            # (the count is the script's only statement after the insert with one). A line without a stage may
+            # come while the insert finishes or the count is planned: a kill then finds nothing running yet,
+            # which the repeated interrupts cover (tests/integration/test_spark_interrupt.py), but the log
+            # would not show this test's evidence.
             wait_for(lambda: write_ended(setup.file_uris()))
             offset = len(output.read_text())
-            wait_for(lambda: "still running after" in output.read_text()[offset:])
+            wait_for(lambda: "tasks done" in output.read_text()[offset:])
             server_log_offset = server_log.stat().st_size
             os.kill(proc.pid, signal.SIGKILL if how == "sigkill" else signal.SIGTERM)
             killed_at = time.monotonic()
@@ -319,7 +323,9 @@ def test_a_killed_task_stops_its_running_statement(
         assert outcome["message"].startswith("the task was killed while this statement ran"), outcome
         cancelled = "OPERATION_CANCELED" if spark == "connect" else "SPARK_JOB_CANCELLED"
         assert cancelled in log, log[-4000:]
-        assert "task killed; interrupted 1 running Spark operation(s)" in log, log[-4000:]
+        # one operation, unless the kill fell between two of the count's jobs (adaptive execution runs a
+        # job per query stage): then none, and the repeated interrupts stopped the next one
+        assert re.search(r"task killed; interrupted [01] running Spark operation\(s\)", log), log[-4000:]
     else:
         assert proc.returncode == 4 and outcome == {"timeout": True}, log[-4000:]
     lake = setup.open()

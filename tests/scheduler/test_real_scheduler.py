@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -83,8 +84,8 @@ def _seconds_after_announced(markers: Path, name: str, delay: float) -> Callable
 
 class _MarkFailedWhileCounting:
     """Marks the ``lake_marked_failed`` task failed (as a user in the UI) once its hours-long count runs: its
-    insert's job has ended (the file is written, the write lease released), and its log has reported progress
-    since (only an operation in flight does, and the count is the script's only one after the insert)."""
+    insert's job has ended (the file is written, the write lease released), and its log has reported an active
+    stage since (the count is the script's only statement after the insert with one)."""
 
     def __init__(self, airflow: Any, run_id: str, setup: Any) -> None:
         self.airflow = airflow
@@ -103,7 +104,7 @@ class _MarkFailedWhileCounting:
         if self.log_offset is None:
             if write_ended([uri for uri in self.setup.file_uris() if "/marked_rows/" in uri]):
                 self.log_offset = len(self.task_log())
-        elif "still running after" in self.task_log()[self.log_offset :]:
+        elif "tasks done" in self.task_log()[self.log_offset :]:
             self.airflow.mark_task_failed("lake_marked_failed", self.run_id, "runs_for_hours")
             self.marked = True
 
@@ -179,7 +180,8 @@ def _lake_tasks_under_a_real_scheduler(
         assert airflow.wait_run("lake_marked_failed", marked.run_id, timeout_s=600, on_poll=marked.poll) == "failed"
         marked_log = marked.task_log()
         assert marked.marked, marked_log[-4000:]
-        assert "task killed; interrupted 1 running Spark operation(s)" in marked_log, marked_log[-4000:]
+        # 0 when the kill fell between two of the count's jobs; the repeated interrupts stop the next one
+        assert re.search(r"task killed; interrupted [01] running Spark operation\(s\)", marked_log), marked_log[-4000:]
         assert running_with_tag(env, url, last_tag(marked_log)) == []
         assert not any("/marked_rows/" in uri for uri in setup.file_uris()), "the killed task left files"
 
