@@ -48,6 +48,7 @@ from airflow_provider_lakehouse.exceptions import (
     TaskKilledError,
     UnsupportedStatementError,
 )
+from airflow_provider_lakehouse.interrupts import RepeatingInterrupt
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.datatable_changes import QueryRows, change_datatable
@@ -97,6 +98,10 @@ class DuckDBPlanRunner:
         self._attached = False  # the script attaches the lake itself (else it runs under DEFAULT_ALIAS)
         self._con: Any = None  # the running script's connection, for interrupt()
         self._killed = False  # interrupt() was called: a kill between two statements finds none to interrupt
+        #: after a kill, interrupts the statements' connection again until they end: an interrupt that lands
+        #: while no query runs is lost (DuckDB clears it when the next query begins)
+        self._repeater = RepeatingInterrupt(self._interrupt_statements)
+        self._statements_con: Any = None  # set while the script's statements run (not its attach, nor clean-up)
 
     # -- entry -------------------------------------------------------------------------------
     def run(self, plan: Plan) -> dict[str, Any]:
@@ -129,9 +134,12 @@ class DuckDBPlanRunner:
             con.execute("CALL enable_logging('FileSystem', level => 'trace')")  # which files DuckDB writes
             results = self._run_steps(con, plan, alias)
         except BaseException:
+            self._repeater.stop()  # before the clean-up's own queries
             self._remove_unreferenced_files(con, lake)
             raise
         finally:
+            self._repeater.stop()
+            self._statements_con = None
             self._datatables.rollback()  # whatever did not commit
             self._con = None
             con.close()
@@ -142,9 +150,11 @@ class DuckDBPlanRunner:
         """Stop the running statement (the task was killed): the script fails as any failing script does, so
         nothing commits and the files it wrote are removed."""
         self._killed = True
-        con = self._con
-        if con is not None:
-            con.interrupt()
+        _interrupt(self._con)
+        self._repeater.start()
+
+    def _interrupt_statements(self) -> None:
+        _interrupt(self._statements_con)
 
     def _run_steps(self, con: Any, plan: Plan, alias: str) -> list[StepResult]:
         results: list[StepResult] = []
@@ -152,6 +162,7 @@ class DuckDBPlanRunner:
         if not plan.autocommit:
             con.execute("BEGIN")
         last: Step | None = None
+        self._statements_con = con
         try:
             for step in plan.steps:
                 last = step
@@ -200,10 +211,12 @@ class DuckDBPlanRunner:
                         last.index if last else 0, last.text if last else "", self.redact(message[:4000])
                     ) from None
         except StatementError:
+            self._repeater.stop()  # the rollback runs on the same connection
             _rollback(con)
             self._datatables.rollback()
             raise
         except Exception as exc:
+            self._repeater.stop()
             _rollback(con)
             self._datatables.rollback()
             raise self._error(last, exc) from None
@@ -456,3 +469,11 @@ def _refuse_what_duckdb_cannot_run(plan: Plan) -> None:
                 f"Statement {step.index}: ROLLBACK inside a script runs on the spark engine only (DuckDB has no "
                 "savepoints); use autocommit=True or engine='spark'."
             )
+
+
+def _interrupt(con: Any) -> None:
+    if con is not None:
+        try:
+            con.interrupt()
+        except Exception:  # closed under us as the run ends: nothing runs on it any more
+            pass

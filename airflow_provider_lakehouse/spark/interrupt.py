@@ -6,26 +6,21 @@ calls ``on_kill`` and its SIGKILL follows 5 s later, and a count whose client wa
 cores of this machine for minutes. A :class:`SparkOperations` block tags every operation its thread sends with a
 tag unique to the script's run, so all of them can be interrupted at once, from a signal handler or another thread.
 
-An interrupt finds only the operations running at that instant. A kill that lands while a statement is still being
-analysed and planned (or still on its way to the Connect server) finds nothing, and the job the statement starts a
-moment later would run to its end: a count of this kind ran on for hours. So once interrupted, a run stays
-interrupted: its tag is interrupted again every :data:`REPEAT_EVERY_S` seconds until the run's block exits.
+A kill that lands while a statement has no operation or job running yet finds nothing, so a killed run is
+interrupted again until it ends (:class:`~airflow_provider_lakehouse.interrupts.RepeatingInterrupt`).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import uuid
 from types import TracebackType
 from typing import Any
 
+from airflow_provider_lakehouse.interrupts import RepeatingInterrupt
 from airflow_provider_lakehouse.spark.py4j_logging import best_effort_jvm_calls
 
 log = logging.getLogger(__name__)
-
-#: how often an interrupted run's tag is interrupted again, for operations that started after the first interrupt
-REPEAT_EVERY_S = 0.5
 
 
 def _is_connect(spark: Any) -> bool:
@@ -53,8 +48,7 @@ class SparkOperations:
         #: start the next one (ask before each statement)
         self.interrupted = False
         self._connect = _is_connect(spark)
-        self._ended = threading.Event()
-        self._repeater: threading.Thread | None = None
+        self._repeater = RepeatingInterrupt(self._interrupt_started_later)
 
     def __enter__(self) -> SparkOperations:
         self._spark.addTag(self.tag)
@@ -80,9 +74,7 @@ class SparkOperations:
                     self.tag,
                 )
         finally:
-            self._ended.set()
-            if self._repeater is not None and self._repeater is not threading.current_thread():
-                self._repeater.join(timeout=5)
+            self._repeater.stop()
             try:
                 with best_effort_jvm_calls():
                     self._spark.removeTag(self.tag)
@@ -94,15 +86,13 @@ class SparkOperations:
     def interrupt(self) -> list[str]:
         """Interrupt this run's operations that are still running; returns their ids (empty if none was). Until
         the run's block exits, operations it starts afterwards are interrupted too (within
-        :data:`REPEAT_EVERY_S`).
+        :data:`~airflow_provider_lakehouse.interrupts.REPEAT_EVERY_S`).
 
         Never raises: it runs while a task is being killed, where a second error would hide the first.
         """
         self.interrupted = True
         stopped = self._interrupt_running()
-        if self._repeater is None and not self._ended.is_set():
-            self._repeater = threading.Thread(target=self._keep_interrupting, name="lakehouse-interrupt", daemon=True)
-            self._repeater.start()
+        self._repeater.start()
         return stopped
 
     def _interrupt_running(self, *, quiet: bool = False) -> list[str]:
@@ -120,12 +110,11 @@ class SparkOperations:
                 self._logger.warning("could not interrupt the Spark operations tagged %s: %s", self.tag, exc)
             return []
 
-    def _keep_interrupting(self) -> None:
-        while not self._ended.wait(REPEAT_EVERY_S):
-            # quiet: the session may be stopping under this thread as the run ends
-            if stopped := self._interrupt_running(quiet=True):  # only Spark Connect reports what it stopped
-                self._logger.warning(
-                    "interrupted %d Spark operation(s) the script started after it was killed (tag %s)",
-                    len(stopped),
-                    self.tag,
-                )
+    def _interrupt_started_later(self) -> None:
+        # quiet: the session may be stopping under this thread as the run ends
+        if stopped := self._interrupt_running(quiet=True):  # only Spark Connect reports what it stopped
+            self._logger.warning(
+                "interrupted %d Spark operation(s) the script started after it was killed (tag %s)",
+                len(stopped),
+                self.tag,
+            )

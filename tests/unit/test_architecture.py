@@ -21,6 +21,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     # foundations
     "exceptions": frozenset(),
     "jsonsafe": frozenset(),
+    "interrupts": frozenset(),
     "get_provider_info": frozenset(),
     "connections": frozenset({"exceptions"}),
     "sql": frozenset({"exceptions"}),
@@ -29,8 +30,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "lineage": frozenset({"sql", "exceptions"}),
     "datatables": frozenset({"connections", "exceptions", "jsonsafe", "sql"}),
     # planner and driver
-    "spark": frozenset({"connections", "datatables", "ducklake", "exceptions", "jsonsafe", "sql"}),
-    "duckdb_engine": frozenset({"connections", "datatables", "ducklake", "exceptions", "jsonsafe", "spark", "sql"}),
+    "spark": frozenset({"connections", "datatables", "ducklake", "exceptions", "interrupts", "jsonsafe", "sql"}),
+    "duckdb_engine": frozenset(
+        {"connections", "datatables", "ducklake", "exceptions", "interrupts", "jsonsafe", "spark", "sql"}
+    ),
     # the Airflow shell
     "airflow_connections": frozenset({"connections", "exceptions"}),
     "assets": frozenset({"airflow_connections", "exceptions", "lineage"}),
