@@ -211,16 +211,18 @@ class DuckDBPlanRunner:
                         last.index if last else 0, last.text if last else "", self.redact(message[:4000])
                     ) from None
         except StatementError:
-            self._repeater.stop()  # the rollback runs on the same connection
-            _rollback(con)
-            self._datatables.rollback()
+            self._undo_statements(con)
             raise
         except Exception as exc:
-            self._repeater.stop()
-            _rollback(con)
-            self._datatables.rollback()
+            self._undo_statements(con)
             raise self._error(last, exc) from None
         return results
+
+    def _undo_statements(self, con: Any) -> None:
+        """Roll back what the failed statements began, in DuckDB and in the Data Tables."""
+        self._repeater.stop()  # the rollback runs on the same connection
+        _rollback(con)
+        self._datatables.rollback()
 
     # -- statements --------------------------------------------------------------------------
     def _execute_datatable(

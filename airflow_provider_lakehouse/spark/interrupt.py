@@ -19,12 +19,9 @@ from typing import Any
 
 from airflow_provider_lakehouse.interrupts import RepeatingInterrupt
 from airflow_provider_lakehouse.spark.py4j_logging import best_effort_jvm_calls
+from airflow_provider_lakehouse.spark.session import is_connect_session
 
 log = logging.getLogger(__name__)
-
-
-def _is_connect(spark: Any) -> bool:
-    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 class SparkOperations:
@@ -47,7 +44,7 @@ class SparkOperations:
         #: set by :meth:`interrupt`: a kill between two statements finds nothing running, so the run must not
         #: start the next one (ask before each statement)
         self.interrupted = False
-        self._connect = _is_connect(spark)
+        self._connect = is_connect_session(spark)
         self._repeater = RepeatingInterrupt(self._interrupt_started_later)
 
     def __enter__(self) -> SparkOperations:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_lakehouse.spark.py4j_logging import best_effort_jvm_calls
+from airflow_provider_lakehouse.spark.session import is_connect_session
 from airflow_provider_lakehouse.spark.thread_logging import log_between_forks
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def progress_lines(
 ) -> Iterator[None]:
     """Log progress lines while the block runs; never raises into it (progress is a courtesy)."""
     throttle = _Throttle(first_after_s, every_s)
-    if _is_connect(spark):
+    if is_connect_session(spark):
 
         def handler(stages: Any, inflight_tasks: int, operation_id: Any, done: bool, **_: Any) -> None:
             try:
@@ -134,7 +135,3 @@ def progress_lines(
     finally:
         stop.set()
         thread.join(timeout=5)
-
-
-def _is_connect(spark: Any) -> bool:
-    return type(spark).__module__.startswith("pyspark.sql.connect")

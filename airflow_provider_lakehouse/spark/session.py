@@ -137,6 +137,11 @@ def connect_session(url: str, conf: Mapping[str, str] | None = None) -> Any:
         return _open_connect_session(url, key, settings)
 
 
+def is_connect_session(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (else a classic one), told without importing PySpark."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def connect_settings(conf: Mapping[str, str] | None) -> tuple[dict[str, str], list[str]]:
     """Split a lake's ``spark_conf`` for a Spark Connect session: the runtime SQL settings a task sets on its
     session (``spark.sql.*``), and the names of the others, which only the server's own configuration decides
