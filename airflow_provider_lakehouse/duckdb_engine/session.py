@@ -13,9 +13,10 @@ from urllib.parse import urlsplit
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec, S3Spec
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
-from airflow_provider_lakehouse.duckdb_engine.extensions import DuckDBNotInstalledError, load_extensions
+from airflow_provider_lakehouse.duckdb_engine.extensions import DuckDBNotInstalledError, install_extensions
 
-#: the extensions a lake script may need: the format, its Postgres catalog, S3, SQLite catalogs
+#: the extensions a lake script may need: the format, its Postgres catalog, S3, SQLite catalogs (installed with
+#: every connection, loaded by DuckDB when a statement first needs one)
 EXTENSIONS = ("ducklake", "postgres", "httpfs", "sqlite")
 EXTENSION_DIR_ENV = "LAKEHOUSE_DUCKDB_EXTENSIONS"
 
@@ -28,8 +29,8 @@ def extension_dir() -> str:
 
 
 def connect(temp_directory: str | None = None) -> Any:
-    """An in-memory DuckDB connection with the lake extensions loaded, installing them from their wheels the
-    first time (no network: ``autoinstall_known_extensions`` is off).
+    """An in-memory DuckDB connection with the lake extensions installed from their wheels the first time (no
+    network: ``autoinstall_known_extensions`` is off); DuckDB loads each when a statement first needs it.
 
     :param temp_directory: where DuckDB spills joins, sorts and aggregates larger than its memory limit (an
         in-memory database spills only when given one).
@@ -44,11 +45,15 @@ def connect(temp_directory: str | None = None) -> Any:
             "The duckdb engine needs DuckDB and its extensions: pip install 'airflow-provider-lakehouse[duckdb]'."
         ) from exc
     directory = extension_dir()
-    config: dict[str, Any] = {"extension_directory": directory, "autoinstall_known_extensions": False}
+    config: dict[str, Any] = {
+        "extension_directory": directory,
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": True,
+    }
     if temp_directory:
         config["temp_directory"] = temp_directory
     con = duckdb.connect(config=config)
-    load_extensions(con, directory, EXTENSIONS)
+    install_extensions(con, directory, EXTENSIONS)
     con.execute("SET TimeZone = 'UTC'")  # as the Spark engine's session time zone
     con.execute("SET enable_progress_bar = false")  # a task log is no terminal
     return con
