@@ -13,7 +13,7 @@ import duckdb
 from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
 from airflow_provider_lakehouse.devstack.stack import default_state_dir
-from airflow_provider_lakehouse.duckdb_engine.extensions import install_extensions
+from airflow_provider_lakehouse.duckdb_engine.extensions import offline_connection
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.store import MetadataStore, PostgresStore, SqliteStore
@@ -30,14 +30,7 @@ def extension_dir() -> str:
 def connect() -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the extensions installed from their wheels (no network); DuckDB loads each when a
     statement first needs it, as DuckDB does by default."""
-    con = duckdb.connect(
-        config={
-            "extension_directory": extension_dir(),
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": True,
-        }
-    )
-    install_extensions(con, extension_dir(), EXTENSIONS)
+    con: duckdb.DuckDBPyConnection = offline_connection(extension_dir(), EXTENSIONS)
     return con
 
 

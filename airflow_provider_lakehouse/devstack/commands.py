@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -17,7 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from airflow_provider_lakehouse.devstack.bootstrap import REPO_ROOT
-from airflow_provider_lakehouse.devstack.demo_output import dataset_uri, result_line, run_progress
+from airflow_provider_lakehouse.devstack.demo_output import (
+    dataset_uri,
+    latest_run_id,
+    read_only,
+    result_line,
+    run_progress,
+)
 from airflow_provider_lakehouse.devstack.stack import Stack
 
 # The example DAGs the main job runs, in order.
@@ -208,18 +213,16 @@ def read_latest_run(dag_id: str, environment: dict[str, str]) -> LatestRun:
     db_path = Path(environment["AIRFLOW_HOME"]) / "airflow.db"
     if not db_path.exists():
         raise RuntimeError(f"Could not read XComs of {dag_id}: no Airflow metadata DB at {db_path}")
-    with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)) as conn:
-        latest = conn.execute(
-            "SELECT run_id FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (dag_id,)
-        ).fetchone()
-        if latest is None:
+    with closing(read_only(db_path, timeout_s=30)) as conn:
+        run_id = latest_run_id(conn, dag_id)
+        if run_id is None:
             return LatestRun(run_id="", xcoms={})
         rows = conn.execute(
             # in the order the tasks started (a task's first map index), then as they sort
             "SELECT x.task_id, x.value FROM xcom x WHERE x.dag_id = ? AND x.run_id = ? AND x.key = 'return_value' "
             "ORDER BY (SELECT coalesce(min(t.start_date), '') FROM task_instance t "
             "WHERE t.dag_id = x.dag_id AND t.run_id = x.run_id AND t.task_id = x.task_id), x.task_id, x.map_index",
-            (dag_id, latest[0]),
+            (dag_id, run_id),
         ).fetchall()
     values: dict[str, object] = {}
     for task_id, stored in rows:
@@ -231,7 +234,7 @@ def read_latest_run(dag_id: str, environment: dict[str, str]) -> LatestRun:
             except ValueError:
                 pass
         values[task_id] = value
-    return LatestRun(run_id=latest[0], xcoms=values)
+    return LatestRun(run_id=run_id, xcoms=values)
 
 
 def read_xcoms(dag_id: str, environment: dict[str, str]) -> dict[str, object]:

@@ -7,6 +7,7 @@ minutes-long run is (tasks done / total, the running task, elapsed time) without
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,20 +36,29 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {secs} s" if minutes else f"{secs} s"
 
 
+def read_only(db_path: Path, timeout_s: float) -> sqlite3.Connection:
+    """The SQLite metadata DB at ``db_path``, opened read-only (close it: ``contextlib.closing``)."""
+    return sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=timeout_s)
+
+
+def latest_run_id(conn: sqlite3.Connection, dag_id: str) -> str | None:
+    """The ``run_id`` of the newest run of ``dag_id`` (``None`` before there is one)."""
+    row = conn.execute("SELECT run_id FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (dag_id,)).fetchone()
+    return None if row is None else str(row[0])
+
+
 def run_progress(db_path: Path, dag_id: str) -> RunProgress | None:
     """The latest run of ``dag_id`` in the SQLite metadata DB (read-only; ``None`` before it exists)."""
     if not db_path.exists():
         return None
     try:
-        with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=2) as conn:
-            row = conn.execute(
-                "SELECT run_id FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1", (dag_id,)
-            ).fetchone()
-            if row is None:
+        with closing(read_only(db_path, timeout_s=2)) as conn:
+            run_id = latest_run_id(conn, dag_id)
+            if run_id is None:
                 return None
             states = conn.execute(
                 "SELECT task_id, map_index, state FROM task_instance WHERE dag_id = ? AND run_id = ? ORDER BY start_date",
-                (dag_id, row[0]),
+                (dag_id, run_id),
             ).fetchall()
     except sqlite3.Error:  # locked or mid-migration: try again at the next poll
         return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -85,3 +85,35 @@ def load_extensions(con: Any, directory: str, names: Sequence[str]) -> None:
     install_extensions(con, directory, names)
     for name in names:
         con.execute(f"LOAD {name}")
+
+
+def offline_connection(
+    directory: str,
+    names: Sequence[str],
+    *,
+    database: str = ":memory:",
+    load: bool = False,
+    config: Mapping[str, Any] | None = None,
+) -> Any:
+    """A DuckDB connection that never downloads an extension (``autoinstall_known_extensions`` off), with
+    ``names`` installed into ``directory`` (:func:`install_extensions`): loaded now when ``load``, else by DuckDB
+    when a statement first needs one.
+
+    :param config: further DuckDB settings (``temp_directory``, ...).
+    :raises DuckDBNotInstalledError: when an extension is neither installed nor has its wheel.
+    """
+    import duckdb
+
+    settings = {
+        "extension_directory": directory,
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": True,
+        **(config or {}),
+    }
+    con = duckdb.connect(database, config=settings)
+    try:
+        (load_extensions if load else install_extensions)(con, directory, names)
+    except BaseException:
+        con.close()
+        raise
+    return con

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec, S3Spec
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
-from airflow_provider_lakehouse.duckdb_engine.extensions import DuckDBNotInstalledError, install_extensions
+from airflow_provider_lakehouse.duckdb_engine.extensions import DuckDBNotInstalledError, offline_connection
 
 #: the extensions a lake script may need: the format, its Postgres catalog, S3, SQLite catalogs (installed with
 #: every connection, loaded by DuckDB when a statement first needs one)
@@ -38,22 +38,14 @@ def connect(temp_directory: str | None = None) -> Any:
     :raises DuckDBNotInstalledError: without DuckDB or an extension wheel.
     """
     try:
-        import duckdb
+        import duckdb  # noqa: F401
         import duckdb_extensions  # noqa: F401  (the wheels' installer, used the first time)
     except ImportError as exc:
         raise DuckDBNotInstalledError(
             "The duckdb engine needs DuckDB and its extensions: pip install 'airflow-provider-lakehouse[duckdb]'."
         ) from exc
-    directory = extension_dir()
-    config: dict[str, Any] = {
-        "extension_directory": directory,
-        "autoinstall_known_extensions": False,
-        "autoload_known_extensions": True,
-    }
-    if temp_directory:
-        config["temp_directory"] = temp_directory
-    con = duckdb.connect(config=config)
-    install_extensions(con, directory, EXTENSIONS)
+    config = {"temp_directory": temp_directory} if temp_directory else None
+    con = offline_connection(extension_dir(), EXTENSIONS, config=config)
     con.execute("SET TimeZone = 'UTC'")  # as the Spark engine's session time zone
     con.execute("SET enable_progress_bar = false")  # a task log is no terminal
     return con

@@ -42,13 +42,10 @@ class Generated:
 def tpcds_connection(extension_dir: str, database: str = ":memory:") -> duckdb.DuckDBPyConnection:
     """A DuckDB (in memory unless ``database`` names a file) with ``tpcds`` loaded from its wheel (installed once
     into ``extension_dir``)."""
-    import duckdb
-
-    from airflow_provider_lakehouse.duckdb_engine.extensions import load_extensions
+    from airflow_provider_lakehouse.duckdb_engine.extensions import offline_connection
 
     Path(extension_dir).mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(database, config={"extension_directory": extension_dir, "autoinstall_known_extensions": False})
-    load_extensions(con, extension_dir, ["tpcds"])
+    con: duckdb.DuckDBPyConnection = offline_connection(extension_dir, ["tpcds"], database=database, load=True)
     return con
 
 

@@ -42,13 +42,10 @@ def say(text: str = "") -> None:
 
 def tpcds() -> tuple[list[tuple[int, str]], dict[str, list[str]]]:
     """The 99 queries and the schemas (``main.<table>`` -> columns in order) of an empty TPC-DS database."""
-    import duckdb
+    from airflow_provider_lakehouse.duckdb_engine.extensions import offline_connection
 
-    from airflow_provider_lakehouse.duckdb_engine.extensions import load_extensions
-
-    con = duckdb.connect(config={"extension_directory": extension_dir(), "autoinstall_known_extensions": False})
+    con = offline_connection(extension_dir(), ["tpcds"], load=True)
     try:
-        load_extensions(con, extension_dir(), ["tpcds"])
         con.sql("CALL dsdgen(sf=0)")
         rows = con.sql("SELECT query_nr, query FROM tpcds_queries() ORDER BY 1").fetchall()
         queries = [(int(n), str(q)) for n, q in rows]
