@@ -1221,7 +1221,7 @@ class _Planner:
             tree = duckdb_semantics(tree)  # DuckDB's casts and arithmetic (see .semantics)
             tree = duckdb_functions(tree)  # DuckDB's functions Spark names alike but computes differently
             tree = duckdb_literal_types(_duckdb_functions_for_spark(tree), MARKERS)  # 0.5 is DECIMAL(2, 1)
-            return spark_text(arithmetic_markers(tree))
+            return spark_text(arithmetic_markers(tree), duckdb_operators=True)
         return spark_text(_duckdb_functions_for_spark(tree))
 
 

@@ -61,10 +61,14 @@ def replaced_markers(
     return bottom_up(tree, replace), found
 
 
-def spark_text(tree: exp.Expr) -> str:
+def spark_text(tree: exp.Expr, *, duckdb_operators: bool = False) -> str:
     """``tree`` as Spark SQL text: sqlglot's Spark generator, except where it writes something Spark computes
     differently. It writes ``percentile_cont(q)``/``percentile_disc(q) WITHIN GROUP (ORDER BY x)`` as
     ``percentile_approx(x, q)``, an estimate that also drops ``DESC``; Spark reads the original exactly.
+
+    :param duckdb_operators: ``tree`` is DuckDB SQL, whose operators bind in DuckDB's order: parentheses keep
+        that order where Spark's differs (see :data:`_SPARK_BINDING`). sqlglot parses Spark SQL in the same
+        order, so a Spark script's tree is written without them and Spark reads its text in its own order.
 
     >>> spark_text(sqlglot.parse_one("SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x DESC) FROM t", read="spark"))
     'SELECT PERCENTILE_DISC(0.5) WITHIN GROUP (ORDER BY x DESC) FROM t'
@@ -73,9 +77,52 @@ def spark_text(tree: exp.Expr) -> str:
     def as_spark_reads_it(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.WithinGroup) and isinstance(node.this, (exp.PercentileCont, exp.PercentileDisc)):
             return exp.Var(this=f"{node.this.sql('spark')} WITHIN GROUP ({node.expression.sql('spark').strip()})")
+        if duckdb_operators:
+            _parenthesize_for_spark(node)
         return node
 
     return bottom_up(tree.copy(), as_spark_reads_it).sql("spark")
+
+
+#: How tightly Spark binds each binary operator (higher binds tighter; its grammar's order). sqlglot writes a tree
+#: without the parentheses its source did not need, and DuckDB's order differs: it binds ``||``, ``&``, ``|`` and
+#: the shifts alike, left to right and below ``+`` (PostgreSQL's generic operators), where Spark binds ``||`` with
+#: ``+`` and ``&`` before ``^`` before ``|``. DuckDB's ``1 | 2 & 0`` is ``(1 | 2) & 0``, 0; unparenthesized
+#: Spark reads ``1 | (2 & 0)``, 1.
+_SPARK_BINDING: dict[type[exp.Expr], int] = {
+    exp.Mul: 7,
+    exp.Div: 7,
+    exp.Mod: 7,
+    exp.IntDiv: 7,
+    exp.Add: 6,
+    exp.Sub: 6,
+    exp.DPipe: 6,
+    exp.BitwiseAnd: 5,
+    exp.BitwiseXor: 4,
+    exp.BitwiseOr: 3,
+}
+
+
+def _binding(node: exp.Expr) -> int | None:
+    return _SPARK_BINDING.get(type(node))
+
+
+def _parenthesize_for_spark(node: exp.Expr) -> None:
+    """Put, in place, parentheses around an operand of a binary operator that Spark would otherwise bind to its
+    neighbour (see :data:`_SPARK_BINDING`): a looser operator on either side, an equally tight one on the right.
+
+    >>> tree = sqlglot.parse_one("SELECT 1 | 2 & 0, 'a' || 1 + 2, xor(a, 3) & 0, a - (b - c)", read="duckdb")
+    >>> spark_text(tree, duckdb_operators=True)
+    "SELECT (1 | 2) & 0, 'a' || (1 + 2), (a ^ 3) & 0, a - (b - c)"
+    """
+    outer = _binding(node)
+    if outer is None:
+        return
+    for key, right in (("this", False), ("expression", True)):
+        operand = node.args.get(key)
+        inner = _binding(operand) if isinstance(operand, exp.Expr) else None
+        if inner is not None and (inner < outer or (right and inner == outer)):
+            node.set(key, exp.Paren(this=operand))
 
 
 def typed_copy(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]], metadata: dict[Any, Any]) -> exp.Expr | None:

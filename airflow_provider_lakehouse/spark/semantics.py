@@ -19,7 +19,16 @@ DuckDB                    DuckDB's result                          Spark SQL wri
 ``a * b``, ``a + b``,     DECIMAL of DuckDB's precision (18 digits  ``CAST(a * b AS DECIMAL(p, s))`` of
 ``a - b`` of decimals     when both operands have at most 18),     DuckDB's type: Spark's is wider and
                           an error on overflow                     does not fail where DuckDB does
+``a << b``                fails for a negative ``a`` or ``b``, a   a ``CASE`` raising DuckDB's errors, of
+                          ``b`` of the width or more, an overflow  DuckDB's type (Spark wraps around)
+``a >> b``                0 for a negative ``b`` or one of the     a ``CASE``; Spark shifts by ``b`` modulo
+                          width or more                            the width
+``a & b``, ``|``, xor     DuckDB's integer type (``TINYINT | 1``   a cast to it (Spark: ``INT``)
+                          is a ``TINYINT``)
 ========================  =======================================  ==========================================
+
+DuckDB binds ``||``, ``&``, ``|`` and the shifts alike, left to right (Spark does not):
+:func:`~.rewriting.spark_text` writes the parentheses DuckDB's order needs.
 
 ``//``, integer casts and decimal arithmetic depend on the operand's type, which only the driver knows (it has
 registered the lake tables as views): the planner writes them as markers (:data:`MARKERS`) and :func:`resolve`
@@ -97,6 +106,12 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
             return operands_marker(node)
         if isinstance(node, exp.Mod):
             return typed_call("mod", node.this, node.expression)
+        if isinstance(node, exp.BitwiseLeftShift):  # DuckDB fails where Spark wraps: types decide the width
+            return typed_call("shift_left", node.this, node.expression)
+        if isinstance(node, exp.BitwiseRightShift):
+            return typed_call("shift_right", node.this, node.expression)
+        if isinstance(node, (exp.BitwiseAnd, exp.BitwiseOr, exp.BitwiseXor)):
+            return typed_call(f"bitwise_{type(node).__name__[len('Bitwise') :].lower()}", node.this, node.expression)
         if isinstance(node, exp.IntDiv):
             return exp.Anonymous(
                 this=INT_DIV, expressions=[node.this, node.expression, exp.Literal.number(next(counter))]
@@ -311,7 +326,7 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
         tree = _duckdb_decimal_arithmetic(tree, schemas)
     if operands_together and may_meet_a_float(sql, schemas):  # after arithmetic, which may make FLOATs
         tree = floats_as_duckdb(tree, schemas)
-    return spark_text(_exact_log10(tree))
+    return spark_text(_exact_log10(tree), duckdb_operators=True)  # markers come from DuckDB SQL only
 
 
 def _exact_log10(tree: exp.Expr) -> exp.Expr:

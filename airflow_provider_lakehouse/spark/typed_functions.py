@@ -164,7 +164,100 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
             )
         )
         return exp.Case(ifs=[exp.If(this=too_large, true=problem)], default=plain)
+    if kind in ("shift_left", "shift_right"):
+        return _shift(kind, args[0], args[1], operands)
+    if kind in _BITWISE:  # DuckDB's type: TINYINT | 1 is a TINYINT (Spark: INT)
+        operation = _BITWISE[kind](this=args[0].copy(), expression=args[1].copy())
+        bits = _shift_bits(args[:2], operands)
+        return operation if bits is None else exp.Cast(this=operation, to=exp.DataType.build(_SPARK_INTEGER[bits]))
     raise ValueError(f"unknown typed marker {kind!r}")
+
+
+#: The bits of DuckDB's signed integer types, which Spark has too
+_SIGNED_BITS = {
+    exp.DataType.Type.TINYINT: 8,
+    exp.DataType.Type.SMALLINT: 16,
+    exp.DataType.Type.INT: 32,
+    exp.DataType.Type.BIGINT: 64,
+}
+
+
+_SPARK_INTEGER = {8: "TINYINT", 16: "SMALLINT", 32: "INT", 64: "BIGINT"}
+#: typed markers of DuckDB's &, | and xor(), by kind
+_BITWISE: dict[str, type[exp.Binary]] = {
+    "bitwise_and": exp.BitwiseAnd,
+    "bitwise_or": exp.BitwiseOr,
+    "bitwise_xor": exp.BitwiseXor,
+}
+
+
+def _bits(dtype: exp.DataType | None) -> int | None:
+    return next((n for type_, n in _SIGNED_BITS.items() if dtype is not None and dtype.is_type(type_)), None)
+
+
+def _shift_bits(args: list[exp.Expr], operands: tuple[Operand, ...]) -> int | None:
+    """The bits of DuckDB's type for a shift or a bitwise operation: its operands' common integer type, where an integer literal takes
+    the other operand's type when its value fits (``smallint_column << 2`` is a SMALLINT) and is otherwise an
+    INTEGER or a BIGINT. None for any other operand (an unsigned or 128-bit integer, an unknown type)."""
+    typed, literals = [], []
+    for arg, (_category, dtype) in zip(args, operands, strict=False):
+        value = int_literal(arg)
+        if value is not None:
+            literals.append(value)
+        elif (bits := _bits(dtype)) is not None:
+            typed.append(bits)
+        else:
+            return None
+    if len(typed) + len(literals) != 2:
+        return None
+    bits = max(typed, default=0)
+    for value in literals:
+        if bits == 0 or not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+            natural = 32 if -(2**31) <= value < 2**31 else 64 if -(2**63) <= value < 2**63 else None
+            if natural is None:
+                return None
+            bits = max(bits, natural)
+    return bits
+
+
+def _shift(kind: str, value: exp.Expr, shift: exp.Expr, operands: tuple[Operand, ...]) -> exp.Expr:
+    """DuckDB's ``<<`` and ``>>`` (its ``BitwiseShiftLeftOperator``/``BitwiseShiftRightOperator``): a left shift
+    fails for a negative value, a negative shift, a shift of the type's width or more (unless the value is 0) and
+    a result that overflows the type; a right shift by a negative amount or by the width or more is 0. Spark
+    shifts by the amount modulo the width and wraps around instead. Of DuckDB's type (see :func:`_shift_bits`)."""
+    bits = _shift_bits([value, shift], operands)
+    if bits is None:  # not a signed integer type both engines have: Spark's own shift
+        plain = exp.BitwiseLeftShift if kind == "shift_left" else exp.BitwiseRightShift
+        return plain(this=value.copy(), expression=shift.copy())
+    spark_type = _SPARK_INTEGER[bits]
+    if kind == "shift_right":
+        return spark_expression(
+            f"CASE WHEN _a IS NULL OR _b IS NULL THEN CAST(NULL AS {spark_type}) "
+            f"WHEN _b < 0 OR _b >= {bits} THEN CAST(0 AS {spark_type}) "
+            f"ELSE CAST(SHIFTRIGHT(CAST(_a AS BIGINT), CAST(_b AS INT)) AS {spark_type}) END",
+            _a=value,
+            _b=shift,
+        )
+
+    def failure(*parts: str) -> str:  # DuckDB's message, from SQL string literals and values
+        return "RAISE_ERROR(CONCAT('Out of Range Error: ', " + ", ".join(parts) + "))"
+
+    a, b = "CAST(_a AS STRING)", "CAST(_b AS STRING)"
+    negative = failure("'Cannot left-shift negative number '", a)
+    negative_shift = failure("'Cannot left-shift by negative number '", b)
+    too_far = failure("'Left-shift value '", b, "' is out of range'")
+    overflow = failure("'Overflow in left shift ('", a, "' << '", b, "')'")
+    return spark_expression(
+        f"CASE WHEN _a IS NULL OR _b IS NULL THEN CAST(NULL AS {spark_type}) "
+        f"WHEN _a < 0 THEN {negative} "
+        f"WHEN _b < 0 THEN {negative_shift} "
+        f"WHEN _b >= {bits} THEN IF(_a = 0, CAST(0 AS {spark_type}), {too_far}) "
+        f"WHEN _b = 0 THEN CAST(_a AS {spark_type}) "
+        f"WHEN _a >= SHIFTLEFT(CAST(1 AS BIGINT), {bits - 1} - CAST(_b AS INT)) THEN {overflow} "
+        f"ELSE CAST(SHIFTLEFT(CAST(_a AS BIGINT), CAST(_b AS INT)) AS {spark_type}) END",
+        _a=value,
+        _b=shift,
+    )
 
 
 # A DOUBLE as DuckDB writes it (Python's repr: the shortest digits, fixed notation from 1e-4 to 1e16, else

@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from duckdb import Error as DuckDBError
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
 from airflow_provider_lakehouse.exceptions import StatementError
@@ -446,3 +447,102 @@ def test_float_arithmetic_with_decimals_stores_duckdbs_type(
 
 def duckdbs_type_of(con: Any, expression: str, table: str) -> str:
     return con.sql(f"SELECT typeof({expression}) FROM {table} LIMIT 1").fetchone()[0]
+
+
+# DuckDB binds ||, &, | and the shifts alike, left to right and below + and - (PostgreSQL's generic operators);
+# Spark binds || with + and & before xor before |. A shift fails in DuckDB where Spark wraps around (a negative
+# value, a negative shift, a shift of the type's width or more, an overflow); >> beyond the width is 0.
+OPERATORS = [
+    "1 | 2 & 0",
+    "i | 2 & 0",
+    "(-i) | 1 & 6",
+    "xor(i, 3) & 0",
+    "i & 3 | 4",
+    "'a' || 1 + 2",
+    "1 | 2 || 'a'",
+    "s || i + 1",
+    "i + 1 || s",
+    "abs(i) << 1 | 1",
+    "1 | abs(i) << 2",
+    "abs(i) << 28",
+    "abs(i) << 29",
+    "i << 1",
+    "abs(i) << 32",
+    "abs(i) << -1",
+    "0 << 100",
+    "(i - i) << 40",
+    "1 << 62",
+    "CAST(1 AS BIGINT) << 62",
+    "CAST(abs(i) AS SMALLINT) << 12",
+    "CAST(abs(i) AS SMALLINT) << 13",
+    "CAST(abs(i) AS TINYINT) << 4",
+    "abs(i) << NULL",
+    "i >> 1",
+    "i >> 31",
+    "i >> 32",
+    "i >> -1",
+    "CAST(i AS TINYINT) >> 9",
+    "CAST(i AS BIGINT) >> 63",
+    "CAST(i AS BIGINT) >> 64",
+    "NULL >> 70",
+]
+
+
+@pytest.mark.parametrize("expression", OPERATORS)
+def test_bitwise_operators_and_shifts_behave_as_in_duckdb(
+    spark: Any, lake: LakeSetup, con: Any, expression: str
+) -> None:
+    """Values as DuckDB's; where DuckDB fails, the statement fails with DuckDB's message."""
+    query = f"SELECT {expression} AS r FROM vals ORDER BY id"
+    try:
+        expected: list[Any] | str = to_json_safe([r[0] for r in con.sql(query).fetchall()])
+    except DuckDBError as exc:
+        expected = str(exc).splitlines()[0]
+    try:
+        response = PlanRunner(spark, _spec(lake)).run(plan_script(f"ATTACH 'ducklake' AS dl; USE dl; {query}"))
+    except StatementError as exc:
+        assert isinstance(expected, str), f"{expression}: DuckDB {expected!r}, ours failed: {exc}"
+        assert expected in str(exc), f"{expression}: DuckDB {expected!r}, ours {exc}"
+        return
+    got = [r["r"] for r in response["result"]["commands"][-1]["rows"]]
+    assert same(got, expected), f"{expression}: DuckDB {expected!r}, ours {got!r}"
+
+
+OPERATOR_TYPES = [
+    "CAST(i AS TINYINT) | 1",
+    "CAST(i AS TINYINT) & 300",
+    "xor(CAST(i AS SMALLINT), 1)",
+    "CAST(i AS SMALLINT) & CAST(i AS BIGINT)",
+    "i | 3000000000",
+    "CAST(abs(i) AS SMALLINT) << 2",
+    "CAST(i AS SMALLINT) >> 1",
+    "CAST(i AS TINYINT) >> 300",
+    "1 << 2",
+]
+
+
+@pytest.mark.parametrize("expression", OPERATOR_TYPES)
+def test_bitwise_operators_and_shifts_store_duckdbs_type(
+    spark: Any, lake: LakeSetup, con: Any, expression: str
+) -> None:
+    table = f"bitwise_{OPERATOR_TYPES.index(expression)}"
+    query = f"SELECT {expression} AS r FROM vals"
+    PlanRunner(spark, _spec(lake)).run(plan_script(f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE {table} AS {query}"))
+    reader = referee.connect()
+    lake.attach(reader)
+    ours_type = reader.sql(f"SELECT typeof(r) FROM lake.{table} LIMIT 1").fetchone()[0]
+    assert ours_type == duckdbs_type_of(con, expression, "vals"), expression
+    got = to_json_safe([r[0] for r in reader.sql(f"SELECT r FROM lake.{table} ORDER BY r").fetchall()])
+    assert same(got, duckdb(con, f"{query} ORDER BY r")), expression
+
+
+def test_spark_dialect_scripts_keep_sparks_operator_order(spark: Any, lake: LakeSetup, con: Any) -> None:
+    """A Spark-dialect script is Spark's SQL: ``&`` binds before ``|`` and ``1 << 33`` wraps around, as Spark
+    computes them itself (DuckDB-dialect scripts get DuckDB's 0 and its error)."""
+    expressions = ["1 | 2 & 0", "3 ^ 1 & 0", "2 || 1 + 2", "1 << 33"]
+    for expression in expressions:
+        response = PlanRunner(spark, _spec(lake)).run(plan_script(f"SELECT {expression} AS r", dialect="spark"))
+        spark_dialect = response["result"]["commands"][-1]["rows"][0]["r"]
+        assert spark_dialect == spark.sql(f"SELECT {expression} AS r").collect()[0]["r"], expression
+    assert ours(spark, lake, "SELECT 1 | 2 & 0 AS r") == duckdb(con, "SELECT 1 | 2 & 0 AS r") == [0]
+    assert spark.sql("SELECT 1 | 2 & 0 AS r").collect()[0]["r"] == 1  # so the test tells them apart
