@@ -85,6 +85,7 @@ class StageCost:
     cpu_s: float = 0.0
     peak_rss_mb: float = 0.0
     tasks: dict[str, float] = field(default_factory=dict)
+    started_unix: float = 0.0  # when the stage began (seconds since the epoch): lines it up with a JVM profile
 
 
 @dataclass
@@ -255,6 +256,7 @@ def run_engine(
     for stage in STAGES:
         cost = result.stages.setdefault(stage, StageCost())
         cpu_before, start = _busy_cpu_seconds(), time.perf_counter()
+        cost.started_unix = time.time()
 
         def one(task: PipelineTask, stage: str = stage, cost: StageCost = cost) -> None:
             task_start = time.perf_counter()
