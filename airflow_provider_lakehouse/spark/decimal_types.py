@@ -59,6 +59,13 @@ def spark_expression_metadata(*, duckdb_arithmetic: bool = False) -> dict[Any, A
     for list_function in (exp.ArrayAppend, exp.ArrayPrepend, exp.ArrayCompact, exp.ArrayRemove, exp.ArrayRemoveAt):
         metadata.setdefault(list_function, {"annotator": lambda self, e: self._annotate_by_args(e, "this")})
     metadata.setdefault(exp.Transform, {"annotator": _a_list})
+    # list_concat (Spark's CONCAT of lists) is typed like its list operands, flatten as its list's element: a CAST of
+    # either to VARCHAR is then known to write a list's NULLs as DuckDB does (seeds 22297, 22404)
+    metadata[exp.Concat] = {"annotator": _lists_concatenated(metadata[exp.Concat]["annotator"])}
+    metadata.setdefault(exp.Flatten, {"annotator": _flattened})
+    # Spark rounds a DECIMAL to a DECIMAL and an integer to its own type (sqlglot says DOUBLE): a DuckDB % by a
+    # rounded DECIMAL that is 0 is NULL, not a DOUBLE NaN (seed 22065)
+    metadata[exp.Round] = {"annotator": _rounded}
     # the rewrites' RAISE_ERROR branches (DuckDB's range checks) return no value: a CASE with one has the type of
     # its other branches (a checked cast to FLOAT stays a FLOAT operand; seed 5088 of the expression fuzzer)
     metadata[exp.Anonymous] = {"annotator": _raising_as_null(metadata[exp.Anonymous]["annotator"])}
@@ -75,6 +82,62 @@ def _a_list(annotator_self: Any, node: exp.Expr) -> Any:
         node, exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[exp.DataType.build("unknown")], nested=True)
     )
     return node
+
+
+def _lists_concatenated(annotate: Callable[[Any, exp.Expr], Any]) -> Callable[[Any, exp.Expr], Any]:
+    """Spark's ``CONCAT`` of lists is a list of the first list operand's type; of anything else, what sqlglot
+    says."""
+
+    def annotator(annotator_self: Any, node: exp.Expr) -> Any:
+        for operand in node.expressions:
+            if isinstance(operand.type, exp.DataType) and operand.type.is_type(exp.DataType.Type.ARRAY):
+                annotator_self._set_type(node, operand.type.copy())
+                return node
+        return annotate(annotator_self, node)
+
+    return annotator
+
+
+def _flattened(annotator_self: Any, node: exp.Expr) -> Any:
+    """``flatten(l)``: the element type of the list of lists ``l``, or a list of unknown elements."""
+    operand = node.this.type
+    if isinstance(operand, exp.DataType) and operand.is_type(exp.DataType.Type.ARRAY) and operand.expressions:
+        inner = operand.expressions[0]
+        if isinstance(inner, exp.DataType) and inner.is_type(exp.DataType.Type.ARRAY):
+            annotator_self._set_type(node, inner.copy())
+            return node
+    return _a_list(annotator_self, node)
+
+
+def _rounded(annotator_self: Any, node: exp.Expr) -> Any:
+    """Spark's type of ``round(x, d)`` (its ``RoundBase``): ``x``'s own type, except that a ``DECIMAL(p, s)`` becomes
+    ``DECIMAL(min(p - s + 1 + min(s, d), 38), min(s, d))`` for ``d >= 0`` and ``DECIMAL(min(max(p - s + 1, 1 - d),
+    38), 0)`` for ``d < 0``; DOUBLE where ``x``'s type is not known."""
+    operand = node.this.type
+    decimals = node.args.get("decimals")
+    places = 0 if decimals is None else _int_value(decimals)
+    digits = precision_and_scale(operand)
+    if digits is not None and places is not None:
+        precision, scale = digits
+        if places < 0:
+            typed = f"DECIMAL({min(max(precision - scale + 1, 1 - places), 38)}, 0)"
+        else:
+            kept = min(scale, places)
+            typed = f"DECIMAL({min(precision - scale + 1 + kept, 38)}, {kept})"
+        annotator_self._set_type(node, exp.DataType.build(typed))
+    elif isinstance(operand, exp.DataType) and operand.is_type(*exp.DataType.INTEGER_TYPES, *exp.DataType.REAL_TYPES):
+        annotator_self._set_type(node, operand.copy())
+    else:
+        annotator_self._set_type(node, exp.DataType.build("double"))
+    return node
+
+
+def _int_value(node: exp.Expr) -> int | None:
+    if isinstance(node, exp.Literal) and node.is_int:
+        return int(node.name)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_int:
+        return -int(node.this.name)
+    return None
 
 
 def _raising_as_null(annotate: Callable[[Any, exp.Expr], Any]) -> Callable[[Any, exp.Expr], Any]:
@@ -233,6 +296,15 @@ def _left_as_written(literal: exp.Expr, markers: tuple[str, ...]) -> bool:
             return True
         node = node.parent
     return False
+
+
+def duckdb_digits(node: exp.Expr, dtype: exp.DataType | None) -> tuple[int, int, bool] | None:
+    """(precision, scale, is a decimal) of an operand of type ``dtype`` as DuckDB computes it as a decimal (a literal
+    by its text), or None."""
+    inner = node.this if isinstance(node, (exp.Paren, exp.Neg)) else node
+    if isinstance(inner, exp.Literal):
+        return _duckdb_digits(inner)
+    return _typed_digits(dtype, _DUCKDB_INTEGER_DIGITS)
 
 
 def _duckdb_digits(node: exp.Expr) -> tuple[int, int, bool] | None:

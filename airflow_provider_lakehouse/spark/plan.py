@@ -1659,10 +1659,12 @@ def _check_type(statement: Statement, column: str, kind: exp.DataType) -> None:
 
 def _default_literal(node: exp.Expr | None) -> Any:
     """A column default's value: as :func:`_literal`, but a decimal number keeps its digits as text (a float
-    would store ``-353225132005.3417231929`` as ``-353225132005.34174``; DuckDB stores the digits)."""
+    would store ``-353225132005.3417231929`` as ``-353225132005.34174``; DuckDB stores the digits). A decimal
+    zero has no sign: DuckDB stores ``-0.0`` as ``0.0`` (a DOUBLE column's old rows read 0.0, not -0.0)."""
     number = node.this if isinstance(node, exp.Neg) else node
     if isinstance(number, exp.Literal) and number.is_number and re.fullmatch(r"\d*\.\d+", number.name):
-        return ("-" if isinstance(node, exp.Neg) else "") + number.name
+        negative = isinstance(node, exp.Neg) and number.name.strip("0.") != ""
+        return ("-" if negative else "") + number.name
     return _literal(node)
 
 

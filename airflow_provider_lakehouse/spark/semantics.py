@@ -69,6 +69,7 @@ from airflow_provider_lakehouse.spark.rewriting import (
     MARKERS,
     TYPED,
     bottom_up,
+    int_literal,
     marker_ids,
     raise_error,
     replaced_markers,
@@ -106,6 +107,8 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
             return operands_marker(node)
         if isinstance(node, exp.Mod):
             return typed_call("mod", node.this, node.expression)
+        if isinstance(node, exp.Round) and _literal_places(node):  # DuckDB keeps a DECIMAL's precision
+            return typed_call("round", node.this, node.args.get("decimals") or exp.Literal.number(0))
         if isinstance(node, exp.BitwiseLeftShift):  # DuckDB fails where Spark wraps: types decide the width
             return typed_call("shift_left", node.this, node.expression)
         if isinstance(node, exp.BitwiseRightShift):
@@ -138,6 +141,13 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
         return node
 
     return bottom_up(tree, rewrite)
+
+
+def _literal_places(node: exp.Round) -> bool:
+    """``round(x)`` or ``round(x, <integer literal>)``, nothing else (Spark needs the places constant too)."""
+    places = node.args.get("decimals")
+    other = {k for k, v in node.args.items() if v is not None and k not in ("this", "decimals")}
+    return not other and (places is None or int_literal(places) is not None)
 
 
 _OPERATORS = (exp.Add, exp.Sub, exp.Mul)

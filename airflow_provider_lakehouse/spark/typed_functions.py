@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from airflow_provider_lakehouse.spark.decimal_types import float_only, precision_and_scale
+from airflow_provider_lakehouse.spark.decimal_types import duckdb_digits, float_only, precision_and_scale
 from airflow_provider_lakehouse.spark.quantiles import continuous_quantile, discrete_quantile
 from airflow_provider_lakehouse.spark.rewriting import int_literal, spark_expression
 
@@ -117,10 +117,12 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
             left, right = (as_float(a, c) for a, (c, _) in zip(args[:2], operands, strict=True))
         nan = "FLOAT" if single else "DOUBLE"
         zero = spark_expression(f"IF(_a IS NULL, NULL, CAST('NaN' AS {nan}))", _a=left) if floats else exp.Null()
-        return exp.Case(
+        remainder = exp.Case(
             ifs=[exp.If(this=exp.EQ(this=right.copy(), expression=exp.Literal.number(0)), true=zero)],
             default=exp.Mod(this=left, expression=right),
         )
+        duckdbs = _duckdb_remainder_type(args, operands)
+        return remainder if duckdbs is None else exp.Cast(this=remainder, to=duckdbs)
     if kind in ("floor", "ceil"):  # DuckDB keeps a DOUBLE a DOUBLE (Spark's is a BIGINT, which overflows)
         rounded: exp.Expr = exp.Floor(this=args[0].copy()) if kind == "floor" else exp.Ceil(this=args[0].copy())
         if category == "integer":  # DuckDB makes an integer's floor and ceiling a DOUBLE
@@ -164,6 +166,13 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
             )
         )
         return exp.Case(ifs=[exp.If(this=too_large, true=problem)], default=plain)
+    if kind == "round":  # a DECIMAL(p, s) rounded to d places is DuckDB's DECIMAL(p, min(s, d)), Spark's wider
+        rounded = exp.Round(this=args[0].copy(), decimals=args[1].copy())
+        digits, places = precision_and_scale(dtype), int_literal(args[1])
+        if digits is None or places is None:
+            return rounded
+        precision, scale = digits
+        return exp.Cast(this=rounded, to=exp.DataType.build(f"DECIMAL({precision}, {min(scale, max(places, 0))})"))
     if kind in ("shift_left", "shift_right"):
         return _shift(kind, args[0], args[1], operands)
     if kind in _BITWISE:  # DuckDB's type: TINYINT | 1 is a TINYINT (Spark: INT)
@@ -189,6 +198,20 @@ _BITWISE: dict[str, type[exp.Binary]] = {
     "bitwise_or": exp.BitwiseOr,
     "bitwise_xor": exp.BitwiseXor,
 }
+
+
+def _duckdb_remainder_type(args: list[exp.Expr], operands: tuple[Operand, ...]) -> exp.DataType | None:
+    """DuckDB's type of ``a % b`` where one is a DECIMAL and the other a DECIMAL or an integer: the larger number of
+    integer digits plus the larger scale, at most 38 (``DECIMAL(10, 2) % INTEGER`` is ``DECIMAL(12, 2)``; Spark's
+    is ``DECIMAL(3, 2)`` for ``% 3``, too narrow for a table's later rows). None otherwise: Spark's type is DuckDB's."""
+    if len(operands) < 2:
+        return None
+    digits = [duckdb_digits(arg, dtype) for arg, (_category, dtype) in zip(args[:2], operands[:2], strict=True)]
+    if None in digits or not any(d[2] for d in digits if d is not None):
+        return None
+    scale = max(d[1] for d in digits if d is not None)
+    integral = max(d[0] - d[1] for d in digits if d is not None)
+    return exp.DataType.build(f"DECIMAL({min(integral + scale, 38)}, {scale})")
 
 
 def _bits(dtype: exp.DataType | None) -> int | None:

@@ -248,3 +248,34 @@ def test_typed_defaults_fill_inserts_as_duckdb_fills_them(
     con.sql("ALTER TABLE lake.t ALTER COLUMN s SET DEFAULT 'x' || 'y'")  # a column not changed before: DuckDB takes it
     error = on_engine("spark", stackless_spark, lake, "INSERT INTO t (id) VALUES (3)", autocommit=False)
     assert error is not None and "Column 's' has the default ('x' || 'y'), an expression" in error, error
+
+
+def test_added_number_defaults_are_stored_as_duckdb_stores_them(stackless_spark: Any, tmp_path: Path) -> None:
+    """DuckDB folds a number default to its value's text: ``-0.0`` is ``0.0`` (a DOUBLE column's earlier rows read
+    0.0, not -0.0; fuzzer seed 23000), ``1e2`` is ``100.0``; a decimal keeps its digits."""
+    script = [
+        "CREATE TABLE t (id INTEGER)",
+        "INSERT INTO t VALUES (1)",
+        "ALTER TABLE t ADD COLUMN z DOUBLE DEFAULT -0.0",
+        "ALTER TABLE t ADD COLUMN zz DECIMAL(5, 2) DEFAULT -0.00",
+        "ALTER TABLE t ADD COLUMN q DOUBLE DEFAULT -0.25",
+        "ALTER TABLE t ADD COLUMN e DOUBLE DEFAULT 1e2",
+        "ALTER TABLE t ADD COLUMN n INTEGER DEFAULT -0",
+    ]
+    (tmp_path / "duckdb").mkdir()
+    (tmp_path / "spark").mkdir()
+    theirs = referee.sqlite_lake_made_by_duckdb(tmp_path / "duckdb", script)
+    ours = referee.sqlite_lake(tmp_path / "spark")
+    run(stackless_spark, ours, "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(script))
+    con = referee.connect()
+    answers = []
+    for alias, lake in (("ours", ours), ("theirs", theirs)):
+        lake.attach(con, alias=alias)
+        answers.append(
+            (
+                con.sql(f'SELECT column_name, "default" FROM (DESCRIBE {alias}.t)').fetchall(),
+                con.sql(f"SELECT z, CAST(z AS VARCHAR), zz, q, e, n FROM {alias}.t").fetchall(),
+            )
+        )
+    assert answers[0] == answers[1]
+    assert answers[1][1] == [(0.0, "0.0", 0, -0.25, 100.0, 0)]

@@ -117,6 +117,14 @@ COLUMNS = [
     "CAST(f / 0 AS DECIMAL(10,2))",
     "CAST(f * 1.1 AS DECIMAL(5,1))",
     "CAST(i / 3 AS DECIMAL(10,4))",
+    # Spark rounds a DECIMAL to a DECIMAL: a % by a rounded 0 is NULL, not NaN (expression fuzzer, seed 22065)
+    "3 % round(d, -1)",
+    "(i % 4) % round(d)",
+    "round(d) * 2",
+    "round(d, 1) + 0.05",
+    # a list from list_concat or flatten spells its NULLs as DuckDB does (seeds 22297, 22404)
+    "CAST(list_concat([i, NULL], [1]) AS VARCHAR)",
+    "CAST(flatten([[i], [NULL]]) AS VARCHAR)",
 ]
 
 
@@ -289,6 +297,17 @@ DECIMAL_ARITHMETIC = [
     "CASE WHEN i > 0 THEN 0.5 ELSE 0.25 END",
     "coalesce(NULL, 0.5)",
     "0.5 * i",
+    # % and round of decimals: DuckDB's wider types (Spark made d % 3 a DECIMAL(3, 2), round(d) a DECIMAL(4, 0))
+    "d % 3",
+    "d % 2.5",
+    "3 % d",
+    "d % CAST(i AS BIGINT)",
+    "CAST(d AS DECIMAL(10,0)) % 3",
+    "round(d)",
+    "round(d, 1)",
+    "round(d, -1)",
+    "round(d, 5)",
+    "round(d) % 0",
 ]
 
 
