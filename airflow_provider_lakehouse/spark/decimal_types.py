@@ -24,6 +24,8 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from airflow_provider_lakehouse.spark.rewriting import int_literal
+
 _MAX_DIGITS = 38
 _INTEGER_DIGITS = {
     exp.DataType.Type.TINYINT: 3,
@@ -115,7 +117,7 @@ def _rounded(annotator_self: Any, node: exp.Expr) -> Any:
     38), 0)`` for ``d < 0``; DOUBLE where ``x``'s type is not known."""
     operand = node.this.type
     decimals = node.args.get("decimals")
-    places = 0 if decimals is None else _int_value(decimals)
+    places = 0 if decimals is None else int_literal(decimals)
     digits = precision_and_scale(operand)
     if digits is not None and places is not None:
         precision, scale = digits
@@ -130,14 +132,6 @@ def _rounded(annotator_self: Any, node: exp.Expr) -> Any:
     else:
         annotator_self._set_type(node, exp.DataType.build("double"))
     return node
-
-
-def _int_value(node: exp.Expr) -> int | None:
-    if isinstance(node, exp.Literal) and node.is_int:
-        return int(node.name)
-    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_int:
-        return -int(node.this.name)
-    return None
 
 
 def _raising_as_null(annotate: Callable[[Any, exp.Expr], Any]) -> Callable[[Any, exp.Expr], Any]:
