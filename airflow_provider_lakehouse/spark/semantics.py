@@ -25,6 +25,8 @@ DuckDB                    DuckDB's result                          Spark SQL wri
                           width or more                            the width
 ``a & b``, ``|``, xor     DuckDB's integer type (``TINYINT | 1``   a cast to it (Spark: ``INT``)
                           is a ``TINYINT``)
+``round(d, n)``,          DuckDB's DECIMAL type (``round`` keeps   a cast to it (Spark's is narrower:
+``d % x`` (DECIMAL d)     the precision)                           ``DECIMAL(3, 2)`` for ``d % 3``)
 ========================  =======================================  ==========================================
 
 DuckDB binds ``||``, ``&``, ``|`` and the shifts alike, left to right (Spark does not):
