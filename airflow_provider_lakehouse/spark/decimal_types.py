@@ -236,7 +236,7 @@ def duckdb_decimal_type(node: exp.Expr) -> exp.DataType | None:
     >>> duckdb_decimal_type(node).sql("spark"), spark_decimal_type(node).sql("spark")
     ('DECIMAL(18, 2)', 'DECIMAL(21, 2)')
     """
-    left, right = _duckdb_digits(node.this), _duckdb_digits(node.expression)
+    left, right = duckdb_digits(node.this), duckdb_digits(node.expression)
     if left is None or right is None or not (left[2] or right[2]):
         return None
     (p1, s1, _), (p2, s2, _) = left, right
@@ -274,7 +274,7 @@ def duckdb_literal_types(tree: exp.Expr, markers: tuple[str, ...]) -> exp.Expr:
     for literal in list(tree.find_all(exp.Literal)):
         if not literal.is_number or literal.is_string:
             continue
-        duckdbs, sparks = _duckdb_digits(literal), _digits(literal)
+        duckdbs, sparks = duckdb_digits(literal), _digits(literal)
         if duckdbs is None or sparks is None or not duckdbs[2] or duckdbs[:2] == sparks[:2]:
             continue
         if duckdbs[0] > _MAX_DIGITS or _left_as_written(literal, markers):
@@ -292,17 +292,9 @@ def _left_as_written(literal: exp.Expr, markers: tuple[str, ...]) -> bool:
     return False
 
 
-def duckdb_digits(node: exp.Expr, dtype: exp.DataType | None) -> tuple[int, int, bool] | None:
-    """(precision, scale, is a decimal) of an operand of type ``dtype`` as DuckDB computes it as a decimal (a literal
-    by its text), or None."""
-    inner = node.this if isinstance(node, (exp.Paren, exp.Neg)) else node
-    if isinstance(inner, exp.Literal):
-        return _duckdb_digits(inner)
-    return _typed_digits(dtype, _DUCKDB_INTEGER_DIGITS)
-
-
-def _duckdb_digits(node: exp.Expr) -> tuple[int, int, bool] | None:
-    """(precision, scale, is a decimal) of an operand DuckDB computes as a decimal, or None."""
+def duckdb_digits(node: exp.Expr, dtype: exp.DataType | None = None) -> tuple[int, int, bool] | None:
+    """(precision, scale, is a decimal) of an operand DuckDB computes as a decimal, or None: a number literal by its
+    text, anything else by ``dtype`` (default: the type annotated on ``node``)."""
     inner = node.this if isinstance(node, (exp.Paren, exp.Neg)) else node
     if isinstance(inner, exp.Literal) and inner.is_number and "e" not in inner.name.lower():
         whole, _, fraction = inner.name.lstrip("-").partition(".")
@@ -310,7 +302,7 @@ def _duckdb_digits(node: exp.Expr) -> tuple[int, int, bool] | None:
             return len(whole + fraction), len(fraction), True
         value = int(whole)
         return (10 if value < 2**31 else 19 if value < 2**63 else _MAX_DIGITS), 0, False
-    return _typed_digits(node.type, _DUCKDB_INTEGER_DIGITS)
+    return _typed_digits(node.type if dtype is None else dtype, _DUCKDB_INTEGER_DIGITS)
 
 
 def _typed_digits(dtype: exp.DataType | None, integer_digits: dict[Any, int]) -> tuple[int, int, bool] | None:

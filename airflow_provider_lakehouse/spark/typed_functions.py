@@ -74,9 +74,8 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         counted = "LENGTH(_l)" if category in ("string", "unknown") else "SIZE(_l)"
         return spark_expression(f"CAST({counted} AS BIGINT)", _l=args[0])
     if kind == "bit_count":  # a TINYINT in DuckDB, of the operand's own width (Spark counts a negative INT in 64 bits)
-        widths = {exp.DataType.Type.TINYINT: 8, exp.DataType.Type.SMALLINT: 16, exp.DataType.Type.INT: 32}
-        bits = next((n for type_, n in widths.items() if dtype is not None and dtype.is_type(type_)), None)
-        operand = args[0].copy() if bits is None else spark_expression(f"_x & {2**bits - 1}", _x=args[0])
+        bits = _bits(dtype)
+        operand = args[0].copy() if bits in (None, 64) else spark_expression(f"_x & {2**bits - 1}", _x=args[0])
         return exp.Cast(this=exp.Anonymous(this="BIT_COUNT", expressions=[operand]), to=exp.DataType.build("tinyint"))
     if kind == "round_even":  # half to even, as Spark's BROUND; a DOUBLE in DuckDB unless the operand is a FLOAT
         half_even = exp.Anonymous(this="BROUND", expressions=[a.copy() for a in args])
@@ -177,7 +176,7 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         return _shift(kind, args[0], args[1], operands)
     if kind in _BITWISE:  # DuckDB's type: TINYINT | 1 is a TINYINT (Spark: INT)
         operation = _BITWISE[kind](this=args[0].copy(), expression=args[1].copy())
-        bits = _shift_bits(args[:2], operands)
+        bits = _duckdb_integer_bits(args[:2], operands)
         return operation if bits is None else exp.Cast(this=operation, to=exp.DataType.build(_SPARK_INTEGER[bits]))
     raise ValueError(f"unknown typed marker {kind!r}")
 
@@ -191,7 +190,7 @@ _SIGNED_BITS = {
 }
 
 
-_SPARK_INTEGER = {8: "TINYINT", 16: "SMALLINT", 32: "INT", 64: "BIGINT"}
+_SPARK_INTEGER = {bits: kind.value for kind, bits in _SIGNED_BITS.items()}
 #: typed markers of DuckDB's &, | and xor(), by kind
 _BITWISE: dict[str, type[exp.Binary]] = {
     "bitwise_and": exp.BitwiseAnd,
@@ -206,19 +205,18 @@ def _duckdb_remainder_type(args: list[exp.Expr], operands: tuple[Operand, ...]) 
     is ``DECIMAL(3, 2)`` for ``% 3``, too narrow for a table's later rows). None otherwise: Spark's type is DuckDB's."""
     if len(operands) < 2:
         return None
-    digits = [duckdb_digits(arg, dtype) for arg, (_category, dtype) in zip(args[:2], operands[:2], strict=True)]
-    if None in digits or not any(d[2] for d in digits if d is not None):
+    left, right = (duckdb_digits(arg, dtype) for arg, (_category, dtype) in zip(args[:2], operands[:2], strict=True))
+    if left is None or right is None or not (left[2] or right[2]):
         return None
-    scale = max(d[1] for d in digits if d is not None)
-    integral = max(d[0] - d[1] for d in digits if d is not None)
-    return exp.DataType.build(f"DECIMAL({min(integral + scale, 38)}, {scale})")
+    scale = max(left[1], right[1])
+    return exp.DataType.build(f"DECIMAL({min(max(left[0] - left[1], right[0] - right[1]) + scale, 38)}, {scale})")
 
 
 def _bits(dtype: exp.DataType | None) -> int | None:
     return next((n for type_, n in _SIGNED_BITS.items() if dtype is not None and dtype.is_type(type_)), None)
 
 
-def _shift_bits(args: list[exp.Expr], operands: tuple[Operand, ...]) -> int | None:
+def _duckdb_integer_bits(args: list[exp.Expr], operands: tuple[Operand, ...]) -> int | None:
     """The bits of DuckDB's type for a shift or a bitwise operation: its operands' common integer type, where an integer literal takes
     the other operand's type when its value fits (``smallint_column << 2`` is a SMALLINT) and is otherwise an
     INTEGER or a BIGINT. None for any other operand (an unsigned or 128-bit integer, an unknown type)."""
@@ -247,8 +245,8 @@ def _shift(kind: str, value: exp.Expr, shift: exp.Expr, operands: tuple[Operand,
     """DuckDB's ``<<`` and ``>>`` (its ``BitwiseShiftLeftOperator``/``BitwiseShiftRightOperator``): a left shift
     fails for a negative value, a negative shift, a shift of the type's width or more (unless the value is 0) and
     a result that overflows the type; a right shift by a negative amount or by the width or more is 0. Spark
-    shifts by the amount modulo the width and wraps around instead. Of DuckDB's type (see :func:`_shift_bits`)."""
-    bits = _shift_bits([value, shift], operands)
+    shifts by the amount modulo the width and wraps around instead. Of DuckDB's type (see :func:`_duckdb_integer_bits`)."""
+    bits = _duckdb_integer_bits([value, shift], operands)
     if bits is None:  # not a signed integer type both engines have: Spark's own shift
         plain = exp.BitwiseLeftShift if kind == "shift_left" else exp.BitwiseRightShift
         return plain(this=value.copy(), expression=shift.copy())

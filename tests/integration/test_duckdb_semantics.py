@@ -336,9 +336,14 @@ def test_decimal_arithmetic_has_duckdbs_type_and_overflow(
     """A ``CREATE TABLE AS`` of decimal arithmetic makes DuckDB's column type, with DuckDB's values or its
     failure (Spark's own types are wider: it would store ``DECIMAL(21, 2)`` for ``DECIMAL(10, 2) * INTEGER``,
     where DuckDB computes ``DECIMAL(18, 2)`` and fails a result of more than 18 digits)."""
+    stored_as_in_duckdb(spark, lake, con, expression, f"arith_{DECIMAL_ARITHMETIC.index(expression)}")
+
+
+def stored_as_in_duckdb(spark: Any, lake: LakeSetup, con: Any, expression: str, table: str) -> None:
+    """``CREATE TABLE table AS SELECT expression`` over ``vals`` on Spark stores DuckDB's values and column type,
+    or fails where DuckDB fails."""
     query = f"SELECT {expression} AS r FROM vals ORDER BY id"
     expected = duckdb(con, query)
-    table = f"arith_{DECIMAL_ARITHMETIC.index(expression)}"
     try:
         PlanRunner(spark, _spec(lake)).run(
             plan_script(f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE {table} AS {query}")
@@ -544,15 +549,8 @@ OPERATOR_TYPES = [
 def test_bitwise_operators_and_shifts_store_duckdbs_type(
     spark: Any, lake: LakeSetup, con: Any, expression: str
 ) -> None:
-    table = f"bitwise_{OPERATOR_TYPES.index(expression)}"
-    query = f"SELECT {expression} AS r FROM vals"
-    PlanRunner(spark, _spec(lake)).run(plan_script(f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE {table} AS {query}"))
-    reader = referee.connect()
-    lake.attach(reader)
-    ours_type = reader.sql(f"SELECT typeof(r) FROM lake.{table} LIMIT 1").fetchone()[0]
-    assert ours_type == duckdbs_type_of(con, expression, "vals"), expression
-    got = to_json_safe([r[0] for r in reader.sql(f"SELECT r FROM lake.{table} ORDER BY r").fetchall()])
-    assert same(got, duckdb(con, f"{query} ORDER BY r")), expression
+    assert duckdb(con, f"SELECT {expression} AS r FROM vals") != "error", expression  # each is a value to store
+    stored_as_in_duckdb(spark, lake, con, expression, f"bitwise_{OPERATOR_TYPES.index(expression)}")
 
 
 def test_spark_dialect_scripts_keep_sparks_operator_order(spark: Any, lake: LakeSetup, con: Any) -> None:
