@@ -22,6 +22,9 @@ DuckDB                                 DuckDB's result                      Spar
 ``first(x ORDER BY k)``                the first row's x                    a syntax error
 ``list_concat(a, NULL)``               ``a`` (NULL is an empty list)        NULL
 ``list_distinct(l)``                   without NULL, last seen first        with NULL, first seen first
+``substring(s, 3, -2)``                the characters before the start      ``''``
+``list_sum(l)``, ``list_avg(l)``       the ``sum``/``avg`` aggregates over  not functions
+                                       the elements (.list_aggregates)
 ``l[i]``, ``list_extract(l, i)``       1-based, from the end if i < 0,      0-based for a column index, out of
                                        NULL when out of range               range fails
 ``quantile_cont(x, p)``                interpolated quantile                a wrong-arity error
@@ -49,6 +52,8 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 
 from airflow_provider_lakehouse.spark.case_mapping import duckdb_lower, duckdb_upper
+from airflow_provider_lakehouse.spark.list_aggregates import FUNCTIONS as LIST_FUNCTIONS
+from airflow_provider_lakehouse.spark.list_aggregates import array_to_string, list_aggregate
 from airflow_provider_lakehouse.spark.quantiles import quantile_fraction
 from airflow_provider_lakehouse.spark.rewriting import (
     bottom_up,
@@ -518,20 +523,64 @@ def _format(node: exp.Format) -> exp.Expr | None:
     return exp.Case(ifs=[exp.If(this=any_null, true=exp.Null())], default=formatted)
 
 
+#: DuckDB's bound on a substring's offset and length (``AssertInSupportedRange``: a ``uint32`` either way)
+_SUBSTRING_BOUND = 2**32 - 1
+_SUBSTRING_CHECKS = " ".join(
+    f"WHEN {operand} {sign} {bound} THEN RAISE_ERROR('Out of Range Error: Substring {name} outside of supported "
+    f"range ({sign} {bound})')"
+    for operand, name in (("_o", "offset"), ("_l", "length"))
+    for sign, bound in ((">", _SUBSTRING_BOUND), ("<", -_SUBSTRING_BOUND - 1))
+)
+#: DuckDB's ``SubstringUnicode`` in 0-based characters of a string ``_n`` long, from offset ``_o`` and length
+#: ``_l``. An offset of 0 or more counts forward: characters ``[st, en)``, empty once ``st`` is past the end
+#: (also with a negative length). A negative offset counts back from the end, ``1 - _o`` characters: a range
+#: that begins before the string is cut at its first character, one that ends before it is empty.
+_SUBSTRING_FORWARD = (
+    "CASE WHEN {st} >= _n OR {en} <= {st} THEN '' "
+    "ELSE SUBSTRING(_s, CAST({st} + 1 AS INT), CAST(LEAST({en}, _n) - {st} AS INT)) END"
+).format(st="IF(_l < 0, GREATEST(0, _o - 1 + _l), GREATEST(0, _o - 1))", en="IF(_l < 0, _o - 1, _o - 1 + _l)")
+_SUBSTRING_BACKWARD = (
+    "CASE WHEN {en} > _n THEN '' ELSE SUBSTRING(_s, CAST({begin} + 1 AS INT), CAST({finish} - {begin} AS INT)) END"
+).format(
+    en="IF(_l < 0, 1 - _o, 1 - _o - _l)",
+    begin="IF(IF(_l < 0, 1 - _o - _l, 1 - _o) > _n, 0, _n - IF(_l < 0, 1 - _o - _l, 1 - _o) + 1)",
+    finish="IF(IF(_l < 0, 1 - _o, 1 - _o - _l) <= 0, _n, _n - IF(_l < 0, 1 - _o, 1 - _o - _l) + 1)",
+)
+_SUBSTRING = (
+    f"CASE WHEN _s IS NULL OR _o IS NULL OR _l IS NULL THEN NULL {_SUBSTRING_CHECKS} "
+    f"WHEN _l = 0 THEN '' WHEN _o >= 0 THEN {_SUBSTRING_FORWARD} ELSE {_SUBSTRING_BACKWARD} END"
+)
+
+
 def _substring(node: exp.Substring) -> exp.Expr | None:
-    """DuckDB counts position 0 as the one before the first character: ``substr('hello', 0, 3)`` is ``'he'``;
-    Spark reads 0 as 1."""
+    """DuckDB's ``substring(s, start[, length])`` where Spark's differs: position 0 is the one before the first
+    character (``substr('hello', 0, 3)`` is ``'he'``; Spark reads 0 as 1), a negative length takes the characters
+    before the start (``substring('hello', 3, -2)`` is ``'he'``; Spark gives ``''``), a start before the string
+    cuts the range at its first character, and an offset or length beyond 32 bits fails with DuckDB's message.
+
+    A literal start after 0 with a literal length of 0 or more, or with none, keeps Spark's plain form, which
+    agrees there (TPC-DS's ``substr(s, 1, 30)``).
+    """
     start, length = node.args.get("start"), node.args.get("length")
-    if start is None or length is None or int_literal(start) not in (0, None):
+    if start is None:
         return None
-    plain = exp.Substring(this=node.this.copy(), start=start.copy(), length=length.copy())
+    first = int_literal(start)
+    if length is None and first is not None:
+        return None
+    count = int_literal(length) if length is not None else None
+    if first is not None and 0 < first < 2**31 and count is not None and 0 <= count < 2**31:
+        return None
     return spark_expression(
-        "CASE WHEN _a = 0 THEN SUBSTRING(_s, 1, GREATEST(_n - 1, 0)) ELSE _plain END",
-        _a=start,
+        _SUBSTRING,
         _s=node.this,
-        _n=length,
-        _plain=plain,
+        _o=_as_bigint(start),
+        _l=_as_bigint(length) if length is not None else exp.Literal.number(_SUBSTRING_BOUND),
+        _n=spark_expression("CAST(CHAR_LENGTH(_s) AS BIGINT)", _s=node.this),
     )
+
+
+def _as_bigint(node: exp.Expr) -> exp.Expr:
+    return node.copy() if int_literal(node) is not None else exp.Cast(this=node.copy(), to=exp.DataType.build("bigint"))
 
 
 def _left_or_right(node: exp.Left | exp.Right) -> exp.Expr | None:
@@ -683,44 +732,21 @@ def _list_unique(node: exp.Anonymous) -> exp.Expr | None:
     )
 
 
-def _non_null(items: exp.Expr) -> exp.Expr:
-    return spark_expression("FILTER(_l, e -> e IS NOT NULL)", _l=items)
-
-
-def _list_sum(items: exp.Expr) -> exp.Expr:
-    """DuckDB's ``list_sum``: the non-NULL elements' sum in their type, NULL when there is none."""
-    return spark_expression(
-        "CASE WHEN SIZE(_f) = 0 THEN NULL ELSE AGGREGATE(SLICE(_f, 2, SIZE(_f)), ELEMENT_AT(_f, 1), (a, x) -> a + x) END",
-        _f=_non_null(items),
-    )
-
-
-def _list_string_agg(items: exp.Expr, separator: exp.Expr | None = None) -> exp.Expr:
-    """DuckDB's ``list_string_agg`` and ``array_to_string``: NULL elements skipped, NULL when the list has
-    elements and all are NULL."""
-    joined = exp.ArrayToString(this=items.copy(), expression=(separator or string_literal(",")).copy())
-    return spark_expression(
-        "CASE WHEN SIZE(_l) > 0 AND SIZE(_f) = 0 THEN NULL ELSE _joined END",
-        _l=items,
-        _f=_non_null(items),
-        _joined=joined,
-    )
-
-
-_LIST_AGGREGATES: dict[str, Callable[[exp.Expr], exp.Expr]] = {
-    "sum": _list_sum,
-    "count": lambda items: spark_expression("SIZE(_f)", _f=_non_null(items)),
-    "min": lambda items: exp.Anonymous(this="ARRAY_MIN", expressions=[items.copy()]),
-    "max": lambda items: exp.Anonymous(this="ARRAY_MAX", expressions=[items.copy()]),
-    "string_agg": _list_string_agg,
-}
-
-
 def _aggregate_of_list(node: exp.Anonymous) -> exp.Expr | None:
-    if len(node.expressions) != 2 or (name := literal_text(node.expressions[1])) is None:
+    if len(node.expressions) < 2 or (name := literal_text(node.expressions[1])) is None:
         return None
-    aggregate = _LIST_AGGREGATES.get(name.lower())
-    return aggregate(node.expressions[0]) if aggregate else None
+    return list_aggregate(name, node.expressions[0], node.expressions[2:])
+
+
+def _list_function(aggregate: str) -> Callable[[exp.Anonymous], exp.Expr | None]:
+    """``list_<aggregate>(l, ...)``, DuckDB's ``list_aggregate(l, '<aggregate>', ...)``."""
+
+    def rewrite(node: exp.Anonymous) -> exp.Expr | None:
+        if not node.expressions:
+            return None
+        return list_aggregate(aggregate, node.expressions[0], node.expressions[1:])
+
+    return rewrite
 
 
 def _commons_math(method: str) -> Callable[[exp.Anonymous], exp.Expr | None]:
@@ -967,7 +993,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Left: _left_or_right,
     exp.Right: _left_or_right,
     exp.ArrayContains: _list_contains,
-    exp.ArrayToString: lambda node: _list_string_agg(node.this, node.expression),
+    exp.ArrayToString: lambda node: array_to_string(node.this, node.expression),
     exp.DayOfWeek: lambda node: _day_of_week(node.this),
     exp.Year: lambda node: _PARTS["YEAR"](node.this),
     exp.Quarter: lambda node: _PARTS["QUARTER"](node.this),
@@ -1053,11 +1079,7 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "list_reverse": _list_reverse,
     "array_reverse": _list_reverse,
     "product": _product,
-    "list_sum": lambda node: _list_sum(node.expressions[0]) if len(node.expressions) == 1 else None,
-    "list_count": _with_duckdb_type(
-        "bigint", lambda node: _LIST_AGGREGATES["count"](node.expressions[0]) if len(node.expressions) == 1 else None
-    ),
-    "list_string_agg": lambda node: _list_string_agg(node.expressions[0]) if len(node.expressions) == 1 else None,
+    **{function: _list_function(aggregate) for function, aggregate in LIST_FUNCTIONS.items()},
     "list_aggregate": _aggregate_of_list,
     "array_aggregate": _aggregate_of_list,
     "list_aggr": _aggregate_of_list,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from airflow_provider_lakehouse.spark.decimal_types import duckdb_digits, float_only, precision_and_scale
+from airflow_provider_lakehouse.spark.list_aggregates import resolve_list_average, resolve_list_sum
 from airflow_provider_lakehouse.spark.quantiles import continuous_quantile, discrete_quantile
 from airflow_provider_lakehouse.spark.rewriting import int_literal, spark_expression
 
@@ -88,6 +89,10 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         return discrete_quantile(args[0], args[1], bool(args[2].this))
     if kind == "quantile_cont":
         return continuous_quantile(args[0], args[1], bool(args[2].this), category, dtype)
+    if kind == "list_sum":
+        return resolve_list_sum(args[0], dtype)
+    if kind == "list_avg":
+        return resolve_list_average(args[0], dtype)
     if kind == "sum":  # DuckDB sums BIGINT into a 128-bit integer: no overflow
         if dtype is not None and dtype.is_type(exp.DataType.Type.BIGINT):
             # Summed as two BIGINTs, the high and the low 32 bits, and joined once per group: exact, where a

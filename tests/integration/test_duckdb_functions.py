@@ -192,6 +192,43 @@ ROW_EXPRESSIONS = [
     # aggregates whose DuckDB form is an expression over several aggregates, under OVER: each takes the window
     "avg(i::DECIMAL(10, 2)) OVER (PARTITION BY id % 2)",
     "sum(b) OVER (ORDER BY id)",
+    # substring: a negative length takes the characters before the start, a start before the string cuts the
+    # range, a start past the end is empty (also with a negative length), 32-bit bounds fail (fuzz seed 25040)
+    "substring(repeat(s, 2), -2, -2)",
+    "substring(s, 2, -1)",
+    "substring(s, 9, -3)",
+    "substring(s, -12, 3)",
+    "substring(s, -5, -3)",
+    "substring(s, 0, -1)",
+    "substring(s, i, -i)",
+    "substring(s, -i, i)",
+    "substr(s, -i)",
+    "substring(s, b, 2)",
+    "substring(s, 2, -4294967297)",
+    # list aggregates: typed as the sum aggregate (no INTEGER overflow, a DECIMAL list keeps its scale), an empty
+    # list literal (a VOID list in Spark) gives NULL, and the aggregates DuckDB names through list_aggregate
+    "list_sum([])",
+    "list_sum(list_sort([]))",
+    "list_sum([i, 2147483647])",
+    "list_sum([b, 1])",
+    "list_sum([1.5, 2.25, i])",
+    "list_sum([d, -0.0])",
+    "list_avg(l)",
+    "list_avg([i * 1.25, 0.01])",
+    "list_avg([b, b])",
+    "list_avg([])",
+    "list_product(l)",
+    "list_product([d, 2])",
+    "list_aggregate(l, 'avg')",
+    "list_aggregate(l, 'product')",
+    "list_aggregate(l, 'string_agg', '-')",
+    "list_aggregate([], 'string_agg', '-')",
+    "list_string_agg([NULL])",
+    "list_first(l)",
+    "list_last(l)",
+    "list_any_value(l)",
+    "list_bool_and([i > 0, true])",
+    "list_bool_or([i > 0, NULL])",
 ]
 
 #: aggregates over ``vals`` (``SELECT <expression> AS r FROM vals``, one row)
@@ -308,6 +345,8 @@ CREATED_COLUMNS = {
     "aggregates": "avg(i::DECIMAL(10, 2)) AS a, avg(i) AS b, count(*) AS c, sum(i::DECIMAL(10, 2)) AS e, "
     "sum(i::DECIMAL(10, 2)) FILTER (WHERE i > 0) AS f FROM vals",
     "windows": "sum(i::DECIMAL(10, 2)) OVER (ORDER BY id) AS a FROM vals",
+    "lists": "list_sum([i::DECIMAL(10, 2)]) AS a, list_sum([1.5, 2.25]) AS b, list_avg(l) AS c, "
+    "list_product(l) AS e, list_count(l) AS f, list_sum([d]) AS g, list_aggregate(l, 'string_agg', '-') AS h FROM vals",
 }
 
 
