@@ -144,9 +144,7 @@ def _sqrt(node: exp.Sqrt) -> exp.Expr:
 def _trunc(node: exp.Trunc) -> exp.Expr | None:
     if node.args.get("decimals") is not None or node.args.get("unit") is not None:
         return None
-    return spark_expression(
-        "(_x - _x % 1)", _x=node.this
-    )  # keeps x's type, where a cast to BIGINT overflows for doubles
+    return typed_call("trunc", node.this)
 
 
 def _rounding(node: exp.Floor | exp.Ceil) -> exp.Expr | None:
@@ -156,12 +154,17 @@ def _rounding(node: exp.Floor | exp.Ceil) -> exp.Expr | None:
 
 
 def _even(node: exp.Anonymous) -> exp.Expr | None:
-    """DuckDB's ``even(x)``: x rounded away from zero to the next even integer, a DOUBLE."""
+    """DuckDB's ``even(x)``: x rounded away from zero to the next even integer, a DOUBLE, computed in DOUBLE.
+
+    Spark's ``CEIL`` and ``FLOOR`` of a DOUBLE are BIGINTs, which overflow beyond 2^63 (``even(1e300)``) and drop
+    the sign of -0.0: a half at or beyond 2^52 is already an integer, and a zero, NaN or infinity is its own
+    answer, so those skip them."""
     if len(node.expressions) != 1:
         return None
     return spark_expression(
-        "CAST(CASE WHEN _x >= 0 THEN CEIL(CAST(_x AS DOUBLE) / 2) * 2 ELSE FLOOR(CAST(_x AS DOUBLE) / 2) * 2 END AS DOUBLE)",
-        _x=node.expressions[0],
+        "CASE WHEN ISNAN(_h) OR ABS(_h) >= 4503599627370496 OR _h = 0 THEN _h * 2 "
+        "WHEN _h > 0 THEN CAST(CEIL(_h) AS DOUBLE) * 2 ELSE CAST(FLOOR(_h) AS DOUBLE) * 2 END",
+        _h=spark_expression("CAST(_x AS DOUBLE) / 2", _x=node.expressions[0]),
     )
 
 

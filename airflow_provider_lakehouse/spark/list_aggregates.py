@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from airflow_provider_lakehouse.spark.decimal_types import precision_and_scale
+from airflow_provider_lakehouse.spark.decimal_types import duckdb_digits, precision_and_scale
 from airflow_provider_lakehouse.spark.rewriting import spark_expression, string_literal, typed_call
 
 #: Element types whose sum is a BIGINT (DuckDB: a HUGEINT, which Spark lacks; see the ``sum`` aggregate)
@@ -119,13 +119,16 @@ def list_aggregate(name: str, items: exp.Expr, arguments: list[exp.Expr]) -> exp
 
 def element_type(items: exp.Expr, dtype: exp.DataType | None) -> exp.DataType | None:
     """The type of a list's elements: from ``dtype`` (the list's type), or from the literals of a list literal
-    of numbers, which sqlglot types as DOUBLEs where Spark and DuckDB read ``[1, 2.25]`` as DECIMAL(12, 2)s."""
-    numbers = [_number(e) for e in items.expressions] if isinstance(items, exp.Array) else []
-    if numbers and all(numbers):
-        scale = max(len(n.partition(".")[2]) for n in numbers)
-        integral = max(_integral_digits(n) for n in numbers)
-        if scale == 0 and integral <= 19:
-            return exp.DataType.build("int" if integral == 10 else "bigint")
+    of numbers, which sqlglot types as DOUBLEs or INTs where Spark and DuckDB read ``[1, 2.25]`` as DECIMAL(12, 2)s
+    and ``[1, 2^40]`` as BIGINTs."""
+    literals = items.expressions if isinstance(items, exp.Array) else []
+    digits = [duckdb_digits(e) if _is_number(e) else None for e in literals]
+    if digits and all(d is not None for d in digits):
+        known = [d for d in digits if d is not None]
+        scale = max(d[1] for d in known)
+        integral = max(d[0] - d[1] for d in known)
+        if not any(d[2] for d in known) and integral in _INTEGER_DIGITS:
+            return exp.DataType.build(_INTEGER_DIGITS[integral])
         return exp.DataType.build(f"DECIMAL({min(integral + scale, 38)}, {scale})")
     if dtype is None or not dtype.is_type(exp.DataType.Type.ARRAY) or not dtype.expressions:
         return None
@@ -133,22 +136,14 @@ def element_type(items: exp.Expr, dtype: exp.DataType | None) -> exp.DataType | 
     return element if isinstance(element, exp.DataType) else None
 
 
-def _number(node: exp.Expr) -> str:
-    """The digits of a number literal (a negative one too) without an exponent; '' for anything else."""
+#: The integer type of a list of integer literals, by the digits DuckDB gives the widest
+_INTEGER_DIGITS = {10: "int", 19: "bigint"}
+
+
+def _is_number(node: exp.Expr) -> bool:
+    """A number literal (a negative one too) without an exponent."""
     inner = node.this if isinstance(node, exp.Neg) else node
-    if isinstance(inner, exp.Literal) and inner.is_number and "e" not in inner.name.lower():
-        return inner.name
-    return ""
-
-
-def _integral_digits(number: str) -> int:
-    """The integer digits a literal brings to a DECIMAL: its own for a decimal, its integer type's for an integer
-    (10 for an INTEGER, 19 for a BIGINT, its own beyond)."""
-    whole, point, _ = number.partition(".")
-    if point:
-        return len(whole.lstrip("0")) or 1
-    value = abs(int(whole))
-    return 10 if value < 2**31 else 19 if value < 2**63 else len(str(value))
+    return isinstance(inner, exp.Literal) and inner.is_number and "e" not in inner.name.lower()
 
 
 def _sum_type(element: exp.DataType) -> exp.DataType | None:

@@ -43,6 +43,28 @@ def as_float(node: exp.Expr, category: str) -> exp.Expr:
     return node.copy()
 
 
+def _as_whole_decimal(result: exp.Expr, operand: exp.Expr, dtype: exp.DataType | None) -> exp.Expr:
+    """``result``, ``floor``, ``ceil`` or ``trunc`` of ``operand``, in DuckDB's type for a DECIMAL(p, s) operand:
+    DECIMAL(p, 0) (Spark's floor is a DECIMAL(p - s + 1, 0), its ``x - x % 1`` keeps the scale).
+
+    Not for an arithmetic operand: its DuckDB type is set after the markers (``semantics.resolve``), and
+    ``dtype`` is Spark's (``i * 1.25`` is a DECIMAL(14, 2) there, DuckDB's DECIMAL(13, 2))."""
+    digits = duckdb_digits(operand, dtype)
+    inner = operand.this if isinstance(operand, exp.Paren) else operand
+    if digits is None or not digits[2] or isinstance(inner, exp.Binary):
+        return result
+    return exp.Cast(this=result, to=exp.DataType.build(f"DECIMAL({digits[0]}, 0)"))
+
+
+def signed_zero(result: exp.Expr, operand: exp.Expr, spark_type: str = "double") -> exp.Expr:
+    """``result``, a rounding of the floating-point ``operand``, with a zero signed as the operand: DuckDB rounds
+    with C's functions, whose zero keeps the sign (``round(-0.4)`` and ``ceil(-0.5)`` are -0.0, which DuckDB
+    stores and prints as such); Spark's go through BIGINT or BigDecimal, which have no -0.0."""
+    return spark_expression(
+        f"CASE WHEN _r = 0 THEN CAST(SIGNUM(_x) * 0.0D AS {spark_type.upper()}) ELSE _r END", _r=result, _x=operand
+    )
+
+
 def _precision(category: str, dtype: exp.DataType | None) -> str:
     if category == "float":
         return "float" if dtype is not None and dtype.is_type(_FLOAT) else "double"
@@ -81,8 +103,9 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
     if kind == "round_even":  # half to even, as Spark's BROUND; a DOUBLE in DuckDB unless the operand is a FLOAT
         half_even = exp.Anonymous(this="BROUND", expressions=[a.copy() for a in args])
         if dtype is not None and dtype.is_type(exp.DataType.Type.FLOAT):
-            return half_even
-        return exp.Cast(this=half_even, to=exp.DataType.build("double"))
+            return signed_zero(half_even, args[0], "float")
+        double = exp.Cast(this=half_even, to=exp.DataType.build("double"))
+        return signed_zero(double, args[0]) if category == "float" else double
     if kind == "avg":
         return _decimal_average(args[0], dtype) if category == "decimal" else exp.Avg(this=args[0].copy())
     if kind == "quantile_disc":  # (value, fraction, descending)
@@ -132,11 +155,20 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         if category == "integer":  # DuckDB makes an integer's floor and ceiling a DOUBLE
             return spark_expression("CAST(_x AS DOUBLE)", _x=args[0])
         if category != "float":
-            return rounded
+            return _as_whole_decimal(rounded, args[0], dtype)
         return spark_expression(
             "CASE WHEN ABS(_x) >= 4503599627370496D OR ISNAN(_x) THEN _x ELSE CAST(_plain AS DOUBLE) END",
             _x=args[0],
-            _plain=rounded,
+            _plain=signed_zero(exp.Cast(this=rounded, to=exp.DataType.build("double")), args[0]),
+        )
+    if kind == "trunc":  # toward zero in x's type (a cast to BIGINT overflows for DOUBLEs)
+        truncated = spark_expression("(_x - _x % 1)", _x=args[0])
+        if category != "float":
+            return _as_whole_decimal(truncated, args[0], dtype)
+        return spark_expression(  # an infinity's remainder is NaN
+            "CASE WHEN ABS(_x) >= 4503599627370496D OR ISNAN(_x) THEN _x ELSE _plain END",
+            _x=args[0],
+            _plain=signed_zero(truncated, args[0]),
         )
     if kind == "epoch_ms":
         if dtype is not None and dtype.is_type(*exp.DataType.TEMPORAL_TYPES):
@@ -173,6 +205,8 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
     if kind == "round":  # a DECIMAL(p, s) rounded to d places is DuckDB's DECIMAL(p, min(s, d)), Spark's wider
         rounded = exp.Round(this=args[0].copy(), decimals=args[1].copy())
         digits, places = precision_and_scale(dtype), int_literal(args[1])
+        if category == "float":
+            return signed_zero(rounded, args[0], "float" if dtype is not None and dtype.is_type(_FLOAT) else "double")
         if digits is None or places is None:
             return rounded
         precision, scale = digits

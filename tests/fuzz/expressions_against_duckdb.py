@@ -60,11 +60,45 @@ STR_LITERALS = ["'a'", "''", "'é'", "'Hello'", "','", "'%l%'", "' '", "'abc'"]
 class Expressions:
     """A random expression of a wanted kind, ``depth`` levels deep at most."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, more: bool = False) -> None:
         self.rng = rng
+        self.more = more
 
     def pick(self, options: list[str]) -> str:
         return self.rng.choice(options)
+
+    def later(self, kind: str, depth: int) -> list[str]:
+        """Options added after the first vocabulary, drawn only with ``--more`` (so that the seeds of a run
+        without it keep their expressions)."""
+        if not self.more:
+            return []
+        a, b = self.of("num", depth), self.of("num", depth)
+        n, k = self.of("int", depth), self.of("int", depth)
+        s, t = self.of("str", depth), self.of("str", depth)
+        numbers = self.pick([f"[{a}, {b}]", f"[{a}, NULL, {b}]", f"[{a}]", "[]", "[1.5, 2.25, -0.5]", "[m, m]", "[d]"])
+        return {
+            "int": [f"list_sum([{n}, {k}])", f"list_aggregate([{n}, {k}, NULL], 'count')", f"list_first([{n}, {k}])"],
+            "num": [
+                f"list_sum({numbers})",
+                f"list_avg({numbers})",
+                f"list_product({numbers})",
+                f"list_aggregate({numbers}, 'avg')",
+                f"list_aggregate({numbers}, 'sum')",
+                f"list_min({numbers})",
+                f"list_max({numbers})",
+                f"list_last({numbers})",
+                f"list_any_value({numbers})",
+            ],
+            "str": [
+                f"substring({s}, {n}, {k})",
+                f"substr({s}, {n})",
+                f"list_string_agg([{s}, {t}])",
+                f"list_aggregate([{s}, NULL, {t}], 'string_agg', '-')",
+                f"array_to_string([{s}, {t}], '')",
+            ],
+            "bool": [f"list_bool_and([{self.of('bool', depth)}, {self.of('bool', depth)}])"],
+            "list": [f"[{n}, {k}]", "list_sort([])", f"list_concat([], [{n}])"],
+        }.get(kind, [])
 
     def column(self, kind: str) -> str | None:
         names = [name for name, k in COLUMNS.items() if k == kind or (kind == "num" and k == "int")]
@@ -162,6 +196,7 @@ class Expressions:
                 f"list_unique({lst})",
                 f"datesub('month', {dt}, DATE '2024-03-31')",
                 f"date_sub('day', {dt}, DATE '2024-03-31')",
+                *self.later("int", depth),
             ]
         )
 
@@ -205,6 +240,7 @@ class Expressions:
                 f"ln({a})",
                 f"log({a})",
                 f"{a} ** 2",
+                *self.later("num", depth),
             ]
         ).replace(f"avg_if_null({a})", f"coalesce({a}, 0)")
 
@@ -282,6 +318,7 @@ class Expressions:
                 f"lpad({s}, 3, 'ab')",
                 "to_json(l)",
                 f"list_string_agg(string_split({s}, ','))",
+                *self.later("str", depth),
             ]
         )
 
@@ -312,6 +349,7 @@ class Expressions:
                 f"({s} = '')",
                 f"({self.of('date', depth)} > DATE '2024-01-01')",
                 f"({s} < {self.of('str', depth)})",
+                *self.later("bool", depth),
             ]
         )
 
@@ -371,6 +409,7 @@ class Expressions:
                 f"flatten([{lst}, [8]])",
                 f"list_transform({lst}, x -> x + 1)",
                 f"list_filter({lst}, x -> x > 1)",
+                *self.later("list", depth),
             ]
         )
 
@@ -424,8 +463,8 @@ WINDOWS = [
 ]
 
 
-def query(rng: random.Random) -> str:
-    expressions = Expressions(rng)
+def query(rng: random.Random, more: bool = False) -> str:
+    expressions = Expressions(rng, more)
     if rng.random() < 0.12:
         window = rng.choice(WINDOWS).format(c=rng.choice(["i", "d", "s", "dt", "m", "o"]))
         return f"SELECT id, {window} AS r FROM vals ORDER BY id"
@@ -490,6 +529,7 @@ def main() -> None:
     parser.add_argument("first_seed", type=int)
     parser.add_argument("count", type=int)
     parser.add_argument("--types", action="store_true", help="compare the column types CREATE TABLE AS stores")
+    parser.add_argument("--more", action="store_true", help="draw the later vocabulary too (typed lists, substring)")
     args = parser.parse_args()
     spark = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
     differences = 0
@@ -501,7 +541,7 @@ def main() -> None:
         for statement in TABLE.strip().split(";\n"):
             con.sql(statement)
         for seed in range(args.first_seed, args.first_seed + args.count):
-            sql = query(random.Random(seed))
+            sql = query(random.Random(seed), args.more)
             try:
                 if args.types:
                     difference = stored_types_differ(spark, con, lake, seed, sql)

@@ -229,6 +229,18 @@ ROW_EXPRESSIONS = [
     "list_any_value(l)",
     "list_bool_and([i > 0, true])",
     "list_bool_or([i > 0, NULL])",
+    # a DOUBLE rounded to zero keeps the operand's sign as in DuckDB (C's rounding), spelled -0.0; an infinity
+    # truncates to itself; even() of a DOUBLE beyond BIGINT stays a DOUBLE (fuzz seeds 26082, 26090)
+    "CAST(round(d) AS VARCHAR)",
+    "CAST(round(d * 0.1, -1) AS VARCHAR)",
+    "CAST(ceil(d) AS VARCHAR)",
+    "CAST(floor(-d) AS VARCHAR)",
+    "CAST(trunc(d) AS VARCHAR)",
+    "CAST(round_even(d, 0) AS VARCHAR)",
+    "CAST(even(round(d * 1e-10, 1)) AS VARCHAR)",
+    "trunc(CASE WHEN id = 2 THEN 'inf'::DOUBLE ELSE -d END)",
+    "even(b)",
+    "even(d)",
 ]
 
 #: aggregates over ``vals`` (``SELECT <expression> AS r FROM vals``, one row)
@@ -345,6 +357,9 @@ CREATED_COLUMNS = {
     "aggregates": "avg(i::DECIMAL(10, 2)) AS a, avg(i) AS b, count(*) AS c, sum(i::DECIMAL(10, 2)) AS e, "
     "sum(i::DECIMAL(10, 2)) FILTER (WHERE i > 0) AS f FROM vals",
     "windows": "sum(i::DECIMAL(10, 2)) OVER (ORDER BY id) AS a FROM vals",
+    "wholes": "floor((i * 1.25)::DECIMAL(10, 2)) AS a, ceil((i * 1.25)::DECIMAL(10, 2)) AS b, "
+    "trunc((i * 1.25)::DECIMAL(12, 3)) AS c, "
+    "trunc(-0.5) AS e, floor(-0.05) AS f FROM vals",
     "lists": "list_sum([i::DECIMAL(10, 2)]) AS a, list_sum([1.5, 2.25]) AS b, list_avg(l) AS c, "
     "list_product(l) AS e, list_count(l) AS f, list_sum([d]) AS g, list_aggregate(l, 'string_agg', '-') AS h FROM vals",
 }
