@@ -24,6 +24,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from airflow_provider_lakehouse.spark.pattern_calls import pattern_call_type
 from airflow_provider_lakehouse.spark.rewriting import int_literal
 
 _MAX_DIGITS = 38
@@ -138,6 +139,9 @@ def _raising_as_null(annotate: Callable[[Any, exp.Expr], Any]) -> Callable[[Any,
     def annotator(annotator_self: Any, node: exp.Expr) -> Any:
         if isinstance(node, exp.Anonymous) and node.name.lower() == "raise_error":
             annotator_self._set_type(node, exp.DataType.Type.NULL)
+            return node
+        if (kept := pattern_call_type(node)) is not None:  # DATE_FORMAT read as written (.pattern_calls)
+            annotator_self._set_type(node, kept)
             return node
         return annotate(annotator_self, node)
 

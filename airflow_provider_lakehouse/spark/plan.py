@@ -38,6 +38,7 @@ from airflow_provider_lakehouse.exceptions import (
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.decimal_types import duckdb_literal_types
 from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions, mark_moved_indexes
+from airflow_provider_lakehouse.spark.pattern_calls import parse_spark
 from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
@@ -406,7 +407,8 @@ class _Planner:
             if not is_call and (sorted_by := self._sorted_by(statement, text)) is not None:
                 return sorted_by
         try:
-            tree = sqlglot.parse_one(text, read=self.dialect)
+            # Spark SQL keeps its datetime patterns as written (.pattern_calls)
+            tree = parse_spark(text) if self.dialect == "spark" else sqlglot.parse_one(text, read=self.dialect)
         except ParseError as exc:
             raise StatementError(statement.index, statement.text, f"cannot parse: {_first_line(exc)}") from None
         # DuckDB fails these statements when it reaches them (so an autocommit script keeps what ran before):

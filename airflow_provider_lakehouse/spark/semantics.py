@@ -44,7 +44,6 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
 from airflow_provider_lakehouse.spark.decimal_types import (
@@ -64,6 +63,7 @@ from airflow_provider_lakehouse.spark.float_operands import (
     operands_marker,
     unwrapped,
 )
+from airflow_provider_lakehouse.spark.pattern_calls import parse_spark
 from airflow_provider_lakehouse.spark.rewriting import (
     ARITHMETIC,
     CAST,
@@ -88,6 +88,7 @@ _DOUBLE = exp.DataType.build("double")
 def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
     """Rewrite DuckDB-dialect arithmetic and casts in ``tree`` for Spark (markers where types decide).
 
+    >>> import sqlglot
     >>> sql = lambda s: duckdb_semantics(sqlglot.parse_one(s, read="duckdb")).sql("spark")
     >>> sql("SELECT a % b").startswith("SELECT __LH_TYPED('mod', a, b, ")  # NULL or NaN for 0: types decide
     True
@@ -161,6 +162,7 @@ def _type_literals_against(node: exp.Expr) -> None:
     markers typed against the operand they are compared with. DuckDB compares a FLOAT with ``0.1`` as FLOATs (``0.1::FLOAT = 0.1`` is
     true), where Spark widens both to DOUBLE (false; ``> 0.1`` true): against a FLOAT the literal becomes one.
 
+    >>> import sqlglot
     >>> tree = duckdb_semantics(sqlglot.parse_one("SELECT * FROM t WHERE f > 0.5 AND n = 1", read="duckdb"))
     >>> "f > __LH_TYPED('literal_as', 0.5, f, " in tree.sql("spark").split("WHERE ")[1]
     True
@@ -191,6 +193,7 @@ def arithmetic_markers(tree: exp.Expr) -> exp.Expr:
     """The script's own ``+``, ``-`` and ``*`` (as :func:`duckdb_semantics` found them) as markers, so that the
     driver casts those of decimals to DuckDB's type; arithmetic written by the other rewrites stays as it is.
 
+    >>> import sqlglot
     >>> tree = duckdb_semantics(sqlglot.parse_one("SELECT price * qty + 1 FROM t", read="duckdb"))
     >>> arithmetic_markers(tree).sql("spark").startswith("SELECT __LH_ARITH('+', __LH_ARITH('*', price, qty, ")
     True
@@ -319,7 +322,7 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
     >>> resolve("SELECT * FROM v WHERE g > __LH_TYPED('literal_as', 0.1, g, 1)", {"v": {"g": "float"}})
     'SELECT * FROM v WHERE g > CAST(0.1 AS FLOAT)'
     """
-    tree, arithmetic = _operators_of_markers(sqlglot.parse_one(sql, read="spark"))
+    tree, arithmetic = _operators_of_markers(parse_spark(sql))
     tree, operands_together = unwrapped(tree)
     # Innermost markers first, and the types inferred again after each round: a marker's operand may be another
     # marker (CAST(1.5::FLOAT AS INTEGER)), whose type is known only once it is resolved.

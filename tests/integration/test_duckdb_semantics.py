@@ -563,3 +563,21 @@ def test_spark_dialect_scripts_keep_sparks_operator_order(spark: Any, lake: Lake
         assert spark_dialect == spark.sql(f"SELECT {expression} AS r").collect()[0]["r"], expression
     assert ours(spark, lake, "SELECT 1 | 2 & 0 AS r") == duckdb(con, "SELECT 1 | 2 & 0 AS r") == [0]
     assert spark.sql("SELECT 1 | 2 & 0 AS r").collect()[0]["r"] == 1  # so the test tells them apart
+
+
+def test_datetime_patterns_keep_their_quoted_text(spark: Any, lake: LakeSetup, con: Any) -> None:
+    """sqlglot reads a pattern's quoted text as pattern letters when it re-reads Spark SQL (``'Day'`` came back as
+    ``'Dayyyy'``): a DuckDB ``strftime`` whose statement the driver re-reads (a constant date is a marker), and a
+    Spark-dialect ``date_format``/``to_timestamp``, print and parse as DuckDB and Spark themselves do."""
+    sql = "SELECT strftime(DATE '2024-02-03', 'Day %-j, %Y') AS r"
+    assert ours(spark, lake, sql) == duckdb(con, sql) == ["Day 34, 2024"]
+    expressions = [
+        "date_format(DATE '2024-02-03', \"'Today is' EEEE, yyyy\")",
+        "to_timestamp('2024-02-03 at 10', \"yyyy-MM-dd 'at' HH\")",
+        "unix_timestamp('day 2024-02-03', \"'day' yyyy-MM-dd\")",
+        "to_date('2024-02-03')",
+    ]
+    for expression in expressions:
+        sql = f"SELECT CAST({expression} AS STRING) AS r"
+        response = PlanRunner(spark, _spec(lake)).run(plan_script(sql, dialect="spark"))
+        assert response["result"]["commands"][-1]["rows"][0]["r"] == spark.sql(sql).collect()[0]["r"], expression
