@@ -23,13 +23,13 @@ from sqlglot.tokens import TokenType
 
 #: Spark's functions that take a datetime pattern as their second argument, and their result type
 _PATTERN_FUNCTIONS = {
-    "DATE_FORMAT": exp.DataType.Type.VARCHAR,
-    "FROM_UNIXTIME": exp.DataType.Type.VARCHAR,
-    "TO_TIMESTAMP": exp.DataType.Type.TIMESTAMP,
-    "TRY_TO_TIMESTAMP": exp.DataType.Type.TIMESTAMP,
-    "TO_DATE": exp.DataType.Type.DATE,
-    "UNIX_TIMESTAMP": exp.DataType.Type.BIGINT,
-    "TO_UNIX_TIMESTAMP": exp.DataType.Type.BIGINT,
+    "DATE_FORMAT": "varchar",
+    "FROM_UNIXTIME": "varchar",
+    "TO_TIMESTAMP": "timestamp",
+    "TRY_TO_TIMESTAMP": "timestamp",
+    "TO_DATE": "date",
+    "UNIX_TIMESTAMP": "bigint",
+    "TO_UNIX_TIMESTAMP": "bigint",
 }
 #: the name a pattern call has while sqlglot reads the text (no function of Spark's or sqlglot's)
 _RENAMED = "__lh_pattern_"
@@ -71,8 +71,8 @@ def _named_back(node: exp.Expr) -> exp.Expr:
     )
 
 
-def pattern_call_type(node: exp.Expr) -> exp.DataType.Type | None:
+def pattern_call_type(node: exp.Expr) -> exp.DataType | None:
     """The result type of a call :func:`parse_spark` kept as written; None for any other node."""
-    if isinstance(node, exp.Anonymous) and len(node.expressions) > 1:
-        return _PATTERN_FUNCTIONS.get(node.name.upper())
+    if isinstance(node, exp.Anonymous) and len(node.expressions) > 1 and node.name.upper() in _PATTERN_FUNCTIONS:
+        return exp.DataType.build(_PATTERN_FUNCTIONS[node.name.upper()])
     return None
