@@ -28,6 +28,9 @@ from airflow_provider_lakehouse.spark.pattern_calls import pattern_call_type
 from airflow_provider_lakehouse.spark.rewriting import int_literal
 
 _MAX_DIGITS = 38
+#: A sum of DECIMAL(p, s) values is below 10^(p + 10 - s); scaled by 10^s (to DuckDB's unscaled sum, which its
+#: ``avg`` divides) it fits the DECIMAL(38, s) product Spark types it as when p + 10 <= 38 - s
+EXACT_SCALING_DIGITS = 28
 _INTEGER_DIGITS = {
     exp.DataType.Type.TINYINT: 3,
     exp.DataType.Type.SMALLINT: 5,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from airflow_provider_lakehouse.spark.decimal_types import duckdb_digits, precision_and_scale
+from airflow_provider_lakehouse.spark.decimal_types import EXACT_SCALING_DIGITS, duckdb_digits, precision_and_scale
 from airflow_provider_lakehouse.spark.rewriting import spark_expression, string_literal, typed_call
 
 #: Element types whose sum is a BIGINT (DuckDB: a HUGEINT, which Spark lacks; see the ``sum`` aggregate)
@@ -29,9 +29,6 @@ _SUMMED_AS_BIGINT = (
     exp.DataType.Type.NULL,  # the elements of an empty list literal
 )
 _FLOATS = (exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE)
-#: A DECIMAL(p, s) sum scaled by 10^s stays exact in DECIMAL(38, 0) when p + s leaves room for the sum's 10
-#: extra integer digits (as in :func:`.typed_functions._decimal_average`)
-_EXACT_SCALING_DIGITS = 28
 
 
 def non_null(items: exp.Expr) -> exp.Expr:
@@ -182,7 +179,7 @@ def resolve_list_average(items: exp.Expr, dtype: exp.DataType | None) -> exp.Exp
     element = element_type(items, dtype)
     decimal = precision_and_scale(element)
     count = spark_expression("CAST(SIZE(_f) AS DOUBLE)", _f=non_null(items))
-    if decimal is not None and decimal[0] + decimal[1] <= _EXACT_SCALING_DIGITS:
+    if decimal is not None and decimal[0] + decimal[1] <= EXACT_SCALING_DIGITS:
         power = 10 ** decimal[1]
         unscaled = _folded(
             items, "CAST(0 AS DECIMAL(38, 0))", f"CAST(a + CAST(x * {power} AS DECIMAL(38, 0)) AS DECIMAL(38, 0))"

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from airflow_provider_lakehouse.spark.decimal_types import duckdb_digits, float_only, precision_and_scale
+from airflow_provider_lakehouse.spark.decimal_types import (
+    EXACT_SCALING_DIGITS,
+    duckdb_digits,
+    float_only,
+    precision_and_scale,
+)
 from airflow_provider_lakehouse.spark.list_aggregates import resolve_list_average, resolve_list_sum
 from airflow_provider_lakehouse.spark.quantiles import continuous_quantile, discrete_quantile
 from airflow_provider_lakehouse.spark.rewriting import int_literal, spark_expression
@@ -360,11 +365,6 @@ END
 """
 
 
-#: A sum of DECIMAL(p, s) values is below 10^(p + 10 - s); scaled by 10^s it fits the DECIMAL(38, s) product
-#: Spark types it as when p + 10 <= 38 - s.
-_EXACT_SCALING_DIGITS = 28
-
-
 def _decimal_average(value: exp.Expr, dtype: exp.DataType | None) -> exp.Expr:
     """DuckDB's average of a DECIMAL: a DOUBLE, the exact sum of the unscaled values as a double divided by
     ``count * 10^scale`` (a sum of doubles would round differently: 56.755 is not 56.75).
@@ -376,7 +376,7 @@ def _decimal_average(value: exp.Expr, dtype: exp.DataType | None) -> exp.Expr:
     if decimal is None:
         return spark_expression("AVG(CAST(_x AS DOUBLE))", _x=value)
     precision, scale = decimal
-    if precision + scale > _EXACT_SCALING_DIGITS:
+    if precision + scale > EXACT_SCALING_DIGITS:
         # Spark's sum is a DECIMAL(38, scale), which keeps only 38 - scale integer digits (DuckDB-dialect
         # scripts run without precision loss, see driver.DIALECT_CONF): scaling it could overflow
         return spark_expression(
