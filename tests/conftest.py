@@ -24,7 +24,10 @@ os.environ["LAKEHOUSE_VERIFY_READ_TYPES"] = "1"  # driver.VERIFY_READ_TYPES_ENV
 # with the client compiler only. The tests' JVMs live seconds to minutes on tiny data, and the optimizing compiler's
 # threads spent a quarter of their CPU on two cores: tests/integration/test_spark_sql.py's SQLite half took 167 CPU
 # seconds with it and 126 without (2026-11-28). Benchmarks do not import this file and keep the JVM's defaults.
-TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+# The client compiler alone shrinks the JVM's default code cache from 240 MB to 48 MB, which the real-scheduler
+# test's Connect server filled with the TPC-DS pipeline's generated classes ("VirtualMachineError: Out of space in
+# CodeCache for adapters" failed two tasks at once): the cache keeps its usual size.
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 if TEST_JVM_OPTIONS not in os.environ.get("JAVA_TOOL_OPTIONS", ""):  # pytest-xdist workers inherit it
     os.environ["JAVA_TOOL_OPTIONS"] = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} {TEST_JVM_OPTIONS}".strip()
 
