@@ -542,12 +542,14 @@ _SUBSTRING_FORWARD = (
     "CASE WHEN {st} >= _n OR {en} <= {st} THEN '' "
     "ELSE SUBSTRING(_s, CAST({st} + 1 AS INT), CAST(LEAST({en}, _n) - {st} AS INT)) END"
 ).format(st="IF(_l < 0, GREATEST(0, _o - 1 + _l), GREATEST(0, _o - 1))", en="IF(_l < 0, _o - 1, _o - 1 + _l)")
+#: (counted back from the end: the range's first and last character)
+_BACK_START, _BACK_END = "IF(_l < 0, 1 - _o - _l, 1 - _o)", "IF(_l < 0, 1 - _o, 1 - _o - _l)"
 _SUBSTRING_BACKWARD = (
     "CASE WHEN {en} > _n THEN '' ELSE SUBSTRING(_s, CAST({begin} + 1 AS INT), CAST({finish} - {begin} AS INT)) END"
 ).format(
-    en="IF(_l < 0, 1 - _o, 1 - _o - _l)",
-    begin="IF(IF(_l < 0, 1 - _o - _l, 1 - _o) > _n, 0, _n - IF(_l < 0, 1 - _o - _l, 1 - _o) + 1)",
-    finish="IF(IF(_l < 0, 1 - _o, 1 - _o - _l) <= 0, _n, _n - IF(_l < 0, 1 - _o, 1 - _o - _l) + 1)",
+    en=_BACK_END,
+    begin=f"IF({_BACK_START} > _n, 0, _n - {_BACK_START} + 1)",
+    finish=f"IF({_BACK_END} <= 0, _n, _n - {_BACK_END} + 1)",
 )
 _SUBSTRING = (
     f"CASE WHEN _s IS NULL OR _o IS NULL OR _l IS NULL THEN NULL {_SUBSTRING_CHECKS} "

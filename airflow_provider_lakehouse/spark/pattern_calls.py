@@ -15,11 +15,14 @@ calls are renamed in the text before sqlglot reads it, by their tokens, and name
 from __future__ import annotations
 
 import itertools
+import re
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
+
+from airflow_provider_lakehouse.spark.rewriting import spark_expression
 
 #: Spark's functions that take a datetime pattern as their second argument, and their result type
 _PATTERN_FUNCTIONS = {
@@ -31,6 +34,8 @@ _PATTERN_FUNCTIONS = {
     "UNIX_TIMESTAMP": "bigint",
     "TO_UNIX_TIMESTAMP": "bigint",
 }
+#: a cheap test of whether a statement may have such a call at all
+_MENTIONED = re.compile("|".join(_PATTERN_FUNCTIONS), re.IGNORECASE)
 #: the name a pattern call has while sqlglot reads the text (no function of Spark's or sqlglot's)
 _RENAMED = "__lh_pattern_"
 
@@ -42,6 +47,8 @@ def parse_spark(sql: str) -> exp.Expr:
     >>> parse_spark("SELECT date_format(d, \\"'Today' EEEE\\") AS r, to_date(s) AS t FROM v").sql("spark")
     "SELECT DATE_FORMAT(d, '\\\\'Today\\\\' EEEE') AS r, TO_DATE(s) AS t FROM v"
     """
+    if not _MENTIONED.search(sql):  # most statements: no second tokenization
+        return sqlglot.parse_one(sql, read="spark")
     tokens = Dialect.get_or_raise("spark").tokenize(sql)
     renamed, at = [], 0
     for token, following in itertools.pairwise(tokens):
@@ -64,11 +71,8 @@ def _named_back(node: exp.Expr) -> exp.Expr:
         return exp.Anonymous(this=name, expressions=node.expressions)
     # without a pattern sqlglot's own node: its type and its Spark spelling are right
     if not node.expressions:
-        return sqlglot.parse_one(f"{name}()", read="spark")
-    call = sqlglot.parse_one(f"{name}(__lh_argument)", read="spark")
-    return call.transform(
-        lambda n: node.expressions[0].copy() if isinstance(n, exp.Column) and n.name == "__lh_argument" else n
-    )
+        return spark_expression(f"{name}()")
+    return spark_expression(f"{name}(_a)", _a=node.expressions[0])
 
 
 def pattern_call_type(node: exp.Expr) -> exp.DataType | None:

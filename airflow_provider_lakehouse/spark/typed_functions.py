@@ -211,7 +211,7 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         rounded = exp.Round(this=args[0].copy(), decimals=args[1].copy())
         digits, places = precision_and_scale(dtype), int_literal(args[1])
         if category == "float":
-            return signed_zero(rounded, args[0], "float" if dtype is not None and dtype.is_type(_FLOAT) else "double")
+            return signed_zero(rounded, args[0], _precision(category, dtype))
         if digits is None or places is None:
             return rounded
         precision, scale = digits
