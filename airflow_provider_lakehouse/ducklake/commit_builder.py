@@ -112,7 +112,8 @@ class CommitBuilder:
         self.table_ids: dict[int, int] = {}  # id(state) -> table id allocated here
         self.states: dict[int, TableState] = {}  # table id -> state, for the inlined-data tables of changed tables
         self.altered_tables: set[int] = set()
-        self.partition_ids: dict[int, int] = {}  # table id -> the partition spec set in this commit
+        # (table id, which spec the transaction set: 0 for its first) -> the spec's catalog id
+        self.partition_ids: dict[tuple[int, int], int] = {}
         self.created_tables: set[int] = set()
         # table stats as this commit leaves them: tid -> (record_count, next_row_id, file_size_bytes)
         self._table_stats: dict[int, tuple[int, int, int]] = {}
@@ -380,15 +381,20 @@ class CommitBuilder:
     @apply.register
     def _(self, op: SetPartitioning) -> None:
         """A new spec (DuckDB's ``SET``/``RESET PARTITIONED BY``): the visible one ends, a new one begins with
-        a new catalog id; a reset is a spec with no keys."""
+        a new catalog id; a reset is a spec with no keys. As DuckDB, every spec the transaction set takes an id
+        (files written under a replaced one name it), and a transaction that ends on the spec it began with (a
+        ``SET`` then a ``RESET`` of an unpartitioned table) writes no spec rows, only the table's alteration."""
         tid = self._altered(op.table)
+        for spec in range(op.replaced + 1):
+            self.partition_ids[(tid, spec)] = self.next_catalog_id
+            self.next_catalog_id += 1
+        if op.fields == (op.table.info.partition_fields if op.table.info is not None else ()):
+            return
         self.sql(
             "UPDATE {M}ducklake_partition_info SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL",
             (self.sid, tid),
         )
-        partition_id = self.next_catalog_id
-        self.next_catalog_id += 1
-        self.partition_ids[tid] = partition_id
+        partition_id = self.partition_ids[(tid, op.replaced)]
         self.insert(PARTITION_INFO, partition_id=partition_id, table_id=tid, begin_snapshot=self.sid)
         for f in op.fields:
             self.insert(
@@ -598,7 +604,7 @@ class CommitBuilder:
         """The catalog id of the spec a file was written under (one set in this commit has its id only now)."""
         if partition.partition_id is not None:
             return partition.partition_id
-        return self.partition_ids[self.tid(state)]
+        return self.partition_ids[(self.tid(state), partition.pending_spec or 0)]
 
     def _register_files(self, state: TableState, files: Sequence[WrittenFile]) -> list[int]:
         """Data file rows for newly written files, with row ids from the table's ``next_row_id``; the table and

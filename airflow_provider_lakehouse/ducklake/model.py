@@ -148,10 +148,13 @@ class FilePartition:
 
     :param partition_id: the spec's id; None for a spec set in the same transaction (the commit knows its id).
     :param values: each key's value as DuckDB's text, None for NULL, in key order.
+    :param pending_spec: for a spec set in the same transaction, which one (0 for the first ``SET PARTITIONED
+        BY`` of the table in it): a later ``SET`` replaces the spec, but files written before it keep theirs.
     """
 
     partition_id: int | None
     values: tuple[str | None, ...]
+    pending_spec: int | None = None
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,9 @@ from airflow_provider_lakehouse.exceptions import LakehouseError
 NULL_DIRECTORY_VALUE = "__HIVE_DEFAULT_PARTITION__"
 CALENDAR_TRANSFORMS = ("year", "month", "day", "hour")
 _BUCKET = re.compile(r"^bucket\((\d+)\)$")
-_INTEGERS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+_SIGNED = {"int8", "int16", "int32", "int64"}
+_UNSIGNED = {"uint8", "uint16", "uint32", "uint64"}
+_INTEGERS = _SIGNED | _UNSIGNED
 _TEMPORAL = {"date", "timestamp", "timestamp_us", "timestamp_ms", "timestamp_ns", "timestamp_s", "timestamptz"}
 # nanosecond timestamps are left out: Python's datetime, which formats the text, stops at microseconds
 _IDENTITY_TYPES = (_INTEGERS | _TEMPORAL) - {"timestamp_ns"} | {
@@ -44,7 +46,9 @@ _IDENTITY_TYPES = (_INTEGERS | _TEMPORAL) - {"timestamp_ns"} | {
     "uuid",
     "time",
 }
-_BUCKET_INT64 = _INTEGERS | _TEMPORAL | {"boolean", "time", "time_ns"}
+# DuckDB hashes these as 64-bit integers, and unsigned integers by their decimal text
+_BUCKET_INT64 = _SIGNED | _TEMPORAL | {"boolean", "time", "time_ns"}
+_BUCKET_TEXT = _UNSIGNED | {"varchar", "json", "blob", "uuid"}
 
 
 class UnsupportedPartitioningError(ValueError):
@@ -89,14 +93,21 @@ class Partitioning:
     """A table's partition spec, ready to split writes.
 
     :param partition_id: the spec's catalog id; None for a spec set in the same transaction.
+    :param pending_spec: for a spec set in the same transaction, which of the table's specs set in it (0: the
+        first).
     """
 
     partition_id: int | None
     keys: tuple[PartitionKey, ...]
+    pending_spec: int | None = None
 
     @classmethod
     def of(
-        cls, partition_id: int | None, fields: Sequence[PartitionField], columns: Sequence[Column]
+        cls,
+        partition_id: int | None,
+        fields: Sequence[PartitionField],
+        columns: Sequence[Column],
+        pending_spec: int | None = None,
     ) -> Partitioning | None:
         """The spec of ``fields`` over the table's ``columns``; None for an unpartitioned table.
 
@@ -115,7 +126,7 @@ class Partitioning:
             name = _directory_name(f.transform, column.name, used)
             used.add(name.lower())
             keys.append(PartitionKey(f.key_index, column, f.transform, name))
-        return cls(partition_id, tuple(keys))
+        return cls(partition_id, tuple(keys), pending_spec)
 
     def split(self, data: pa.Table) -> list[PartitionSlice]:
         """Group ``data``'s rows (table columns by name) by their key values, in order of first appearance."""
@@ -140,7 +151,8 @@ class Partitioning:
                 f"{quote(key.directory_name, safe='')}={NULL_DIRECTORY_VALUE if text is None else quote(text, safe='')}"
                 for key, text in zip(self.keys, texts, strict=True)
             )
-            slices.append(PartitionSlice(FilePartition(self.partition_id, texts), directory, rows))
+            partition = FilePartition(self.partition_id, texts, self.pending_spec)
+            slices.append(PartitionSlice(partition, directory, rows))
         return slices
 
 
@@ -189,9 +201,7 @@ def _check_supported(column: Column, transform: str) -> None:
     elif transform in CALENDAR_TRANSFORMS:
         ok = column.type in _TEMPORAL
     elif _BUCKET.match(transform):
-        ok = column.type in _BUCKET_INT64 | {"float32", "float64", "varchar", "json", "blob", "uuid"} or (
-            column.type.startswith("decimal(")
-        )
+        ok = column.type in _BUCKET_INT64 | _BUCKET_TEXT | {"float32", "float64"} or column.type.startswith("decimal(")
     else:
         ok = False
     if not ok:

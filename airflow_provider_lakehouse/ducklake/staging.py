@@ -161,6 +161,8 @@ class TableState:
     :param changes: staged row changes (None until the first append or delete).
     :param pending: True for a table created in this transaction.
     :param new_partition_fields: the partition spec set in this transaction (``()``: reset), None if unchanged.
+    :param partition_specs_set: how many times this transaction set the partition spec (each ``SET``/``RESET``
+        takes a catalog id in DuckDB, and files written under a replaced one keep its id).
     :param new_sort_keys: the sort order set in this transaction (``()``: reset), None if unchanged.
     :param retyped_columns: columns whose type this transaction changed (files it staged before hold the old one).
     """
@@ -178,6 +180,7 @@ class TableState:
     dropped: bool = False
     changes: TableChanges | None = None
     new_partition_fields: tuple[PartitionField, ...] | None = None
+    partition_specs_set: int = 0
     new_sort_keys: tuple[SortKey, ...] | None = None
     retyped_columns: set[int] = field(default_factory=set)
 
@@ -193,6 +196,13 @@ class TableState:
             return self.new_sort_keys
         return self.info.sort_keys if self.info is not None else ()
 
+    def partition_fields(self) -> tuple[PartitionField, ...]:
+        """The keys new rows are partitioned by: the spec set in this transaction, else the table's (``()``:
+        unpartitioned)."""
+        if self.new_partition_fields is not None:
+            return self.new_partition_fields
+        return self.info.partition_fields if self.info is not None else ()
+
     def partitioning(self) -> Partitioning | None:
         """How new rows are split into files: the spec set in this transaction, else the table's.
 
@@ -200,13 +210,13 @@ class TableState:
         every reader, only not pruned), rather than failing them.
         """
         if self.new_partition_fields is not None:
-            partition_id, fields = None, self.new_partition_fields
+            partition_id, fields, pending = None, self.new_partition_fields, self.partition_specs_set - 1
         elif self.info is not None:
-            partition_id, fields = self.info.partition_id, self.info.partition_fields
+            partition_id, fields, pending = self.info.partition_id, self.info.partition_fields, None
         else:
             return None
         try:
-            return Partitioning.of(partition_id, fields, self.columns)
+            return Partitioning.of(partition_id, fields, self.columns, pending)
         except UnsupportedPartitioningError as exc:
             log.warning("%s: writing unpartitioned files: %s", self.qualified_name, exc)
             return None

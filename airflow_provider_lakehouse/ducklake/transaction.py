@@ -479,6 +479,11 @@ class Transaction:
                 f'Catalog Error: Cannot drop column "{name}" - the table is sorted by this column. Reset or change '
                 "the sort order on this table in order to drop this column"
             )
+        if any(f.column_id == match[0].column_id for f in state.partition_fields()):
+            raise LakehouseError(
+                f'Catalog Error: Cannot drop column "{name}" - the table is partitioned by this column. Reset or '
+                "change the partitioning on this table in order to drop this column"
+            )
         state.columns = tuple(c for c in state.columns if c is not match[0])
         if not state.pending:
             self._ops.append(DropColumn(state, match[0]))
@@ -596,9 +601,15 @@ class Transaction:
                 raise LakehouseError(f"Cannot partition {state.qualified_name} by {name!r}: no such column.")
             check_transform(state.qualified_name, column, transform)
             fields.append(PartitionField(index, column.column_id, transform))
+        if tuple(fields) == state.partition_fields():
+            return  # DuckDB records nothing for the spec the table already has
         state.new_partition_fields = tuple(fields)
+        state.partition_specs_set += 1
         self._ops = [op for op in self._ops if not (isinstance(op, SetPartitioning) and op.table is state)]
-        self._ops.append(SetPartitioning(state, tuple(fields)))
+        op = SetPartitioning(state, tuple(fields), replaced=state.partition_specs_set - 1)
+        # before the table's staged rows: the commit registers their files under the spec ids it allocates here
+        data = [i for i, staged in enumerate(self._ops) if isinstance(staged, TableData) and staged.table is state]
+        self._ops.insert(data[0] if data else len(self._ops), op)
 
     def set_sorted_by(self, table: str, keys: Sequence[SortKey], columns: Sequence[str] = ()) -> None:
         """DuckDB's ``ALTER TABLE … SET SORTED BY``: files written from now on are sorted by ``keys``; no keys is

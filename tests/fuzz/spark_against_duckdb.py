@@ -6,6 +6,7 @@
     python -m tests.fuzz.spark_against_duckdb 700 40 --autocommit  # each statement commits on its own
     python -m tests.fuzz.spark_against_duckdb 900 40 --alter-columns  # ALTER COLUMN TYPE/DEFAULT/NOT NULL too
     python -m tests.fuzz.spark_against_duckdb 1100 40 --filters     # decimal literals in WHERE and arithmetic
+    python -m tests.fuzz.spark_against_duckdb 1300 40 --partitions  # partitioned tables, files compared too
 
 Each seed makes one table of random column types and a script of random changes: inserts of random values (and
 ``NULL``), deletes, updates with constants and expressions, merges, added, dropped and renamed columns, copies of
@@ -13,7 +14,10 @@ the table into itself, ``CREATE OR REPLACE ... AS SELECT`` and, now and then, a 
 script runs as one lake task on local Spark over one SQLite lake and as one DuckDB transaction over another (even
 seeds split it after the ``CREATE``); then DuckDB reads table ``t`` of both lakes. A seed is reported when one
 side failed and the other did not, or when the column types or rows differ. Not part of the test suite: what it
-found is kept as tests (``tests/integration/test_spark_values_as_duckdb.py``). DuckDB 1.5.5's ``ducklake`` itself
+found is kept as tests (``tests/integration/test_spark_values_as_duckdb.py``). With ``--partitions`` the table is
+partitioned (identity, ``year``/``month``/``day``/``hour``, ``bucket``; now and then re-partitioned or reset
+mid-script), DuckDB writes files instead of inlining rows, and each side's live files are compared as (hive
+directory, partition values) too. DuckDB 1.5.5's ``ducklake`` itself
 crashes or fails on some seeds (see docs/ducklake.md, "Known limits"): run those seeds one by one. Where DuckDB
 fails the script's transaction but runs its statements one by one, that run is the referee (the seed says so).
 """
@@ -88,6 +92,10 @@ RETYPES: dict[str, list[str]] = {
 }
 NUMERIC = {"INTEGER", "BIGINT", "SMALLINT", "DOUBLE", "FLOAT", "DECIMAL(10,2)", "DECIMAL(38,10)", "UINTEGER"}
 NUMERIC |= {"TINYINT", "UTINYINT", "USMALLINT", "UBIGINT", "HUGEINT"}
+TEMPORAL = {"DATE", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP_MS", "TIMESTAMP_S"}
+#: partition keys whose files the provider writes unpartitioned (DuckDB's text of their values is not reproduced)
+UNPARTITIONED_KEYS = {"BLOB", "INTERVAL", "STRUCT(a INTEGER, b VARCHAR)", "MAP(VARCHAR, INTEGER)"}
+UNPARTITIONED_KEYS |= {"STRUCT(l INTEGER[], m VARCHAR)"}
 EXPRESSIONS: dict[str, list[str]] = {
     "numeric": ["{c} + 1", "{c} * 2", "{c} / 3", "{c} // 2", "{c} % 7", "-{c}", "abs({c})", "round({c}, 1)"],
     "VARCHAR": ["{c} || 'x'", "upper({c})", "substr({c}, 2)", "length({c})::VARCHAR", "concat({c}, id)"],
@@ -106,6 +114,7 @@ class ScriptMaker:
     rows: int = 0
     alter_columns: bool = False
     filters: bool = False
+    partitions: bool = False
 
     def value(self, kind: str) -> str:
         return "NULL" if self.rng.random() < 0.15 else (LITERALS | ODD_LITERALS)[kind](self.rng)
@@ -113,7 +122,27 @@ class ScriptMaker:
     def script(self) -> list[str]:
         self.columns = {"id": "INTEGER"} | {f"c{i}": self.rng.choice(self.types) for i in range(self.rng.randint(1, 4))}
         create = f"CREATE TABLE t ({', '.join(f'{name} {kind}' for name, kind in self.columns.items())})"
+        if self.partitions:
+            return [create, self.partitioning()] + [self.change() for _ in range(self.rng.randint(2, 9))]
         return [create] + [self.change() for _ in range(self.rng.randint(2, 9))]
+
+    def partitioning(self) -> str:
+        """``SET PARTITIONED BY`` one to three keys of the current columns (identity, a date part, a bucket), or
+        ``RESET``. Nested, blob and interval columns are left out: the provider writes their files unpartitioned
+        (docs/ducklake.md), which this comparison would report."""
+        if self.rng.random() < 0.1:
+            return "ALTER TABLE t RESET PARTITIONED BY"
+        keys = []
+        scalar = [name for name, kind in self.columns.items() if kind not in UNPARTITIONED_KEYS and "[" not in kind]
+        for column in self.rng.sample(scalar, k=min(len(scalar), self.rng.randint(1, 3))):
+            kind, roll = self.columns[column], self.rng.random()
+            if kind in TEMPORAL and roll < 0.6:
+                keys.append(f"{self.rng.choice(['year', 'month', 'day', 'hour'])}({column})")
+            elif roll < 0.3:
+                keys.append(f"bucket({self.rng.randint(1, 5)}, {column})")
+            else:
+                keys.append(column)
+        return f"ALTER TABLE t SET PARTITIONED BY ({', '.join(keys)})"
 
     def insert(self) -> str:
         values = []
@@ -128,6 +157,8 @@ class ScriptMaker:
             return self.alter_column()
         if self.filters and self.rng.random() < 0.3:
             return self.filtered_change()
+        if self.partitions and self.rng.random() < 0.1:
+            return self.partitioning()
         roll, others = self.rng.random(), [name for name in self.columns if name != "id"]
         if roll < 0.35 or not others:
             return self.insert()
@@ -256,6 +287,31 @@ def table_contents(con: Any, alias: str) -> tuple[list[tuple[str, ...]], list[di
         return f"unreadable: {str(exc)[:100]}"
 
 
+def file_layout(setup: Any) -> set[tuple[str, tuple[str | None, ...]]] | str:
+    """Each live data file of table ``t`` as (its hive directory, its partition values), or why there is none."""
+    with setup.store.connection() as conn:
+        tables = conn.query(
+            "SELECT table_id FROM {M}ducklake_table WHERE table_name = 't' AND end_snapshot IS NULL", ()
+        )
+        if not tables:
+            return "no table t"
+        found = conn.query(
+            "SELECT data_file_id, path FROM {M}ducklake_data_file WHERE table_id = ? AND end_snapshot IS NULL",
+            (tables[0][0],),
+        )
+        values = conn.query(
+            "SELECT data_file_id, partition_value FROM {M}ducklake_file_partition_value WHERE table_id = ? "
+            "ORDER BY data_file_id, partition_key_index",
+            (tables[0][0],),
+        )
+    by_file: dict[int, list[str | None]] = {}
+    for file_id, value in values:
+        by_file.setdefault(int(file_id), []).append(value)
+    return {
+        (path.rsplit("/", 1)[0] if "/" in path else "", tuple(by_file.get(int(file_id), []))) for file_id, path in found
+    }
+
+
 def compare(
     spark: Any,
     seed: int,
@@ -263,10 +319,13 @@ def compare(
     autocommit: bool = False,
     alter_columns: bool = False,
     filters: bool = False,
+    partitions: bool = False,
 ) -> str | None:
     """The difference seed ``seed`` shows, or None. With ``autocommit``, each statement commits on its own on
-    both sides, and a failing one ends the script keeping what ran before it."""
-    statements = ScriptMaker(random.Random(seed), types, alter_columns=alter_columns, filters=filters).script()
+    both sides, and a failing one ends the script keeping what ran before it. With ``partitions``, DuckDB writes
+    every insert to files and the two tables' files must sit in the same partitions."""
+    maker = ScriptMaker(random.Random(seed), types, alter_columns=alter_columns, filters=filters, partitions=partitions)
+    statements = maker.script()
     parts = [statements[:1], statements[1:]] if seed % 2 == 0 else [statements]
     if autocommit:
         parts = [statements]
@@ -275,7 +334,7 @@ def compare(
         Path(folder, "ours").mkdir()
         Path(folder, "theirs").mkdir()
         con = referee.connect()
-        theirs.attach(con, "theirs")
+        theirs.attach(con, "theirs", **({"DATA_INLINING_ROW_LIMIT": 0} if partitions else {}))
         con.sql("USE theirs")
         duckdb_error = None
         for part in parts:
@@ -326,6 +385,10 @@ def compare(
         theirs_table, our_table = table_contents(con, theirs_alias), table_contents(con, "ours")
         if theirs_table != our_table:
             return f"seed {seed}: tables differ\n  DuckDB {theirs_table}\n  Spark  {our_table}\n  {script}"
+        if partitions and theirs_alias == "theirs":
+            theirs_files, our_files = file_layout(theirs), file_layout(ours)
+            if theirs_files != our_files:
+                return f"seed {seed}: files differ\n  DuckDB {theirs_files}\n  Spark  {our_files}\n  {script}"
     return None
 
 
@@ -340,6 +403,7 @@ def main() -> None:
     parser.add_argument("--autocommit", action="store_true", help="each statement commits on its own")
     parser.add_argument("--alter-columns", action="store_true", help="ALTER COLUMN TYPE/DEFAULT/NOT NULL, TRUNCATE")
     parser.add_argument("--filters", action="store_true", help="decimal literals in conditions and arithmetic")
+    parser.add_argument("--partitions", action="store_true", help="partitioned tables, their files compared too")
     args = parser.parse_args()
     if args.odd_types:
         args.types = "|".join([*args.types.split("|"), *ODD_LITERALS])
@@ -347,7 +411,15 @@ def main() -> None:
     differences = 0
     for seed in range(args.first_seed, args.first_seed + args.count):
         try:
-            difference = compare(spark, seed, args.types.split("|"), args.autocommit, args.alter_columns, args.filters)
+            difference = compare(
+                spark,
+                seed,
+                args.types.split("|"),
+                args.autocommit,
+                args.alter_columns,
+                args.filters,
+                args.partitions,
+            )
         except Exception:  # a harness failure is reported with its seed, and the run goes on
             difference = f"seed {seed}: the harness failed\n{traceback.format_exc()[-1500:]}"
         differences += difference is not None
