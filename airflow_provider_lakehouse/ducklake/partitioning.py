@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import re
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -215,6 +216,8 @@ def key_values(key: PartitionKey, array: pa.ChunkedArray | pa.Array) -> pa.Array
     if key.transform == "identity":
         return array
     if key.transform in CALENDAR_TRANSFORMS:
+        if key.transform == "hour" and pa.types.is_date(array.type):  # DuckDB: a date's hour is 0
+            array = array.cast(pa.timestamp("s"))
         return getattr(pc, key.transform)(array).cast(pa.int64())
     count = key.bucket_count
     assert count is not None
@@ -262,6 +265,8 @@ def value_text(key: PartitionKey, value: object) -> str:
 
 def _identity_text(column: Column, value: object) -> str:
     kind = column.type
+    if kind == "uuid":  # DuckDB's canonical text, whichever form the value was written in (no hyphens, braces)
+        return str(uuid.UUID(str(value)))
     if isinstance(value, bool):
         return "true" if value else "false"
     if kind == "float32":

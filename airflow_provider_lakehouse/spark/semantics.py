@@ -41,6 +41,7 @@ division; a cast that fails on a fractional string instead of rounding it).
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -106,6 +107,8 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
         if isinstance(node, (*COMPARISONS, exp.Between, exp.In)):
             _type_literals_against(node)
             return operands_marker(node) if needs_types(node) else node
+        if isinstance(node, (exp.Cast, exp.TryCast)) and node.to.is_type(exp.DataType.Type.UUID):
+            return uuid_cast(node.this, lenient=isinstance(node, exp.TryCast) or bool(node.args.get("safe")))
         if needs_types(node):  # CASE, COALESCE ...: operands DuckDB may type together as FLOAT (.float_operands)
             return operands_marker(node)
         if isinstance(node, exp.Mod):
@@ -144,6 +147,46 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
         return node
 
     return bottom_up(tree, rewrite)
+
+
+#: DuckDB's UUID text: 32 hex digits, hyphens anywhere, the whole in one pair of braces or none
+_UUID_TEXT = "^([{][0-9a-fA-F-]*[}]|[0-9a-fA-F-]*)$"
+
+
+def uuid_cast(x: exp.Expr, lenient: bool) -> exp.Expr:
+    """``CAST(x AS UUID)`` as DuckDB casts text: Spark keeps a UUID as text, so the cast checks and writes its
+    canonical form (``'{A0EEBC99-9C0B4EF8BB6D6BB9BD380A11}'`` is ``'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'``);
+    other text fails with DuckDB's error (NULL for ``TRY_CAST``). A literal is cast here.
+
+    >>> uuid_cast(exp.Literal.string("{A0EEBC99-9C0B4EF8BB6D6BB9BD380A11}"), lenient=False).sql("spark")
+    "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"
+    >>> uuid_cast(exp.Literal.string("zz"), lenient=True).sql("spark")
+    'CAST(NULL AS STRING)'
+    >>> uuid_cast(exp.column("s"), lenient=False).sql("spark").startswith("CASE WHEN s IS NULL THEN NULL WHEN s RLIKE")
+    True
+    """
+    failure = "CAST(NULL AS STRING)" if lenient else "RAISE_ERROR(CONCAT(_before, _x, _after))"
+    message = {
+        "_before": exp.Literal.string("Conversion Error: Could not convert string '"),
+        "_after": exp.Literal.string("' to INT128"),
+    }
+    if isinstance(x, exp.Literal) and x.is_string:
+        text = x.name
+        digits = (text[1:-1] if text.startswith("{") and text.endswith("}") else text).replace("-", "")
+        if re.fullmatch("[0-9a-fA-F]{32}", digits):
+            return exp.Literal.string(str(uuid.UUID(digits)))
+        return spark_expression(failure, _x=x, **message)
+    # TRANSLATE deletes characters without a replacement, in DuckDB and in Spark alike (the rewriting of
+    # DuckDB's functions leaves it as it is); the digits are checked hex, so upper to lower case is a TRANSLATE too
+    return spark_expression(
+        "CASE WHEN _x IS NULL THEN NULL "
+        f"WHEN _x RLIKE '{_UUID_TEXT}' AND LENGTH(_d) = 32 THEN "
+        "CONCAT_WS('-', SUBSTR(_d, 1, 8), SUBSTR(_d, 9, 4), SUBSTR(_d, 13, 4), SUBSTR(_d, 17, 4), "
+        f"SUBSTR(_d, 21, 12)) ELSE {failure} END",
+        _x=x,
+        _d=spark_expression("TRANSLATE(_x, 'ABCDEF{}-', 'abcdef')", _x=x),
+        **message,
+    )
 
 
 def _literal_places(node: exp.Round) -> bool:

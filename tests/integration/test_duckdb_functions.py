@@ -36,7 +36,23 @@ INSERT INTO vals VALUES
 """
 
 #: expressions over ``vals`` (``SELECT id, <expression> AS r FROM vals ORDER BY id``)
+_UUID_TEXTS = (
+    "CASE id WHEN 1 THEN '{A0EEBC99-9C0B4EF8BB6D6BB9BD380A11}' WHEN 2 THEN 'a0ee-bc99-9c0b4ef8bb6d6bb9bd380a11' "
+    "WHEN 3 THEN '-a0eebc999c0b4ef8bb6d6bb9bd380a11-' WHEN 5 THEN s END"
+)
+_BAD_UUID_TEXTS = (
+    "CASE id WHEN 1 THEN ' a0eebc999c0b4ef8bb6d6bb9bd380a11' WHEN 2 THEN '{a0eebc999c0b4ef8bb6d6bb9bd380a11' END"
+)
+
 ROW_EXPRESSIONS = [
+    # UUIDs are text on Spark: a cast checks and writes DuckDB's canonical form
+    f"TRY_CAST({_UUID_TEXTS} AS UUID)::VARCHAR",
+    f"TRY_CAST({_BAD_UUID_TEXTS} AS UUID)::VARCHAR",
+    f"CAST({_BAD_UUID_TEXTS} AS UUID)::VARCHAR",
+    "'36D5A6D7A93584B86F93305ACDC2A62B'::UUID::VARCHAR",
+    "'36d5a6d7a93584b86f93305acdc2a62b'::UUID = '36d5a6d7-a935-84b8-6f93-305acdc2a62b'::UUID",
+    "CAST('zz' AS UUID)",
+    "TRY_CAST('zz' AS UUID)",
     # positions and counts: DuckDB's values (NULL where nothing is found), in DuckDB's integer types
     "array_position(l, 2)",
     "array_position(l, 99)",
