@@ -872,8 +872,7 @@ class _Planner:
             value = action.args.get("default")
             while isinstance(value, exp.Paren):
                 value = value.this
-            constant = value.this if isinstance(value, exp.Neg) else value
-            if value is not None and not isinstance(constant, (exp.Literal, exp.Null, exp.Boolean)):
+            if value is not None and (isinstance(value, exp.Array) or not _constant_default(value)):
                 details = steps.SetColumnDefault(column, expression=value.sql("duckdb"))
             else:
                 details = steps.SetColumnDefault(column, _default_literal(value))
@@ -1002,6 +1001,13 @@ class _Planner:
             if isinstance(inner, exp.NotNullColumnConstraint) and not inner.args.get("allow_null"):
                 nullable = False
             elif isinstance(inner, exp.DefaultColumnConstraint):
+                if not _constant_default(inner.this):
+                    # stored as its text, it would have been the rows' value ('CAST(5 AS TEXT)' in a VARCHAR)
+                    raise _fail(
+                        statement,
+                        f"the default {inner.this.sql('duckdb')} of column {column.name!r} is not a constant: the "
+                        'Spark engine takes a constant default (DuckDB\'s engine="duckdb" takes this one).',
+                    )
                 default = _default_literal(inner.this)
             elif _constraint_duckdb_refuses([constraint]) is None:
                 raise _fail(
@@ -1659,10 +1665,69 @@ def _check_type(statement: Statement, column: str, kind: exp.DataType) -> None:
         raise _fail(statement, f"column {column!r}: {exc}") from None
 
 
+def _constant_default(node: exp.Expr | None) -> bool:
+    """Whether a column default is a constant the writers fill: a literal, NULL, a boolean, a negated number, a
+    list of those, or a typed constant (a cast of a string literal to a type of one value, ``DATE '2020-01-02'``,
+    which DuckDB stores as ``CAST('2020-01-02' AS "DATE")``).
+
+    >>> import sqlglot
+    >>> [_constant_default(sqlglot.parse_one(s, read="duckdb")) for s in ("-1.5", "DATE '2020-01-02'", "CAST(5 AS TEXT)")]
+    [True, True, False]
+    """
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if node is None or isinstance(node, (exp.Literal, exp.Null, exp.Boolean)):
+        return True
+    if isinstance(node, exp.Neg):
+        return isinstance(node.this, exp.Literal) and node.this.is_number
+    if isinstance(node, exp.Array):
+        return all(_constant_default(v) for v in node.expressions)
+    if isinstance(node, exp.Cast):
+        return (
+            isinstance(node.this, exp.Literal)
+            and node.this.is_string
+            and not node.to.is_type(*exp.DataType.NESTED_TYPES)
+        )
+    return False
+
+
+#: sqlglot's DuckDB spelling of a type -> DuckDB's, where they differ
+_DUCKDB_TYPE_NAMES = {
+    "INT": "INTEGER",
+    "INT128": "HUGEINT",
+    "REAL": "FLOAT",
+    "TEXT": "VARCHAR",
+    "TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE",
+    "TIMETZ": "TIME WITH TIME ZONE",
+}
+#: the type names DuckDB writes unquoted in a stored expression (its grammar's own); it quotes the others
+_UNQUOTED_TYPE_NAMES = {"SMALLINT", "INTEGER", "BIGINT", "FLOAT", "VARCHAR", "BOOLEAN", "TIME", "TIMESTAMP"}
+
+
+def _typed_constant_text(node: exp.Cast) -> str:
+    """A typed constant default as DuckDB stores it: ``DATE '2020-01-02'`` is ``CAST('2020-01-02' AS "DATE")``.
+
+    >>> import sqlglot
+    >>> print(_typed_constant_text(sqlglot.parse_one("TIMESTAMPTZ '2020-01-02 10:00:00+01'", read="duckdb")))
+    CAST('2020-01-02 10:00:00+01' AS "TIMESTAMP WITH TIME ZONE")
+    >>> _typed_constant_text(sqlglot.parse_one("CAST('7' AS INT)", read="duckdb"))
+    "CAST('7' AS INTEGER)"
+    """
+    name = node.to.sql("duckdb").upper()
+    name = _DUCKDB_TYPE_NAMES.get(name, name)
+    if name not in _UNQUOTED_TYPE_NAMES and not name.startswith("DECIMAL("):
+        name = f'"{name}"'
+    return f"CAST({node.this.sql('duckdb')} AS {name})"
+
+
 def _default_literal(node: exp.Expr | None) -> Any:
     """A column default's value: as :func:`_literal`, but a decimal number keeps its digits as text (a float
     would store ``-353225132005.3417231929`` as ``-353225132005.34174``; DuckDB stores the digits). A decimal
     zero has no sign: DuckDB stores ``-0.0`` as ``0.0`` (a DOUBLE column's old rows read 0.0, not -0.0)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
+        return _typed_constant_text(node)
     number = node.this if isinstance(node, exp.Neg) else node
     if isinstance(number, exp.Literal) and number.is_number and re.fullmatch(r"\d*\.\d+", number.name):
         negative = isinstance(node, exp.Neg) and number.name.strip("0.") != ""

@@ -279,3 +279,72 @@ def test_added_number_defaults_are_stored_as_duckdb_stores_them(stackless_spark:
         )
     assert answers[0] == answers[1]
     assert answers[1][1] == [(0.0, "0.0", 0, -0.25, 100.0, 0)]
+
+
+#: column type, default: typed constants DuckDB stores as a cast of text, and a BLOB's escapes
+CONSTANT_DEFAULTS = [
+    ("DATE", "DATE '2020-01-02'"),
+    ("TIME", "TIME '21:43:00'"),
+    ("TIMESTAMPTZ", "TIMESTAMPTZ '2026-01-13 10:00:00+01'"),
+    ("UUID", "'36d5a6d7a93584b86f93305acdc2a62b'::UUID"),
+    ("INTEGER", "CAST('7' AS INT)"),
+    ("BLOB", "'\\xAA\\x00a'::BLOB"),
+    ("BLOB", "'\\xAA\\x00a'"),
+]
+
+
+@pytest.mark.parametrize(("kind", "default"), CONSTANT_DEFAULTS)
+@pytest.mark.parametrize("how", ["create", "set"])
+def test_constant_defaults_are_stored_and_filled_as_duckdb_does(
+    stackless_spark: Any, tmp_path: Path, kind: str, default: str, how: str
+) -> None:
+    """A typed constant default in ``CREATE TABLE`` or ``ALTER COLUMN … SET DEFAULT`` (which the Spark engine
+    refused as "not a constant") is stored with DuckDB's text (``CAST('2020-01-02' AS "DATE")``) and fills
+    inserts with DuckDB's value; a BLOB default's ``\\xHH`` escapes are its bytes (they were stored as the
+    characters)."""
+    for side in ("theirs", "ours"):
+        (tmp_path / side).mkdir()
+    if how == "create":  # DuckDB refuses it inside BEGIN … COMMIT (as an added column's): each statement alone
+        created, script = f"CREATE TABLE t (id INTEGER, c {kind} DEFAULT {default})", []
+        theirs = referee.sqlite_lake_made_by_duckdb(tmp_path / "theirs", [created, "INSERT INTO t (id) VALUES (1)"])
+    else:
+        created, script = (
+            f"CREATE TABLE t (id INTEGER, c {kind})",
+            [f"ALTER TABLE t ALTER COLUMN c SET DEFAULT {default}"],
+        )
+        theirs = referee.sqlite_lake_made_by_duckdb(
+            tmp_path / "theirs", [created, "BEGIN", *script, "INSERT INTO t (id) VALUES (1)", "COMMIT"]
+        )
+    ours = referee.sqlite_lake(tmp_path / "ours")
+    run(stackless_spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; {created}")
+    run(
+        stackless_spark,
+        ours,
+        "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join([*script, "INSERT INTO t (id) VALUES (1)"]),
+    )
+    found = []
+    for lake in (theirs, ours):
+        con = referee.connect()
+        lake.attach(con)
+        found.append(
+            (
+                con.sql(
+                    "SELECT default_value, default_value_type FROM __ducklake_metadata_lake.ducklake_column "
+                    "WHERE column_name = 'c'"
+                ).fetchall(),
+                con.sql("SELECT c FROM lake.t").fetchall(),
+            )
+        )
+    assert found[1] == found[0]
+
+
+def test_a_cast_that_is_no_typed_constant_is_refused_as_a_default(stackless_spark: Any, tmp_path: Path) -> None:
+    """``DEFAULT CAST(5 AS VARCHAR)`` was stored as the text ``CAST(5 AS TEXT)``, which every insert then wrote
+    into the column; DuckDB evaluates it (``'5'``). The Spark engine refuses it by name before anything runs."""
+    lake = referee.sqlite_lake(tmp_path)
+    with pytest.raises(Exception, match=r"the default CAST\(5 AS TEXT\) of column 'c' is not a constant"):
+        run(
+            stackless_spark,
+            lake,
+            "ATTACH 'ducklake' AS dl; CREATE TABLE dl.t (id INTEGER, c VARCHAR DEFAULT CAST(5 AS VARCHAR))",
+        )
