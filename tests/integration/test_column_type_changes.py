@@ -348,3 +348,20 @@ def test_a_cast_that_is_no_typed_constant_is_refused_as_a_default(stackless_spar
             lake,
             "ATTACH 'ducklake' AS dl; CREATE TABLE dl.t (id INTEGER, c VARCHAR DEFAULT CAST(5 AS VARCHAR))",
         )
+
+
+def test_an_added_blob_columns_default_reads_as_its_bytes(tmp_path: Path) -> None:
+    """Rows from before ``ADD COLUMN b BLOB DEFAULT '\\xAA\\x00a'`` read the default's three bytes, as in DuckDB
+    (the provider's reader gave the ten characters of the text)."""
+    lake = referee.sqlite_lake_made_by_duckdb(
+        tmp_path,
+        [
+            "CREATE TABLE a (id INT)",
+            "INSERT INTO a SELECT range FROM range(20)",
+            "ALTER TABLE a ADD COLUMN b BLOB DEFAULT '\\xAA\\x00a'",
+        ],
+    )
+    con = referee.connect()
+    lake.attach(con)
+    (theirs,) = con.sql("SELECT DISTINCT b FROM lake.a").fetchone() or (None,)
+    assert set(lake.open().read("main.a").column("b").to_pylist()) == {theirs} == {b"\xaa\x00a"}
