@@ -819,7 +819,8 @@ class _Planner:
         details: StepDetails
         refused = None  # DuckDB fails the statement when it runs: so does the driver, keeping what ran before
         if isinstance(action, exp.ColumnDef):
-            definition = self._column_def(statement, action)
+            # DuckDB refuses an added column's non-literal default when the statement runs (_default_duckdb_refuses)
+            definition = self._column_def(statement, action, refuse_expressions=False)
             refused = _constraint_duckdb_refuses(action.args.get("constraints") or []) or _default_duckdb_refuses(
                 action
             )
@@ -990,7 +991,7 @@ class _Planner:
         return Step(statement.index, statement.text, steps.Call(positional=tuple(rest), named=named), target=name)
 
     # -- helpers -----------------------------------------------------------------------------
-    def _column_def(self, statement: Statement, column: exp.ColumnDef) -> ColumnDef:
+    def _column_def(self, statement: Statement, column: exp.ColumnDef, *, refuse_expressions: bool = True) -> ColumnDef:
         kind = column.args.get("kind")
         if kind is None:
             raise _fail(statement, f"column {column.name!r} has no type.")
@@ -1001,7 +1002,7 @@ class _Planner:
             if isinstance(inner, exp.NotNullColumnConstraint) and not inner.args.get("allow_null"):
                 nullable = False
             elif isinstance(inner, exp.DefaultColumnConstraint):
-                if not _constant_default(inner.this):
+                if refuse_expressions and not _constant_default(inner.this):
                     # stored as its text, it would have been the rows' value ('CAST(5 AS TEXT)' in a VARCHAR)
                     raise _fail(
                         statement,
