@@ -385,7 +385,7 @@ class CommitBuilder:
         (files written under a replaced one name it), and a transaction that ends on the spec it began with (a
         ``SET`` then a ``RESET`` of an unpartitioned table) writes no spec rows, only the table's alteration."""
         tid = self._altered(op.table)
-        for spec in range(op.replaced + 1):
+        for spec in range(op.table.partition_specs_set):
             self.partition_ids[(tid, spec)] = self.next_catalog_id
             self.next_catalog_id += 1
         if op.fields == (op.table.info.partition_fields if op.table.info is not None else ()):
@@ -394,7 +394,7 @@ class CommitBuilder:
             "UPDATE {M}ducklake_partition_info SET end_snapshot = ? WHERE table_id = ? AND end_snapshot IS NULL",
             (self.sid, tid),
         )
-        partition_id = self.partition_ids[(tid, op.replaced)]
+        partition_id = self.partition_ids[(tid, op.table.partition_specs_set - 1)]
         self.insert(PARTITION_INFO, partition_id=partition_id, table_id=tid, begin_snapshot=self.sid)
         for f in op.fields:
             self.insert(

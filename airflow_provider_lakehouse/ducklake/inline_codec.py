@@ -13,6 +13,7 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+from airflow_provider_lakehouse.ducklake.blob_text import blob_from_text
 from airflow_provider_lakehouse.ducklake.types import NESTED, Column, arrow_type
 
 _TZ_SUFFIX = re.compile(r"([+-]\d\d)(:?\d\d)?$")
@@ -86,35 +87,6 @@ def _scalar(value: Any, column: Column) -> Any:
         return parse_timestamp(str(value), with_tz=kind == "timestamptz")
     arrow_type(column)  # a type no reader here supports (interval ...) fails naming it and the column
     return value
-
-
-def blob_from_text(text: str) -> bytes:
-    r"""DuckDB's cast of text to ``BLOB`` (a default's text, ``'\xAA\x00a'``): ``\xHH`` is the byte HH, any
-    other ASCII character its own byte.
-
-    >>> blob_from_text("\\xAA\\x00a")
-    b'\xaa\x00a'
-
-    :raises ValueError: DuckDB's error for a backslash that starts no ``\xHH`` or a non-ASCII character.
-    """
-    out = bytearray()
-    index = 0
-    while index < len(text):
-        if text[index] == "\\":
-            escape = text[index + 2 : index + 4]
-            if text[index + 1 : index + 2] != "x" or len(escape) != 2 or not all(c in _HEX for c in escape):
-                raise ValueError(f"Invalid hex escape code encountered in string -> blob conversion of string {text!r}")
-            out.append(int(escape, 16))
-            index += 4
-            continue
-        if ord(text[index]) > 127:
-            raise ValueError(f"Invalid byte encountered in STRING -> BLOB conversion of string {text!r}")
-        out.append(ord(text[index]))
-        index += 1
-    return bytes(out)
-
-
-_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 class _NestedParser:

@@ -104,15 +104,11 @@ class OldColumnType:
 
 @dataclass(frozen=True)
 class SetPartitioning:
-    """A new partition spec for the table (no fields: unpartitioned, DuckDB's ``RESET PARTITIONED BY``).
-
-    :param replaced: how many specs the same transaction set before this one (files written under them keep the
-        catalog id each would have had; only this last one is recorded as the table's spec).
-    """
+    """A new partition spec for the table (no fields: unpartitioned, DuckDB's ``RESET PARTITIONED BY``): the last
+    of the ``table.partition_specs_set`` specs its transaction set."""
 
     table: TableState
     fields: tuple[PartitionField, ...]
-    replaced: int = 0
 
 
 @dataclass(frozen=True)

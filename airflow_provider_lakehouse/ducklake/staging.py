@@ -210,13 +210,11 @@ class TableState:
         every reader, only not pruned), rather than failing them.
         """
         if self.new_partition_fields is not None:
-            partition_id, fields, pending = None, self.new_partition_fields, self.partition_specs_set - 1
-        elif self.info is not None:
-            partition_id, fields, pending = self.info.partition_id, self.info.partition_fields, None
+            partition_id, pending = None, self.partition_specs_set - 1
         else:
-            return None
+            partition_id, pending = (self.info.partition_id if self.info is not None else None), None
         try:
-            return Partitioning.of(partition_id, fields, self.columns, pending)
+            return Partitioning.of(partition_id, self.partition_fields(), self.columns, pending)
         except UnsupportedPartitioningError as exc:
             log.warning("%s: writing unpartitioned files: %s", self.qualified_name, exc)
             return None

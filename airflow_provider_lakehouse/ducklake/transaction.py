@@ -606,10 +606,9 @@ class Transaction:
         state.new_partition_fields = tuple(fields)
         state.partition_specs_set += 1
         self._ops = [op for op in self._ops if not (isinstance(op, SetPartitioning) and op.table is state)]
-        op = SetPartitioning(state, tuple(fields), replaced=state.partition_specs_set - 1)
         # before the table's staged rows: the commit registers their files under the spec ids it allocates here
         data = [i for i, staged in enumerate(self._ops) if isinstance(staged, TableData) and staged.table is state]
-        self._ops.insert(data[0] if data else len(self._ops), op)
+        self._ops.insert(data[0] if data else len(self._ops), SetPartitioning(state, tuple(fields)))
 
     def set_sorted_by(self, table: str, keys: Sequence[SortKey], columns: Sequence[str] = ()) -> None:
         """DuckDB's ``ALTER TABLE … SET SORTED BY``: files written from now on are sorted by ``keys``; no keys is

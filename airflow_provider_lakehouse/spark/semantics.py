@@ -47,6 +47,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from airflow_provider_lakehouse.ducklake.blob_text import blob_from_text
 from airflow_provider_lakehouse.spark.decimal_types import (
     DUCKDB_ARITHMETIC,
     computed_in_float,
@@ -301,7 +302,7 @@ def _duckdb_decimal_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str
     return tree
 
 
-def _blob_literal(text: str, lenient: bool) -> exp.Expression:
+def _blob_literal(text: str, lenient: bool) -> exp.Expr:
     r"""DuckDB's cast of a string literal to ``BLOB``: ASCII characters as their bytes and ``\xHH`` as the byte
     HH (``'\xAA\x00'::BLOB`` is two bytes, where Spark's cast gives the eight characters' bytes); anything else
     fails the statement with DuckDB's message (``NULL`` for ``TRY_CAST``).
@@ -311,29 +312,10 @@ def _blob_literal(text: str, lenient: bool) -> exp.Expression:
     >>> _blob_literal("é", lenient=True).sql("spark")
     'NULL'
     """
-    data = bytearray()
-    index = 0
-    while index < len(text):
-        char = text[index]
-        escape = text[index : index + 4]
-        if char == "\\":
-            if re.fullmatch(r"\\x[0-9a-fA-F]{2}", escape):
-                data.append(int(escape[2:], 16))
-                index += 4
-                continue
-            problem = f"Invalid hex escape code encountered in string -> blob conversion of string {text!r}"
-        elif ord(char) > 127:
-            problem = (
-                f"Invalid byte encountered in STRING -> BLOB conversion of string {text!r}. All non-ascii "
-                "characters must be escaped with hex codes (e.g. \\xAA)"
-            )
-        else:
-            data.append(ord(char))
-            index += 1
-            continue
-        if lenient:
-            return exp.Null()
-        return exp.Anonymous(this="raise_error", expressions=[exp.Literal.string(f"Conversion Error: {problem}")])
+    try:
+        data = blob_from_text(text)
+    except ValueError as exc:
+        return exp.Null() if lenient else raise_error(f"Conversion Error: {exc}")
     return exp.HexString(this=data.hex().upper())
 
 

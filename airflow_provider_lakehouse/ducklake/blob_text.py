@@ -1,0 +1,35 @@
+"""DuckDB's text form of a ``BLOB`` (``'\\xAA\\x00a'``), shared by the lake's value decoding and the Spark
+planner's BLOB literals (no pyarrow here: the planner must not import it)."""
+
+from __future__ import annotations
+
+import re
+
+
+def blob_from_text(text: str) -> bytes:
+    r"""DuckDB's cast of text to ``BLOB`` (a default's text, ``'\xAA\x00a'``): ``\xHH`` is the byte HH, any
+    other ASCII character its own byte.
+
+    >>> blob_from_text("\\xAA\\x00a")
+    b'\xaa\x00a'
+
+    :raises ValueError: DuckDB's error for a backslash that starts no ``\xHH`` or a non-ASCII character.
+    """
+    out = bytearray()
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            if not re.fullmatch(r"\\x[0-9a-fA-F]{2}", text[index : index + 4]):
+                raise ValueError(f"Invalid hex escape code encountered in string -> blob conversion of string {text!r}")
+            out.append(int(text[index + 2 : index + 4], 16))
+            index += 4
+            continue
+        if ord(char) > 127:
+            raise ValueError(
+                f"Invalid byte encountered in STRING -> BLOB conversion of string {text!r}. All non-ascii "
+                "characters must be escaped with hex codes (e.g. \\xAA)"
+            )
+        out.append(ord(char))
+        index += 1
+    return bytes(out)
