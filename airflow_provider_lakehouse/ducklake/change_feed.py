@@ -38,6 +38,7 @@ from airflow_provider_lakehouse.ducklake.reader import (
     read_delete_file,
     read_inlined_changes,
 )
+from airflow_provider_lakehouse.ducklake.std_hash_order import iteration_order
 
 if TYPE_CHECKING:
     from airflow_provider_lakehouse.ducklake.catalog import DuckLake
@@ -143,8 +144,9 @@ class _DeletionEntry:
         deletion records its own (a delete file with snapshots, an inlined deletion, the whole file ending).
 
         DuckDB looks recorded snapshots up by row id. A flushed file of inlined rows can hold several versions of
-        one row id; then one recorded snapshot labels them all, the one recorded first (DuckDB's hash map keeps
-        it; we checked its answers on such files, see tests/integration/test_change_feed.py).
+        one row id; then one recorded snapshot labels them all: the last one written while DuckDB walks its map
+        of positions in libstdc++'s hash order (:mod:`.std_hash_order`; we checked its answers on such files, see
+        tests/integration/test_change_feed.py).
         """
         num_rows = len(labels)
         scan = np.zeros(num_rows, dtype=bool)
@@ -160,20 +162,31 @@ class _DeletionEntry:
         elif self.whole_file and not self.inlined:
             scan[:] = True
             recorded.update((position, self.snapshot) for position in range(num_rows))
-        for position, deleted_at in sorted(self.inlined.items()):
+        # DuckDB keeps the inlined deletions in a hash map too, and adds them to the positions in its order
+        for position in iteration_order(self.inlined):
             if position < num_rows:
                 scan[position] = True
-                recorded[position] = deleted_at
+                recorded[position] = self.inlined[position]
         if self.previous is not None and keeps_previous:
             positions, _ = self.previous.read(storage)
             _check_positions(positions, num_rows, self.previous.path)
             scan[positions] = False
-        by_rowid: dict[int, int] = {}
-        for position, deleted_at in recorded.items():
-            by_rowid.setdefault(int(rowids[position]), deleted_at)
+        by_rowid = _snapshots_by_rowid(recorded, rowids)
         chosen = np.flatnonzero(scan)
         snapshots = np.array([by_rowid.get(int(rowids[p]), int(labels[p])) for p in chosen], dtype=np.int64)
         return chosen, snapshots
+
+
+def _snapshots_by_rowid(recorded: dict[int, int], rowids: np.ndarray) -> dict[int, int]:
+    """DuckDB's row id -> snapshot map of one deletion scan, from its position -> snapshot map (in insertion order).
+
+    Only when a row id sits at several recorded positions does the order DuckDB walks the map in matter; the hash
+    order is replayed then alone (the map can hold every position of a file that ended).
+    """
+    by_rowid = {int(rowids[position]): deleted_at for position, deleted_at in recorded.items()}
+    if len(by_rowid) == len(recorded):
+        return by_rowid
+    return {int(rowids[position]): recorded[position] for position in iteration_order(recorded)}
 
 
 @dataclass

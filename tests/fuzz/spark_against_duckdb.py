@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import random
 import tempfile
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from typing import Any
 
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from tests import referee
+from tests.fuzz import run_seeds
 from tests.integration.test_spark_sql import run
 
 #: column types and a random literal of each
@@ -408,23 +408,9 @@ def main() -> None:
     if args.odd_types:
         args.types = "|".join([*args.types.split("|"), *ODD_LITERALS])
     spark = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
-    differences = 0
-    for seed in range(args.first_seed, args.first_seed + args.count):
-        try:
-            difference = compare(
-                spark,
-                seed,
-                args.types.split("|"),
-                args.autocommit,
-                args.alter_columns,
-                args.filters,
-                args.partitions,
-            )
-        except Exception:  # a harness failure is reported with its seed, and the run goes on
-            difference = f"seed {seed}: the harness failed\n{traceback.format_exc()[-1500:]}"
-        differences += difference is not None
-        print(difference or f"seed {seed}: same", flush=True)
-    print(f"{differences} of {args.count} seeds differ")
+    types = args.types.split("|")
+    modes = (args.autocommit, args.alter_columns, args.filters, args.partitions)
+    run_seeds(args.first_seed, args.count, lambda seed: compare(spark, seed, types, *modes))
 
 
 if __name__ == "__main__":
