@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from airflow_provider_lakehouse.ducklake.deletion_vectors import deleted_positions_of, is_deletion_vector
 from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo
+from airflow_provider_lakehouse.ducklake.parquet_pages import read_columns
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, quote_ident
 from airflow_provider_lakehouse.ducklake.types import (
@@ -120,15 +121,7 @@ def read_data_file(
             counts = np.cumsum([parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)])
             groups = list(range(min(len(counts), int(np.searchsorted(counts, max_rows)) + 1)))
         wanted_names = [file_schema[i].name for i in wanted]
-        data = (
-            (
-                parquet.read_row_groups(groups, columns=wanted_names, use_threads=True)
-                if groups is not None
-                else parquet.read(columns=wanted_names, use_threads=True)
-            )
-            if wanted
-            else None
-        )
+        data = read_columns(handle, parquet, file.path, wanted_names, groups) if wanted else None
     num_rows = data.num_rows if data is not None else file.record_count
     by_index = {i: data.column(file_schema[i].name) for i in wanted} if data is not None else {}
 

@@ -17,6 +17,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
+from airflow_provider_lakehouse.ducklake.parquet_pages import read_columns
 from airflow_provider_lakehouse.ducklake.storage import DUCKDB_PARQUET_LAYOUT, Storage
 from airflow_provider_lakehouse.exceptions import LakehouseError
 from airflow_provider_lakehouse.spark.frames import map_in_arrow
@@ -68,7 +69,7 @@ def read_file(task: FileTask, path: str) -> pa.Table:
     storage = storage_for(path, task.s3)
     if task.format == "parquet":
         with storage.open_input(path) as handle:
-            return pq.read_table(handle)
+            return read_columns(handle, pq.ParquetFile(handle), path)
     options = {k.lower(): v for k, v in task.options.items()}
     delimiter = options.get("delim") or options.get("sep") or options.get("delimiter") or ","
     header = options.get("header", True)
