@@ -1,7 +1,7 @@
 """Random lakes written by DuckDB 1.5, read back by the provider at every snapshot: the differences, one seed at a time.
 
     python -m tests.fuzz.duckdb_lakes_read_back 100 50             # our reader and change feed against DuckDB's
-    python -m tests.fuzz.duckdb_lakes_read_back 100 50 --odd-types # HUGEINT, UUID, INTERVAL, JSON ... too
+    python -m tests.fuzz.duckdb_lakes_read_back 100 50 --odd-types # UUID, JSON, unsigned, nested ... too
     python -m tests.fuzz.duckdb_lakes_read_back 100 20 --spark     # the Spark engine's reads too (slower)
 
 Each seed attaches a SQLite lake in DuckDB with random writer settings (deletion vectors or not, an inlining limit
@@ -34,6 +34,8 @@ WIDENINGS = {"SMALLINT": "INTEGER", "INTEGER": "BIGINT", "FLOAT": "DOUBLE", "UIN
 IDENTITY_KEYS = {"INTEGER", "BIGINT", "SMALLINT", "VARCHAR", "BOOLEAN", "DATE", "UINTEGER", "DECIMAL(10,2)"}
 TEMPORAL = {"DATE", "TIMESTAMP", "TIMESTAMPTZ"}
 SORTABLE = {"INTEGER", "BIGINT", "SMALLINT", "VARCHAR", "DATE", "TIMESTAMP", "DOUBLE", "DECIMAL(10,2)"}
+#: column types the provider's reader refuses with an error naming them
+REFUSED_TYPES = {"HUGEINT", "INTERVAL"}
 MAINTENANCE = (
     "CALL ducklake_merge_adjacent_files('lake')",
     "CALL ducklake_flush_inlined_data('lake')",
@@ -334,8 +336,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=14, help="changes per seed")
     parser.add_argument("--spark", action="store_true", help="read with the Spark engine too")
     args = parser.parse_args()
-    if args.odd_types:
-        args.types = "|".join([*args.types.split("|"), *ODD_LITERALS])
+    if args.odd_types:  # not HUGEINT and INTERVAL: the provider refuses to read them (docs/ducklake.md, Known limits)
+        args.types = "|".join([*args.types.split("|"), *(t for t in ODD_LITERALS if t not in REFUSED_TYPES)])
     spark = None
     if args.spark:
         from airflow_provider_lakehouse.spark.session import local_session
