@@ -448,8 +448,9 @@ class CommitBuilder:
         for fid, deletes in sorted(changes.base_deletes.items()):
             if fid in changes.dropped_files or deletes.delete_file is None:
                 continue
-            old = (state.files or {})[fid].delete_file  # loaded: deleting from a base file read them
-            if old is not None:
+            base = (state.files or {})[fid]  # loaded: deleting from a base file read them
+            # the new delete file holds every live one's positions (a DuckDB lake can have two live), so all end
+            for old in (*base.other_delete_files, *((base.delete_file,) if base.delete_file else ())):
                 self.sql(
                     "UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE delete_file_id = ? "
                     "AND end_snapshot IS NULL",

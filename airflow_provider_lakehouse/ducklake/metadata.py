@@ -359,6 +359,7 @@ def data_file_from_row(
     *,
     delete_file: DeleteFileInfo | None = None,
     inlined_deletes: tuple[tuple[int, int], ...] = (),
+    other_delete_files: tuple[DeleteFileInfo, ...] = (),
 ) -> DataFileInfo:
     """A data file from a catalog row whose first columns are :data:`DATA_FILE_COLUMNS`."""
     return DataFileInfo(
@@ -375,6 +376,7 @@ def data_file_from_row(
         partition_id=_optional_int(row[10]),
         delete_file=delete_file,
         inlined_deletes=inlined_deletes,
+        other_delete_files=other_delete_files,
     )
 
 
@@ -395,22 +397,24 @@ def data_files_at(
     """Visible data files of ``table`` with their visible delete file and inlined deletions; ``limit`` and
     ``offset`` page through them (by file id, or by first row id), for tables with very many files."""
     s = snapshot_id
-    deletes: dict[int, DeleteFileInfo] = {}
+    deletes: dict[int, list[DeleteFileInfo]] = defaultdict(list)
     for row in conn.query(
         f"SELECT delete_file_id, data_file_id, path, path_is_relative, format, delete_count, file_size_bytes, footer_size, "
         f"begin_snapshot, partial_max FROM {{M}}ducklake_delete_file WHERE table_id = ? AND {visible()}",
         (table.table_id, s, s),
     ):
-        deletes[int(row[1])] = DeleteFileInfo(
-            int(row[0]),
-            int(row[1]),
-            resolve_path(table_dir, row[2], row[3]),
-            str(row[4]),
-            int(row[5]),
-            int(row[6]),
-            int(row[7]) if row[7] is not None else None,
-            int(row[8]),
-            int(row[9]) if row[9] is not None else None,
+        deletes[int(row[1])].append(
+            DeleteFileInfo(
+                int(row[0]),
+                int(row[1]),
+                resolve_path(table_dir, row[2], row[3]),
+                str(row[4]),
+                int(row[5]),
+                int(row[6]),
+                int(row[7]) if row[7] is not None else None,
+                int(row[8]),
+                int(row[9]) if row[9] is not None else None,
+            )
         )
     inlined_deletes: dict[int, list[tuple[int, int]]] = defaultdict(list)
     inlined_delete_table = f"ducklake_inlined_delete_{table.table_id}"
@@ -432,11 +436,17 @@ def data_files_at(
                 row,
                 table,
                 table_dir,
-                delete_file=deletes.get(fid),
+                delete_file=live[-1] if (live := _newest_last(deletes.get(fid, []))) else None,
                 inlined_deletes=tuple(sorted(inlined_deletes.get(fid, ()))),
+                other_delete_files=tuple(live[:-1]),
             )
         )
     return files
+
+
+def _newest_last(delete_files: list[DeleteFileInfo]) -> list[DeleteFileInfo]:
+    """A data file's live delete files, the newest (the one DuckDB writes each later delete against) last."""
+    return sorted(delete_files, key=lambda d: (d.begin_snapshot, d.delete_file_id))
 
 
 def file_column_stats(conn: CatalogConnection, table_id: int) -> dict[int, dict[int, tuple[Any, ...]]]:

@@ -127,6 +127,13 @@ class DataFileInfo:
     partition_id: int | None = None
     delete_file: DeleteFileInfo | None = None
     inlined_deletes: tuple[tuple[int, int], ...] = ()  # (position, snapshot) from ducklake_inlined_delete_T
+    # other delete files live at the same snapshot: DuckDB 1.5.5 leaves one behind when it flushes a file's inlined
+    # deletions in a transaction that also deletes from it (docs/ducklake.md, Known limits); their rows are gone too
+    other_delete_files: tuple[DeleteFileInfo, ...] = ()
+
+    @property
+    def has_deletes(self) -> bool:
+        return self.delete_file is not None or bool(self.inlined_deletes) or bool(self.other_delete_files)
 
 
 @dataclass(frozen=True)

@@ -183,8 +183,8 @@ def read_delete_file(storage: Storage, path: str) -> tuple[np.ndarray, np.ndarra
 def deleted_positions(storage: Storage, file: DataFileInfo, snapshot_id: int) -> np.ndarray:
     """Positions of ``file`` deleted as of ``snapshot_id``."""
     parts = []
-    if file.delete_file is not None:
-        positions, snapshots = read_delete_file(storage, file.delete_file.path)
+    for delete_file in (*file.other_delete_files, *((file.delete_file,) if file.delete_file else ())):
+        positions, snapshots = read_delete_file(storage, delete_file.path)
         parts.append(positions if snapshots is None else positions[snapshots <= snapshot_id])
     if file.inlined_deletes:
         parts.append(np.array([p for p, s in file.inlined_deletes if s <= snapshot_id], dtype=np.int64))

@@ -129,7 +129,7 @@ def _deleted_rows(storage: Storage, plan: ScanPlan) -> pa.Table | None:
     paths: list[str] = []
     positions: list[int] = []
     for f in plan.files:
-        if f.delete_file is None and not f.inlined_deletes:
+        if not f.has_deletes:
             continue
         gone = deleted_positions(storage, f, plan.snapshot_id)
         paths += [spark_path(f.path) if "://" in f.path else "file:" + f.path] * len(gone)

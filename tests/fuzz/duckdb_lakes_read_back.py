@@ -237,11 +237,20 @@ def ordered(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda row: (row[key], repr(row)))
 
 
+def _two_live_delete_files(lake: Any, snapshot: int) -> bool:
+    try:
+        return any(f.other_delete_files for f in lake.scan("main.t", version=snapshot).files)
+    except LookupError:
+        return False
+
+
 def compare_reads(con: Any, setup: referee.LakeSetup, seed: int) -> str | None:
     """Our reader against DuckDB at every snapshot, with row ids."""
     lake = setup.open()
     compared = 0
     for snapshot in referee.lake_snapshots(lake):
+        if _two_live_delete_files(lake, snapshot):
+            continue  # DuckDB reads such a file once per delete file (docs/ducklake.md, Known limits)
         theirs = duckdb_rows(con, f"SELECT rowid, * FROM lake.t AT (VERSION => {snapshot})")
         try:
             ours: list[dict[str, Any]] | str = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pyarrow.compute as pc
 import pytest
 
 from airflow_provider_lakehouse.ducklake.deletion_vectors import DeletionVectorError, deleted_positions_of
@@ -70,3 +71,44 @@ def test_a_corrupt_deletion_vector_is_named_not_misread(setup: LakeSetup) -> Non
     blob[-20] ^= 0xFF
     with pytest.raises(DeletionVectorError, match="checksum does not match"):
         deleted_positions_of(bytes(blob), path)
+
+
+def _lake_with_two_live_delete_files(setup: LakeSetup, deletion_vectors: bool) -> Any:
+    setup.create()
+    con = referee.connect()
+    setup.attach(con, DATA_INLINING_ROW_LIMIT="50", **({"WRITE_DELETION_VECTORS": "true"} if deletion_vectors else {}))
+    con.sql("CREATE TABLE lake.t AS SELECT range::INTEGER AS id FROM range(300)")
+    con.sql("DELETE FROM lake.t WHERE id < 3")  # recorded as inlined deletions of the file's rows
+    con.sql("BEGIN")
+    con.sql("DELETE FROM lake.t WHERE id % 2 = 0")
+    con.sql("CALL ducklake_flush_inlined_data('lake')")
+    con.sql("COMMIT")
+    return con
+
+
+@pytest.mark.parametrize("deletion_vectors", [True, False])
+def test_two_live_delete_files_both_delete(setup: LakeSetup, deletion_vectors: bool) -> None:
+    """DuckDB 1.5.5 leaves a data file with two live delete files when one transaction deletes from it and flushes
+    its inlined deletions (read-back fuzzer seeds 28512 and 28578). DuckDB then reads the file once per delete file:
+    449 rows of a 300-row table. Every committed delete counts, so we read the 149 rows the statements leave; and
+    our next delete ends both files, after which DuckDB reads the right rows again."""
+    con = _lake_with_two_live_delete_files(setup, deletion_vectors)
+    (data_file,) = setup.open().scan("main.t").files
+    assert data_file.delete_file is not None and len(data_file.other_delete_files) == 1
+    assert con.sql("SELECT count(*), count(DISTINCT id) FROM lake.t").fetchone() == (449, 300)  # DuckDB's bug
+    expected = [i for i in range(300) if i >= 3 and i % 2 == 1]
+    assert sorted(setup.open().read("main.t").column("id").to_pylist()) == expected
+
+    tx = setup.open().transaction()
+    tx.delete_where("main.t", pc.field("id") == 299)
+    tx.commit()
+    (data_file,) = setup.open().scan("main.t").files
+    assert not data_file.other_delete_files
+    assert [r[0] for r in con.sql("SELECT id FROM lake.t ORDER BY id").fetchall()] == expected[:-1]
+
+
+def test_the_spark_engine_applies_both_live_delete_files(spark: Any, setup: LakeSetup) -> None:
+    _lake_with_two_live_delete_files(setup, deletion_vectors=True)
+    ours = selected(run(spark, setup, "SELECT count(*) AS n, sum(id) AS s FROM t"))
+    expected = [i for i in range(300) if i >= 3 and i % 2 == 1]
+    assert [(r["n"], r["s"]) for r in ours] == [(len(expected), sum(expected))]
