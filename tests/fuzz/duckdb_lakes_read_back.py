@@ -3,6 +3,7 @@
     python -m tests.fuzz.duckdb_lakes_read_back 100 50             # our reader and change feed against DuckDB's
     python -m tests.fuzz.duckdb_lakes_read_back 100 50 --odd-types # UUID, JSON, unsigned, nested ... too
     python -m tests.fuzz.duckdb_lakes_read_back 100 20 --spark     # the Spark engine's reads too (slower)
+    python -m tests.fuzz.duckdb_lakes_read_back 100 20 --spark --s3  # on the local stack's Postgres and S3
 
 Each seed attaches a SQLite lake in DuckDB with random writer settings (deletion vectors or not, an inlining limit
 of 0, 5 or 50 rows, small row groups now and then) and runs a random sequence of changes, some of them grouped in
@@ -317,10 +318,10 @@ def compare_spark(spark: Any, con: Any, setup: referee.LakeSetup, seed: int, rng
     return None
 
 
-def compare(seed: int, types: list[str], steps: int, spark: Any = None) -> str | None:
+def compare(seed: int, types: list[str], steps: int, spark: Any = None, s3: bool = False) -> str | None:
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as folder:
-        setup = referee.sqlite_lake(Path(folder))
+        setup = referee.postgres_lake(None) if s3 else referee.sqlite_lake(Path(folder))
         con = referee.connect()
         options, calls = writer_settings(rng)
         setup.attach(con, **options)
@@ -344,6 +345,7 @@ def main() -> None:
     parser.add_argument("--odd-types", action="store_true", help="the less common types too")
     parser.add_argument("--steps", type=int, default=14, help="changes per seed")
     parser.add_argument("--spark", action="store_true", help="read with the Spark engine too")
+    parser.add_argument("--s3", action="store_true", help="the local stack's Postgres catalog and S3 (S3A reads)")
     args = parser.parse_args()
     if args.odd_types:  # not HUGEINT and INTERVAL: the provider refuses to read them (docs/ducklake.md, Known limits)
         args.types = "|".join([*args.types.split("|"), *(t for t in ODD_LITERALS if t not in REFUSED_TYPES)])
@@ -353,7 +355,7 @@ def main() -> None:
 
         spark = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
     types = args.types.split("|")
-    run_seeds(args.first_seed, args.count, lambda seed: compare(seed, types, args.steps, spark))
+    run_seeds(args.first_seed, args.count, lambda seed: compare(seed, types, args.steps, spark, args.s3))
 
 
 if __name__ == "__main__":
