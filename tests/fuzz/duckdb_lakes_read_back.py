@@ -47,9 +47,11 @@ MAINTENANCE = (
 class LakeHistory:
     """A random sequence of changes to table ``t`` of lake ``lake``, as DuckDB statements."""
 
-    def __init__(self, rng: random.Random, types: list[str]) -> None:
+    def __init__(self, rng: random.Random, types: list[str], expire: bool = False) -> None:
         self.rng = rng
         self.types = types
+        self.expire = expire
+        self.steps = 0
         self.columns: dict[str, str] = {}
         self.next_id = 0
         self.next_column = 0
@@ -104,6 +106,9 @@ class LakeHistory:
 
     def statement(self) -> str:
         rng = self.rng
+        self.steps += 1
+        if self.expire and rng.random() < 0.15:  # drawn only with --expire, so other runs keep their histories
+            return self._expiry()
         choice = rng.random()
         if choice < 0.3 or not self.next_id:
             return self._insert()
@@ -140,6 +145,11 @@ class LakeHistory:
         if choice < 0.9:
             return f"DELETE FROM lake.t WHERE {self._condition()} OR {self._condition()}"
         return rng.choice(MAINTENANCE)
+
+    def _expiry(self) -> str:
+        if self.rng.random() < 0.3:
+            return "CALL ducklake_cleanup_old_files('lake', cleanup_all => true)"
+        return f"CALL ducklake_expire_snapshots('lake', versions => [{self.rng.randint(1, self.steps + 1)}])"
 
     def _partitioning(self) -> str:
         keys = []
@@ -178,9 +188,9 @@ def rollback(con: Any) -> None:
         pass
 
 
-def write_history(con: Any, rng: random.Random, types: list[str], steps: int) -> list[str]:
+def write_history(con: Any, rng: random.Random, types: list[str], steps: int, expire: bool = False) -> list[str]:
     """Run a random history in DuckDB; returns the statements that ran (rolled-back groups marked)."""
-    history = LakeHistory(rng, types)
+    history = LakeHistory(rng, types, expire)
     ran = []
     create = history.create()
     con.sql(create)
@@ -318,7 +328,9 @@ def compare_spark(spark: Any, con: Any, setup: referee.LakeSetup, seed: int, rng
     return None
 
 
-def compare(seed: int, types: list[str], steps: int, spark: Any = None, s3: bool = False) -> str | None:
+def compare(
+    seed: int, types: list[str], steps: int, spark: Any = None, s3: bool = False, expire: bool = False
+) -> str | None:
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as folder:
         setup = referee.postgres_lake(None) if s3 else referee.sqlite_lake(Path(folder))
@@ -327,7 +339,7 @@ def compare(seed: int, types: list[str], steps: int, spark: Any = None, s3: bool
         setup.attach(con, **options)
         for call in calls:
             con.sql(call)
-        history = write_history(con, rng, types, steps)
+        history = write_history(con, rng, types, steps, expire)
         difference = compare_reads(con, setup, seed) or compare_changes(con, setup, seed, rng)
         if difference is None and spark is not None:
             difference = compare_spark(spark, con, setup, seed, rng)
@@ -346,6 +358,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=14, help="changes per seed")
     parser.add_argument("--spark", action="store_true", help="read with the Spark engine too")
     parser.add_argument("--s3", action="store_true", help="the local stack's Postgres catalog and S3 (S3A reads)")
+    parser.add_argument("--expire", action="store_true", help="expire snapshots and clean up old files too")
     args = parser.parse_args()
     if args.odd_types:  # not HUGEINT and INTERVAL: the provider refuses to read them (docs/ducklake.md, Known limits)
         args.types = "|".join([*args.types.split("|"), *(t for t in ODD_LITERALS if t not in REFUSED_TYPES)])
@@ -355,7 +368,7 @@ def main() -> None:
 
         spark = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
     types = args.types.split("|")
-    run_seeds(args.first_seed, args.count, lambda seed: compare(seed, types, args.steps, spark, args.s3))
+    run_seeds(args.first_seed, args.count, lambda seed: compare(seed, types, args.steps, spark, args.s3, args.expire))
 
 
 if __name__ == "__main__":
