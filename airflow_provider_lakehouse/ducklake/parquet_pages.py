@@ -29,7 +29,7 @@ class ParquetPageError(ValueError):
 
 @dataclass(frozen=True)
 class ColumnChunk:
-    """Where one row group's chunk of a column lies in its file, and how to read it."""
+    """One row group's chunk of a column: its bytes (from its first page on) and how to read them."""
 
     data: bytes
     codec: str
@@ -335,3 +335,15 @@ def read_columns(
                 except ParquetPageError as reason:
                     raise OSError(f"{path}: cannot read column {name!r}: {refused}; {reason}") from refused
         return pa.table(columns)
+
+
+def has_delta_packed_32_bit_columns(parquet: pq.ParquetFile) -> bool:
+    """Whether any 32-bit column chunk is ``DELTA_BINARY_PACKED``: the ones DuckDB may have written with 64-bit
+    deltas, which a streaming pyarrow read could fail on halfway (see :func:`read_columns`)."""
+    meta = parquet.metadata
+    return any(
+        meta.row_group(g).column(c).physical_type == "INT32"
+        and "DELTA_BINARY_PACKED" in meta.row_group(g).column(c).encodings
+        for g in range(meta.num_row_groups)
+        for c in range(meta.num_columns)
+    )

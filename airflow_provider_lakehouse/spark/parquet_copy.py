@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
+from airflow_provider_lakehouse.ducklake.parquet_pages import has_delta_packed_32_bit_columns, read_columns
 from airflow_provider_lakehouse.exceptions import LakehouseError
 from airflow_provider_lakehouse.spark.files import storage_for
 from airflow_provider_lakehouse.spark.plan import FileRef, Step
@@ -103,4 +104,12 @@ def copy_pieces(task: CopyTask, items: Iterable[pa.RecordBatch]) -> Iterator[pa.
                     )
                 if not row_groups:  # a file without rows still has its schema checked
                     continue
-                yield from write_batches(task.write, parquet.iter_batches(row_groups=row_groups))
+                if has_delta_packed_32_bit_columns(parquet):  # a row group at a time, decoded where pyarrow refuses
+                    batches: Iterable[pa.RecordBatch] = (
+                        batch
+                        for g in row_groups
+                        for batch in read_columns(handle, parquet, path, None, [g]).to_batches()
+                    )
+                else:
+                    batches = parquet.iter_batches(row_groups=row_groups)
+                yield from write_batches(task.write, batches)

@@ -111,3 +111,25 @@ def test_the_spark_engine_reads_a_parquet_version_2_lake(spark: Any, setup: Lake
     assert [{k: int(v) for k, v in row.items()} for row in ours] == [
         {k: int(v) for k, v in row.items()} for row in theirs
     ]
+
+
+def test_a_parquet_version_2_file_is_copied_into_a_lake(spark: Any, setup: LakeSetup, tmp_path: Path) -> None:
+    """``CREATE TABLE AS SELECT * FROM read_parquet(...)`` copies a file's row groups with pyarrow on the executors:
+    a DuckDB file with 64-bit deltas in an ``INTEGER`` column goes through the decoder there too."""
+    setup.create()
+    con = referee.connect()
+    landing = str(tmp_path / "wide.parquet")
+    con.execute(
+        f"COPY (SELECT range AS id, CASE WHEN range % 2 = 0 THEN -2147483648 + range ELSE 2147483647 - range END "
+        f"::INTEGER AS i FROM range(5000)) TO '{landing}' (PARQUET_VERSION V2, ROW_GROUP_SIZE 2048)"
+    )
+    with pytest.raises(OSError, match="Unexpected end of stream"):
+        pq.read_table(landing)  # what the copy met before
+    response = run(
+        spark, setup, f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE t AS SELECT * FROM read_parquet('{landing}')"
+    )
+    assert response["result"]["commands"][2]["write"] == "parquet-copy"
+    setup.attach(con)
+    assert referee.rows(con, "SELECT * FROM lake.t ORDER BY id") == referee.rows(
+        con, f"SELECT * FROM '{landing}' ORDER BY id"
+    )
