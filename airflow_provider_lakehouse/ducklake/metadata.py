@@ -431,12 +431,13 @@ def data_files_at(
         (table.table_id, s, s, *((int(limit), int(offset)) if limit is not None else ())),
     ):
         fid = int(row[0])
+        live = _newest_last(deletes.get(fid, []))
         files.append(
             data_file_from_row(
                 row,
                 table,
                 table_dir,
-                delete_file=live[-1] if (live := _newest_last(deletes.get(fid, []))) else None,
+                delete_file=live[-1] if live else None,
                 inlined_deletes=tuple(sorted(inlined_deletes.get(fid, ()))),
                 other_delete_files=tuple(live[:-1]),
             )
