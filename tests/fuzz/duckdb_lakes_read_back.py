@@ -311,8 +311,11 @@ def compare_spark(spark: Any, con: Any, setup: referee.LakeSetup, seed: int, rng
     """The Spark engine's reads against DuckDB's at the last snapshot and two random ones."""
     from tests.integration.test_spark_sql import run, selected
 
-    snapshots = referee.lake_snapshots(setup.open())
-    for snapshot in {snapshots[-1], *rng.sample(snapshots, min(2, len(snapshots)))}:
+    lake = setup.open()
+    snapshots = referee.lake_snapshots(lake)
+    for snapshot in sorted({snapshots[-1], *rng.sample(snapshots, min(2, len(snapshots)))}):
+        if _two_live_delete_files(lake, snapshot):
+            continue  # DuckDB's answer there is wrong (see compare_reads)
         theirs = duckdb_rows(con, f"SELECT * FROM lake.t AT (VERSION => {snapshot})")
         try:
             response = run(spark, setup, f"ATTACH 'ducklake' AS dl; USE dl; SELECT * FROM t AT (VERSION => {snapshot})")
