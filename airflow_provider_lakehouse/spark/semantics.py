@@ -140,7 +140,8 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
                 this=CAST,
                 expressions=[
                     node.this,
-                    exp.Literal.string(node.to.sql("spark")),
+                    # an unsigned type keeps DuckDB's name (Spark's SMALLINT for UTINYINT would lose its range)
+                    exp.Literal.string(node.to.sql("duckdb" if node.to.this in _UNSIGNED_TYPES else "spark")),
                     exp.Boolean(this=isinstance(node, exp.TryCast) or bool(node.args.get("safe"))),
                     exp.Literal.number(next(counter)),
                 ],
@@ -439,8 +440,99 @@ def _resolve_marker(node: exp.Anonymous, operands: tuple[Operand, ...]) -> exp.E
                 return _float_division(_ieee_division, args[1], args[2], operands)
             return _ieee_division(args[1], args[2])
         return resolve_typed(args[0].name, args[1:-1], operands)
+    category, dtype = operands[0] if operands else ("unknown", None)
+    if args[1].name.upper() in _UNSIGNED:
+        return _unsigned_cast(args[0], args[1].name.upper(), bool(args[2].this), category, dtype)
     target = exp.DataType.build(args[1].name, dialect="spark")
-    return _cast(args[0], target, bool(args[2].this), operands[0][0] if operands else "unknown")
+    return _cast(args[0], target, bool(args[2].this), category)
+
+
+#: DuckDB's unsigned integer types: the Spark type that holds each (as the lake's columns are read), its largest
+#: value, and DuckDB's name of it in errors
+_UNSIGNED = {
+    "UTINYINT": ("smallint", 2**8 - 1, "UINT8"),
+    "USMALLINT": ("int", 2**16 - 1, "UINT16"),
+    "UINTEGER": ("bigint", 2**32 - 1, "UINT32"),
+    "UINT": ("bigint", 2**32 - 1, "UINT32"),
+    "UBIGINT": ("decimal(20, 0)", 2**64 - 1, "UINT64"),
+}
+_UNSIGNED_TYPES = {
+    exp.DataType.Type.UTINYINT,
+    exp.DataType.Type.USMALLINT,
+    exp.DataType.Type.UINT,
+    exp.DataType.Type.UBIGINT,
+}
+#: DuckDB's names of the integer types it names in an out-of-range cast's error
+_DUCKDB_INTEGER_NAMES = {"tinyint": "INT8", "smallint": "INT16", "int": "INT32", "bigint": "INT64"}
+
+
+def _number_literal(node: exp.Expression) -> bool:
+    """A number written without an exponent (possibly negated or in parentheses)."""
+    while isinstance(node, (exp.Paren, exp.Neg)):
+        node = node.this
+    return isinstance(node, exp.Literal) and not node.is_string and "e" not in node.name.lower()
+
+
+def _unsigned_cast(x: exp.Expression, target: str, safe: bool, category: str, dtype: exp.DataType | None) -> exp.Expr:
+    """DuckDB's cast to an unsigned integer type, which Spark lacks, into the Spark type that holds the lake's
+    column of that type. A decimal or an integer rounds half away from zero and must then fit; text must not be
+    negative (``'-0'`` is 0); a float must lie in [0, 2^bits) before it rounds half to even, and DuckDB then keeps
+    the low bits (``255.5::DOUBLE::UTINYINT`` is 0 in DuckDB 1.5.5). Out of range it fails with DuckDB's error;
+    ``TRY_CAST`` gives NULL."""
+    spark_type, largest, duckdb_name = _UNSIGNED[target]
+    if category == "float" and _number_literal(x):  # DuckDB reads -0.4 as a DECIMAL, not a DOUBLE
+        category = "decimal"
+    literal = int_literal(x)
+    if literal is not None:  # DuckDB types an integer literal by its value
+        source: str | None = "INT32" if -(2**31) <= literal < 2**31 else "INT64"
+    elif category == "float":
+        source = "FLOAT" if dtype is not None and dtype.is_type(exp.DataType.Type.FLOAT) else "DOUBLE"
+    else:
+        source = _DUCKDB_INTEGER_NAMES.get(dtype.sql("spark").lower()) if dtype is not None else None
+    if category == "string":
+        message = spark_expression(
+            "CONCAT(_open, _x, _close)",
+            _open=exp.Literal.string("Conversion Error: Could not convert string '"),
+            _x=x,
+            _close=exp.Literal.string(f"' to {duckdb_name}"),
+        )
+    elif source is not None:
+        message = spark_expression(
+            f"CONCAT('Conversion Error: Type {source} with value ', CAST(_x AS STRING), _m)",
+            _x=x,
+            _m=exp.Literal.string(
+                f" can't be cast because the value is out of range for the destination type {duckdb_name}"
+            ),
+        )
+    else:
+        message = spark_expression(
+            "CONCAT('Conversion Error: Could not convert ', CAST(_x AS STRING), _m)",
+            _x=x,
+            _m=exp.Literal.string(f" to {duckdb_name}: the value is out of range"),
+        )
+    fail: exp.Expr = exp.Null() if safe else exp.Anonymous(this="RAISE_ERROR", expressions=[message])
+    if category == "float":
+        return spark_expression(
+            f"CASE WHEN _x IS NULL THEN CAST(NULL AS {spark_type}) "
+            f"WHEN ISNAN(_x) OR _x < 0 OR _x >= CAST({largest + 1} AS DOUBLE) THEN _fail "
+            f"ELSE CAST(CAST(BROUND(_x) AS DECIMAL(38, 0)) % {largest + 1} AS {spark_type}) END",
+            _x=x,
+            _fail=fail,
+        )
+    if category == "string":
+        number = _cast(x, exp.DataType.build("decimal(38, 18)"), safe, category)
+        whole: exp.Expr = exp.Round(this=number)
+        negative: exp.Expr = spark_expression("_n < 0", _n=number)
+    else:
+        whole = _cast(x, exp.DataType.build("decimal(38, 0)"), safe, category)
+        negative = spark_expression("_w < 0", _w=whole)
+    return spark_expression(
+        f"CASE WHEN _w IS NULL THEN CAST(NULL AS {spark_type}) WHEN _neg OR _w > {largest} THEN _fail "
+        f"ELSE CAST(_w AS {spark_type}) END",
+        _w=whole,
+        _neg=negative,
+        _fail=fail,
+    )
 
 
 def _marker_operand_categories(

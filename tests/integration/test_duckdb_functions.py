@@ -5,6 +5,7 @@ and in DuckDB 1.5 over the same lake; the expected values are DuckDB's answers a
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,28 @@ ROW_EXPRESSIONS = [
     "'36d5a6d7a93584b86f93305acdc2a62b'::UUID = '36d5a6d7-a935-84b8-6f93-305acdc2a62b'::UUID",
     "CAST('zz' AS UUID)",
     "TRY_CAST('zz' AS UUID)",
+    # unsigned integers, which Spark lacks: DuckDB's rounding, range and failures (script fuzzer seed 28520)
+    "300::UTINYINT",
+    "(-1)::UTINYINT",
+    "2.5::UTINYINT",
+    "2.5::DOUBLE::UTINYINT",
+    "'7'::UTINYINT",
+    "255.4::UTINYINT",
+    "60000::USMALLINT",
+    "70000::USMALLINT",
+    "4294967295::UINTEGER",
+    "4294967296::UINTEGER",
+    "(-1)::UBIGINT",
+    "18446744073709551615::UBIGINT",
+    "TRY_CAST(300 AS UTINYINT)",
+    "TRY_CAST(i AS UTINYINT)",
+    "CAST(abs(i) % 256 AS UTINYINT)",
+    "TRY_CAST(d AS USMALLINT)",
+    "(-0.4)::UTINYINT",  # a DECIMAL: rounds to 0
+    "(-0.4)::DOUBLE::UTINYINT",  # a negative DOUBLE fails before it rounds
+    "255.5::DOUBLE::UTINYINT",  # rounds half to even to 256, of which DuckDB 1.5.5 keeps the low 8 bits: 0
+    "'-0'::UTINYINT",
+    "'-0.4'::UTINYINT",
     # positions and counts: DuckDB's values (NULL where nothing is found), in DuckDB's integer types
     "array_position(l, 2)",
     "array_position(l, 99)",
@@ -401,3 +424,13 @@ def test_a_created_table_keeps_duckdbs_column_types(spark: Any, lake: LakeSetup,
     )
     assert ours_types == duckdb_types
     assert con.sql(f"SELECT * FROM ours_{name} EXCEPT SELECT * FROM duckdb_{name}").fetchall() == []
+
+
+def test_an_unsigned_cast_out_of_range_fails_with_duckdbs_message(spark: Any, lake: LakeSetup, con: Any) -> None:
+    sql = "SELECT 70000::USMALLINT AS r"
+    with pytest.raises(Exception) as duckdb_error:
+        con.sql(sql).fetchall()
+    expected = str(duckdb_error.value).split("\n")[0]
+    assert "out of range for the destination type UINT16" in expected
+    with pytest.raises(StatementError, match=re.escape(expected)):
+        PlanRunner(spark, spec_of(lake)).run(plan_script(f"ATTACH 'ducklake' AS dl; USE dl; {sql}"))
