@@ -450,7 +450,7 @@ class CommitBuilder:
                 continue
             base = (state.files or {})[fid]  # loaded: deleting from a base file read them
             # the new delete file holds every live one's positions (a DuckDB lake can have two live), so all end
-            for old in (*base.other_delete_files, *((base.delete_file,) if base.delete_file else ())):
+            for old in base.live_delete_files:
                 self.sql(
                     "UPDATE {M}ducklake_delete_file SET end_snapshot = ? WHERE delete_file_id = ? "
                     "AND end_snapshot IS NULL",

@@ -105,7 +105,7 @@ def table_info(lake: DuckLake, *, version: int | None = None) -> list[TableStats
         for table in metadata.tables_at(conn, snap):
             files = metadata.data_files_at(conn, table, lake.table_dir(table), snap)
             # every live delete file counts, as in DuckDB's formula (a DuckDB lake can have two for one file)
-            deletes = [d for f in files for d in (*f.other_delete_files, *((f.delete_file,) if f.delete_file else ()))]
+            deletes = [d for f in files for d in f.live_delete_files]
             inlined = read_inlined_rows(
                 conn, table, table.columns[:1], snap, schema_at_version=lake.inlined_schemas(conn, table)
             ).num_rows

@@ -132,8 +132,13 @@ class DataFileInfo:
     other_delete_files: tuple[DeleteFileInfo, ...] = ()
 
     @property
+    def live_delete_files(self) -> tuple[DeleteFileInfo, ...]:
+        """Every delete file live at this snapshot, the newest last (usually one, or none)."""
+        return (*self.other_delete_files, *((self.delete_file,) if self.delete_file is not None else ()))
+
+    @property
     def has_deletes(self) -> bool:
-        return self.delete_file is not None or bool(self.inlined_deletes) or bool(self.other_delete_files)
+        return bool(self.live_delete_files) or bool(self.inlined_deletes)
 
 
 @dataclass(frozen=True)

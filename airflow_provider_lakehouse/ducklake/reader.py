@@ -183,7 +183,7 @@ def read_delete_file(storage: Storage, path: str) -> tuple[np.ndarray, np.ndarra
 def deleted_positions(storage: Storage, file: DataFileInfo, snapshot_id: int) -> np.ndarray:
     """Positions of ``file`` deleted as of ``snapshot_id``."""
     parts = []
-    for delete_file in (*file.other_delete_files, *((file.delete_file,) if file.delete_file else ())):
+    for delete_file in file.live_delete_files:
         positions, snapshots = read_delete_file(storage, delete_file.path)
         parts.append(positions if snapshots is None else positions[snapshots <= snapshot_id])
     if file.inlined_deletes:
