@@ -109,6 +109,16 @@ def sqlite_lake_made_by_duckdb(tmp_path: Path, statements: list[str]) -> LakeSet
     return setup
 
 
+def described_again(con: Any, lake: LakeSetup, *tables: str) -> list[list[tuple[str, str]]]:
+    """``(column, type)`` of each of ``tables`` in ``lake``, attached again first: DuckDB keeps the catalog it read
+    at the attach, and would not see a table another engine created since."""
+    con.sql("USE memory")
+    con.sql("DETACH lake")
+    lake.attach(con)
+    con.sql("USE lake")
+    return [con.sql(f"SELECT column_name, column_type FROM (DESCRIBE {table})").fetchall() for table in tables]
+
+
 def postgres_spec(conn: dict[str, Any]) -> PostgresSpec:
     """The Postgres fields of a connection in the stack's ``AIRFLOW_CONN_*`` JSON form."""
     return PostgresSpec(

@@ -24,6 +24,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from airflow_provider_lakehouse.spark.integer_arithmetic import duckdb_integer_type
 from airflow_provider_lakehouse.spark.pattern_calls import pattern_call_type
 from airflow_provider_lakehouse.spark.rewriting import int_literal
 
@@ -36,6 +37,11 @@ _INTEGER_DIGITS = {
     exp.DataType.Type.SMALLINT: 5,
     exp.DataType.Type.INT: 10,
     exp.DataType.Type.BIGINT: 20,
+    # an unsigned lake column (typed so for DuckDB's arithmetic) as the Spark type that holds it
+    exp.DataType.Type.UTINYINT: 5,
+    exp.DataType.Type.USMALLINT: 10,
+    exp.DataType.Type.UINT: 20,
+    exp.DataType.Type.UBIGINT: 20,
 }
 
 
@@ -45,6 +51,10 @@ _DUCKDB_INTEGER_DIGITS = {
     exp.DataType.Type.SMALLINT: 5,
     exp.DataType.Type.INT: 10,
     exp.DataType.Type.BIGINT: 19,
+    exp.DataType.Type.UTINYINT: 3,
+    exp.DataType.Type.USMALLINT: 5,
+    exp.DataType.Type.UINT: 10,
+    exp.DataType.Type.UBIGINT: 20,
 }
 #: DuckDB computes decimals of up to 18 digits in 64-bit integers
 _INT64_DIGITS = 18
@@ -164,6 +174,8 @@ def _with_sparks_decimal_type(
         typed = duckdb_decimal_type(node) if duckdbs else spark_decimal_type(node)
         if typed is not None:
             node.type = typed
+        elif duckdbs and (integer := duckdb_integer_type(node)) is not None:
+            node.type = integer.sqlglot_type()  # (a + 1) * 2 of a TINYINT a is a TINYINT product
         return result
 
     return annotator

@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 from urllib.parse import urlparse
 
@@ -72,8 +72,13 @@ from airflow_provider_lakehouse.spark.responses import (
     outcome_of,
     response_of_earlier_try,
 )
-from airflow_provider_lakehouse.spark.semantics import has_markers, resolve, spark_schema_of
-from airflow_provider_lakehouse.spark.source_types import passed_through_types, tag_source_types, with_lake_types
+from airflow_provider_lakehouse.spark.semantics import has_markers, named_types, resolve, spark_schema_of
+from airflow_provider_lakehouse.spark.source_types import (
+    UNTYPED_IN_SPARK,
+    passed_through_types,
+    tag_source_types,
+    with_lake_types,
+)
 from airflow_provider_lakehouse.spark.statement_reads import StatementReads
 from airflow_provider_lakehouse.spark.tasks import (
     META_COLUMN,
@@ -159,12 +164,17 @@ class TableRead:
     :param spark_types: ``{column: Spark type}`` of ``frame``, known from the lake's types (asking Spark took a
         round trip per read over Spark Connect: 0.5 s for the 17 reads of one TPC-DS check); None: asked of Spark
         when a statement needs them (a view's).
+    :param lake_types: ``{column: DuckLake type}`` of its columns of a type Spark holds in another (see
+        :mod:`.source_types`), known with ``spark_types``.
     """
 
     frame: Any
     scan: dict[str, Any]
     spark_types: dict[str, str] | None
     inner_scans: tuple[dict[str, Any], ...] = ()  # a view's: the scans of the tables it reads
+    #: ``{column: DuckLake type}`` of its columns Spark holds in another type (``uint8`` as ``smallint``), known
+    #: with ``spark_types``
+    lake_types: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -244,6 +254,7 @@ class PlanRunner:
         self._temp_views: set[str] = set()  # the script's temp tables and views: session temp views
         self._reads = StatementReads()  # what statements read: given to spark.sql with their text
         self._view_schemas: dict[str, dict[str, str]] = {}
+        self._view_lake_types: dict[str, dict[str, str]] = {}  # their columns of a type Spark holds in another
         self._s3a: bool | None = None  # Spark reads this S3 lake itself (decided at the first read)
         self._cached: list[Any] = []
         self._view_depth = 0  # views being expanded, innermost last (a view may read another)
@@ -912,12 +923,13 @@ class PlanRunner:
         types (see :mod:`.semantics`)."""
         text = query or ""
         if has_markers(text):
-            text = resolve(text, self._schemas_of(text))
+            text = resolve(text, *self._schemas_of(text))
         return self._reads.sql(self.spark, text, args)
 
-    def _schemas_of(self, query: str) -> dict[str, dict[str, str]]:
-        """Spark types of the columns of every read and temp view ``query`` reads."""
-        schemas = {}
+    def _schemas_of(self, query: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+        """Spark types of the columns of every read and temp view ``query`` reads, and the DuckLake types of those
+        columns that pass a lake column of a type Spark has not through (see :func:`.semantics.resolve`)."""
+        schemas, lake_types = {}, {}
         lowered = query.lower()
         frames = self._reads.read_by(query)
         for view in [*self._temp_views, *frames]:
@@ -925,9 +937,12 @@ class PlanRunner:
                 continue
             if view not in self._view_schemas:
                 frame = frames[view] if view in frames else self.spark.table(quoted(view))
-                self._view_schemas[view] = spark_schema_of(frame)
+                struct = frame.schema  # over Spark Connect, a round trip: Spark analyses the frame
+                self._view_schemas[view] = named_types(struct)
+                self._view_lake_types[view] = passed_through_types(struct)
             schemas[view] = self._view_schemas[view]
-        return schemas
+            lake_types[view] = self._view_lake_types.get(view, {})
+        return schemas, lake_types
 
     def _evaluate(self, sql: str, args: dict[str, Any]) -> Any:
         return self._sql(f"SELECT {sql} AS value", args=args or None).collect()[0][0]
@@ -936,12 +951,17 @@ class PlanRunner:
         frame.createOrReplaceTempView(name)
         self._temp_views.add(name)
         self._view_schemas.pop(name, None)
+        self._view_lake_types.pop(name, None)
 
-    def _read(self, view: str, frame: Any, spark_types: dict[str, str] | None = None) -> None:
+    def _read(
+        self, view: str, frame: Any, spark_types: dict[str, str] | None = None, lake_types: dict[str, str] | None = None
+    ) -> None:
         self._reads.add(view, frame)
         if spark_types is None:
             self._view_schemas.pop(view, None)  # asked of Spark when a statement needs it
+            self._view_lake_types.pop(view, None)
             return
+        self._view_lake_types[view] = lake_types or {}
         if os.environ.get(VERIFY_READ_TYPES_ENV):
             asked = spark_schema_of(frame)
             if asked != spark_types:
@@ -956,6 +976,7 @@ class PlanRunner:
                 pass
         self._temp_views.clear()
         self._view_schemas.clear()
+        self._view_lake_types.clear()
         self._reads.clear()
         for frame in self._cached:
             try:
@@ -985,7 +1006,7 @@ class PlanRunner:
                 # reference's frame: Spark resolves the files once (on S3 two requests per file and reference).
                 registered[same_rows] = self._table_read(ref, args)
             table_read = registered[same_rows]
-            self._read(ref.view, table_read.frame, table_read.spark_types)
+            self._read(ref.view, table_read.frame, table_read.spark_types, table_read.lake_types)
             scans.append(table_read.scan)
             scans.extend(table_read.inner_scans)
         for file_ref in step.files:
@@ -1072,6 +1093,7 @@ class PlanRunner:
             tag_source_types(frame, columns),
             {**scan, "reader": reader},
             spark_types_of(output_schema(columns, virtual)),
+            lake_types={c.name: c.type for c in columns if c.type in UNTYPED_IN_SPARK},
         )
 
     def _view_read(self, view: ViewInfo, snapshot_id: int | None, args: dict[str, Any]) -> TableRead:

@@ -125,7 +125,9 @@ def _parenthesize_for_spark(node: exp.Expr) -> None:
             node.set(key, exp.Paren(this=operand))
 
 
-def typed_copy(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]], metadata: dict[Any, Any]) -> exp.Expr | None:
+def typed_copy(
+    tree: exp.Expr, schemas: Mapping[str, Mapping[str, str | exp.DataType]], metadata: dict[Any, Any]
+) -> exp.Expr | None:
     """A qualified copy of ``tree`` with its expressions typed (the statement itself is not qualified, which
     would rename its output columns), or None where sqlglot cannot qualify it."""
     try:

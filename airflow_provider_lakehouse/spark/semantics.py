@@ -19,6 +19,10 @@ DuckDB                    DuckDB's result                          Spark SQL wri
 ``a * b``, ``a + b``,     DECIMAL of DuckDB's precision (18 digits  ``CAST(a * b AS DECIMAL(p, s))`` of
 ``a - b`` of decimals     when both operands have at most 18),     DuckDB's type: Spark's is wider and
                           an error on overflow                     does not fail where DuckDB does
+``a + 1``, ``a * b`` ...  DuckDB's type (``TINYINT + 1`` is a      a ``CASE`` computing wide and raising
+of narrow integers        ``TINYINT``), an error on overflow       DuckDB's error (:mod:`.integer_arithmetic`)
+``a + 1 > 0`` (integers)  ``a > -1`` (its optimizer moves the      the same comparison (Spark computed, and
+                          constant; nothing overflows)             could overflow)
 ``a << b``                fails for a negative ``a`` or ``b``, a   a ``CASE`` raising DuckDB's errors, of
                           ``b`` of the width or more, an overflow  DuckDB's type (Spark wraps around)
 ``a >> b``                0 for a negative ``b`` or one of the     a ``CASE``; Spark shifts by ``b`` modulo
@@ -64,6 +68,16 @@ from airflow_provider_lakehouse.spark.float_operands import (
     needs_types,
     operands_marker,
     unwrapped,
+)
+from airflow_provider_lakehouse.spark.integer_arithmetic import (
+    LAKE_TYPES,
+    MOVABLE_COMPARISONS,
+    IntegerOperation,
+    IntegerType,
+    checked,
+    compared_as,
+    duckdb_integer_operation,
+    moved_constants,
 )
 from airflow_provider_lakehouse.spark.pattern_calls import parse_spark
 from airflow_provider_lakehouse.spark.rewriting import (
@@ -274,14 +288,32 @@ def _operators_of_markers(tree: exp.Expr) -> tuple[exp.Expr, bool]:
     return replaced_markers(tree, ARITHMETIC, unmark)
 
 
-def _duckdb_decimal_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]]) -> exp.Expr:
-    """The script's own decimal arithmetic in ``tree`` cast to DuckDB's type where Spark's differs: typed once,
-    on a qualified copy, with each numbered operator typed as DuckDB types it (its parents see the cast type)."""
+def _with_unsigned_types(
+    schemas: Mapping[str, Mapping[str, str]], lake_types: Mapping[str, Mapping[str, str]]
+) -> dict[str, dict[str, str | exp.DataType]]:
+    """``schemas`` with each column of an unsigned lake type typed as DuckDB's type (sqlglot has them), for
+    typing the script's arithmetic as DuckDB does."""
+    typed: dict[str, dict[str, str | exp.DataType]] = {}
+    for view, columns in schemas.items():
+        unsigned = {name: LAKE_TYPES[kind] for name, kind in lake_types.get(view, {}).items() if kind in LAKE_TYPES}
+        typed[view] = {
+            name: exp.DataType(this=unsigned[name]) if name in unsigned else spark for name, spark in columns.items()
+        }
+    return typed
+
+
+def _duckdb_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str | exp.DataType]]) -> exp.Expr:
+    """The script's own arithmetic in ``tree`` as DuckDB types it, where Spark's type differs: decimals cast to
+    DuckDB's type, FLOATs computed as FLOATs, integers of a narrow type checked against its range
+    (:mod:`.integer_arithmetic`). Typed once, on a qualified copy, with each numbered operator typed as DuckDB
+    types it (its parents see DuckDB's type)."""
     typed = typed_copy(tree, schemas, spark_expression_metadata(duckdb_arithmetic=True))
     if typed is None:  # a statement sqlglot cannot qualify keeps Spark's types
         return tree
     casts: dict[int, exp.DataType] = {}
     in_float: dict[int, tuple[bool, bool]] = {}  # which operands become FLOATs
+    checks: dict[int, tuple[IntegerType, IntegerType]] = {}  # DuckDB's type, and the type it is compared in
+    integers: dict[int, IntegerOperation] = {}
     for node in typed.find_all(*_OPERATORS):
         number = node.meta.get(DUCKDB_ARITHMETIC)
         if number is None:
@@ -292,7 +324,19 @@ def _duckdb_decimal_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str
         duckdbs = duckdb_decimal_type(node)
         if duckdbs is not None and duckdbs != spark_decimal_type(node):
             casts[int(number)] = duckdbs
-    for node in list(tree.find_all(*_OPERATORS)):
+        integer = duckdb_integer_operation(node)
+        if integer is not None:
+            integers[int(number)] = integer
+        if integer is not None and integer.result.narrow:
+            checks[int(number)] = (integer.result, compared_as(node, integer.result))
+        elif integer is not None and integer.of_narrow_columns:  # Spark's type may be narrower than DuckDB's
+            casts[int(number)] = exp.DataType.build(integer.result.spark)
+    # innermost first: a checked operator's copy of its operands holds their checks
+    for comparison in reversed(list(tree.find_all(*MOVABLE_COMPARISONS))):
+        moved = moved_constants(comparison, lambda node: integers.get(node.meta.get(DUCKDB_ARITHMETIC, 0)))
+        if moved is not comparison:
+            comparison.replace(moved)
+    for node in reversed(list(tree.find_all(*_OPERATORS))):
         number = node.meta.get(DUCKDB_ARITHMETIC, 0)
         for key, to_float in zip(("this", "expression"), in_float.get(number, ()), strict=False):
             if to_float:
@@ -300,6 +344,8 @@ def _duckdb_decimal_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str
         to = casts.get(number)
         if to is not None:
             node.replace(exp.Cast(this=node.copy(), to=to.copy()))
+        elif number in checks:
+            node.replace(checked(node, *checks[number]))
     return tree
 
 
@@ -336,10 +382,14 @@ def named_types(struct: Any) -> dict[str, str]:
     return {f.name: f.dataType.simpleString() for f in struct.fields}
 
 
-def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
+def resolve(
+    sql: str, schemas: Mapping[str, Mapping[str, str]], lake_types: Mapping[str, Mapping[str, str]] | None = None
+) -> str:
     """Replace the markers in Spark SQL ``sql`` by DuckDB's semantics for their operands' types.
 
     :param schemas: ``{view: {column: spark type}}`` of the views the statement reads.
+    :param lake_types: ``{view: {column: DuckLake type}}`` of their columns of an unsigned integer type (Spark
+        reads ``uint8`` as ``smallint``), which DuckDB's arithmetic of them depends on.
 
     >>> resolve("SELECT __LH_CAST(d, 'INT', FALSE, 1) FROM v", {"v": {"d": "decimal(5,1)"}})
     'SELECT CAST(ROUND(d) AS INT) FROM v'
@@ -364,7 +414,7 @@ def resolve(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> str:
             else:
                 replaced.replace(resolved)
     if arithmetic:  # last, so that it sees the operands' resolved types (sum(x) * 2)
-        tree = _duckdb_decimal_arithmetic(tree, schemas)
+        tree = _duckdb_arithmetic(tree, _with_unsigned_types(schemas, lake_types or {}))
     if operands_together and may_meet_a_float(sql, schemas):  # after arithmetic, which may make FLOATs
         tree = floats_as_duckdb(tree, schemas)
     return spark_text(_exact_log10(tree), duckdb_operators=True)  # markers come from DuckDB SQL only

@@ -414,14 +414,7 @@ def test_a_created_table_keeps_duckdbs_column_types(spark: Any, lake: LakeSetup,
         plan_script(f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE ours_{name} AS SELECT {select}")
     )
     con.sql(f"CREATE TABLE duckdb_{name} AS SELECT {select}")
-    con.sql("USE memory")
-    con.sql("DETACH lake")
-    lake.attach(con)
-    con.sql("USE lake")
-    ours_types, duckdb_types = (
-        con.sql(f"SELECT column_name, column_type FROM (DESCRIBE {side}_{name})").fetchall()
-        for side in ("ours", "duckdb")
-    )
+    ours_types, duckdb_types = referee.described_again(con, lake, f"ours_{name}", f"duckdb_{name}")
     assert ours_types == duckdb_types
     assert con.sql(f"SELECT * FROM ours_{name} EXCEPT SELECT * FROM duckdb_{name}").fetchall() == []
 

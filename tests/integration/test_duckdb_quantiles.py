@@ -139,13 +139,7 @@ def test_a_created_table_keeps_duckdbs_quantile_types(spark: Any, lake: LakeSetu
         plan_script(f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE ours_q AS SELECT {select}")
     )
     con.sql(f"CREATE TABLE duckdb_q AS SELECT {select}")
-    con.sql("USE memory")
-    con.sql("DETACH lake")
-    lake.attach(con)
-    con.sql("USE lake")
-    ours_types, duckdb_types = (
-        con.sql(f"SELECT column_name, column_type FROM (DESCRIBE {side}_q)").fetchall() for side in ("ours", "duckdb")
-    )
+    ours_types, duckdb_types = referee.described_again(con, lake, "ours_q", "duckdb_q")
     assert ours_types == duckdb_types
     assert con.sql("SELECT * FROM ours_q EXCEPT SELECT * FROM duckdb_q").fetchall() == []
 
