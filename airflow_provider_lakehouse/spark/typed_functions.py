@@ -24,7 +24,8 @@ def duckdb_element(container: exp.Expr, index: exp.Expr) -> exp.Expr:
     if (value := int_literal(index)) is not None:
         if value == 0:
             return exp.Null()
-        return exp.Anonymous(this="try_element_at", expressions=[container.copy(), index.copy()])
+        # parsed, not built: sqlglot then types it as the list's element (a string's s[i] around it is typed so)
+        return spark_expression("TRY_ELEMENT_AT(_l, _i)", _l=container, _i=index)
     return spark_expression("CASE WHEN _i = 0 THEN NULL ELSE TRY_ELEMENT_AT(_l, _i) END", _l=container, _i=index)
 
 
@@ -89,7 +90,11 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         return args[0].copy() if zoned else exp.Cast(this=args[0].copy(), to=exp.DataType.build("timestamp_ntz"))
     if kind == "element":
         if category == "string":  # DuckDB's s[i]: the i-th character, '' out of range or at 0
-            return spark_expression("CASE WHEN _i = 0 THEN '' ELSE SUBSTRING(_s, _i, 1) END", _s=args[0], _i=args[1])
+            return spark_expression(
+                "CASE WHEN _s IS NULL THEN NULL WHEN _i = 0 THEN '' ELSE SUBSTRING(_s, _i, 1) END",
+                _s=args[0],
+                _i=args[1],
+            )
         if dtype is not None and dtype.is_type(exp.DataType.Type.MAP):  # a key, not a position
             return exp.Anonymous(this="TRY_ELEMENT_AT", expressions=[args[0].copy(), args[1].copy()])
         if dtype is not None and dtype.is_type(exp.DataType.Type.ARRAY) and int_literal(args[1]) is None:

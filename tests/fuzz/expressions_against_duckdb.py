@@ -54,15 +54,31 @@ COLUMNS = {
 }
 
 INT_LITERALS = ["0", "1", "2", "-1", "3", "10", "100"]
+#: with ``--narrow``: integer columns of DuckDB's narrow and unsigned types, each at its type's edges in some row,
+#: drawn as integer operands (``t + 100`` overflows a TINYINT in DuckDB), and literals near those edges
+NARROW_TABLE = """
+ALTER TABLE vals ADD COLUMN t TINYINT;
+ALTER TABLE vals ADD COLUMN sm SMALLINT;
+ALTER TABLE vals ADD COLUMN u8 UTINYINT;
+ALTER TABLE vals ADD COLUMN u16 USMALLINT;
+ALTER TABLE vals ADD COLUMN u32 UINTEGER;
+UPDATE vals SET t = [7, -7, 0, NULL, 127, 100, -128][id], sm = [7, -7, 0, NULL, 32767, -32768, 300][id],
+  u8 = [7, 0, 1, NULL, 255, 200, 128][id], u16 = [7, 0, 1, NULL, 65535, 40000, 256][id],
+  u32 = [7, 0, 1, NULL, 4294967295, 3000000000, 65536][id]
+"""
+NARROW_COLUMNS = {"t": "int", "sm": "int", "u8": "int", "u16": "int", "u32": "int"}
+NARROW_LITERALS = ["127", "-128", "128", "255", "256", "32767", "-100", "200"]
 STR_LITERALS = ["'a'", "''", "'é'", "'Hello'", "','", "'%l%'", "' '", "'abc'"]
 
 
 class Expressions:
     """A random expression of a wanted kind, ``depth`` levels deep at most."""
 
-    def __init__(self, rng: random.Random, more: bool = False) -> None:
+    def __init__(self, rng: random.Random, more: bool = False, narrow: bool = False) -> None:
         self.rng = rng
         self.more = more
+        self.columns = {**COLUMNS, **NARROW_COLUMNS} if narrow else COLUMNS
+        self.int_literals = [*INT_LITERALS, *NARROW_LITERALS] if narrow else INT_LITERALS
 
     def pick(self, options: list[str]) -> str:
         return self.rng.choice(options)
@@ -101,7 +117,7 @@ class Expressions:
         }.get(kind, [])
 
     def column(self, kind: str) -> str | None:
-        names = [name for name, k in COLUMNS.items() if k == kind or (kind == "num" and k == "int")]
+        names = [name for name, k in self.columns.items() if k == kind or (kind == "num" and k == "int")]
         return self.rng.choice(names) if names else None
 
     def of(self, kind: str, depth: int = 2) -> str:
@@ -114,8 +130,8 @@ class Expressions:
         if column and self.rng.random() < 0.75:
             return column
         return {
-            "int": lambda: self.pick(INT_LITERALS),
-            "num": lambda: self.pick([*INT_LITERALS, "2.5", "-0.5", "1e3", "0.1"]),
+            "int": lambda: self.pick(self.int_literals),
+            "num": lambda: self.pick([*self.int_literals, "2.5", "-0.5", "1e3", "0.1"]),
             "str": lambda: self.pick(STR_LITERALS),
             "bool": lambda: self.pick(["true", "false", "NULL"]),
             "date": lambda: self.pick(["DATE '2024-02-29'", "DATE '2000-01-01'"]),
@@ -463,8 +479,8 @@ WINDOWS = [
 ]
 
 
-def query(rng: random.Random, more: bool = False) -> str:
-    expressions = Expressions(rng, more)
+def query(rng: random.Random, more: bool = False, narrow: bool = False) -> str:
+    expressions = Expressions(rng, more, narrow)
     if rng.random() < 0.12:
         window = rng.choice(WINDOWS).format(c=rng.choice(["i", "d", "s", "dt", "m", "o"]))
         return f"SELECT id, {window} AS r FROM vals ORDER BY id"
@@ -530,6 +546,7 @@ def main() -> None:
     parser.add_argument("count", type=int)
     parser.add_argument("--types", action="store_true", help="compare the column types CREATE TABLE AS stores")
     parser.add_argument("--more", action="store_true", help="draw the later vocabulary too (typed lists, substring)")
+    parser.add_argument("--narrow", action="store_true", help="TINYINT, SMALLINT and unsigned columns too")
     args = parser.parse_args()
     spark = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
     differences = 0
@@ -538,10 +555,10 @@ def main() -> None:
         con = referee.connect()
         lake.attach(con)
         con.sql("USE lake")
-        for statement in TABLE.strip().split(";\n"):
+        for statement in (TABLE + (";" + NARROW_TABLE if args.narrow else "")).strip().split(";\n"):
             con.sql(statement)
         for seed in range(args.first_seed, args.first_seed + args.count):
-            sql = query(random.Random(seed), args.more)
+            sql = query(random.Random(seed), args.more, args.narrow)
             try:
                 if args.types:
                     difference = stored_types_differ(spark, con, lake, seed, sql)

@@ -54,6 +54,10 @@ ROW_EXPRESSIONS = [
     "'36d5a6d7a93584b86f93305acdc2a62b'::UUID = '36d5a6d7-a935-84b8-6f93-305acdc2a62b'::UUID",
     "CAST('zz' AS UUID)",
     "TRY_CAST('zz' AS UUID)",
+    # a character of a list's text element: the element typed as text (expression fuzzer seed 29067)
+    "instr(string_split(s, ',')[2][2], s)",
+    "string_split(s, ',')[1][-1]",
+    "string_split(s, ',')[1][0]",
     # unsigned integers, which Spark lacks: DuckDB's rounding, range and failures (script fuzzer seed 28520)
     "300::UTINYINT",
     "(-1)::UTINYINT",
