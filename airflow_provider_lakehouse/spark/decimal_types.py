@@ -82,6 +82,9 @@ def spark_expression_metadata(*, duckdb_arithmetic: bool = False) -> dict[Any, A
     # Spark rounds a DECIMAL to a DECIMAL and an integer to its own type (sqlglot says DOUBLE): a DuckDB % by a
     # rounded DECIMAL that is 0 is NULL, not a DOUBLE NaN (seed 22065)
     metadata[exp.Round] = {"annotator": _rounded}
+    # Spark's TIMESTAMPDIFF (DuckDB's date_diff) is a BIGINT (sqlglot says INT): date_diff(...) | 1 stays one, as in
+    # DuckDB (seed 29251 of the expression fuzzer)
+    metadata[exp.TimestampDiff] = {"returns": exp.DataType.Type.BIGINT}
     # the rewrites' RAISE_ERROR branches (DuckDB's range checks) return no value: a CASE with one has the type of
     # its other branches (a checked cast to FLOAT stays a FLOAT operand; seed 5088 of the expression fuzzer)
     metadata[exp.Anonymous] = {"annotator": _raising_as_null(metadata[exp.Anonymous]["annotator"])}

@@ -400,6 +400,9 @@ CREATED_COLUMNS = {
     "aggregates": "avg(i::DECIMAL(10, 2)) AS a, avg(i) AS b, count(*) AS c, sum(i::DECIMAL(10, 2)) AS e, "
     "sum(i::DECIMAL(10, 2)) FILTER (WHERE i > 0) AS f FROM vals",
     "windows": "sum(i::DECIMAL(10, 2)) OVER (ORDER BY id) AS a FROM vals",
+    # date_diff is a BIGINT on both engines, and stays one under | and & (expression fuzzer seed 29251)
+    "date_bits": "date_diff('month', dt, DATE '2024-03-01') | 1 AS a, date_diff('day', dt, DATE '2024-03-01') & 6 AS b "
+    "FROM vals",
     "wholes": "floor((i * 1.25)::DECIMAL(10, 2)) AS a, ceil((i * 1.25)::DECIMAL(10, 2)) AS b, "
     "trunc((i * 1.25)::DECIMAL(12, 3)) AS c, "
     "trunc(-0.5) AS e, floor(-0.05) AS f FROM vals",

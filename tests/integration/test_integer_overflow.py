@@ -176,6 +176,8 @@ COMPARISONS = [
     "i8 + 100 > CAST(0 AS INTEGER)",
     "i32 + 2000000000 > 0",  # INTEGER: moved as well, where Spark's own addition overflowed
     "i64 * 2 > 0",
+    "i8 + 100 > NULL",  # NULL, computing nothing
+    "(i8 + 100) + NULL > 0",
 ]
 
 
