@@ -331,11 +331,12 @@ def _duckdb_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str | 
             checks[int(number)] = (integer.result, compared_as(node, integer.result))
         elif integer is not None and integer.of_narrow_columns:  # Spark's type may be narrower than DuckDB's
             casts[int(number)] = exp.DataType.build(integer.result.spark)
-    # innermost first: a checked operator's copy of its operands holds their checks
+    # first, as DuckDB's optimizer does before anything is computed: i8 + 100 > 0 compares i8 > -100
     for comparison in reversed(list(tree.find_all(*MOVABLE_COMPARISONS))):
         moved = moved_constants(comparison, lambda node: integers.get(node.meta.get(DUCKDB_ARITHMETIC, 0)))
         if moved is not comparison:
             comparison.replace(moved)
+    # innermost first: an operator's rewrite copies its operands, which must hold their own rewrites by then
     for node in reversed(list(tree.find_all(*_OPERATORS))):
         number = node.meta.get(DUCKDB_ARITHMETIC, 0)
         for key, to_float in zip(("this", "expression"), in_float.get(number, ()), strict=False):

@@ -54,6 +54,11 @@ ROW_EXPRESSIONS = [
     "'36d5a6d7a93584b86f93305acdc2a62b'::UUID = '36d5a6d7-a935-84b8-6f93-305acdc2a62b'::UUID",
     "CAST('zz' AS UUID)",
     "TRY_CAST('zz' AS UUID)",
+    # nested decimal products each in DuckDB's DECIMAL(18, 4): the inner ones overflow for i = 7 although the
+    # difference would fit (the driver cast only the outermost operator before)
+    "((i * 12345678.25)::DECIMAL(10, 2) * (i * 12345678.25)::DECIMAL(10, 2)) - "
+    "((i * 12345678.25)::DECIMAL(10, 2) * (i * 12345678.25)::DECIMAL(10, 2))",
+    "((i * 1.25)::DECIMAL(10, 2) * (i * 1.25)::DECIMAL(10, 2)) - ((i * 1.25)::DECIMAL(10, 2) * 2)",
     # a character of a list's text element: the element typed as text (expression fuzzer seed 29067)
     "instr(string_split(s, ',')[2][2], s)",
     "string_split(s, ',')[1][-1]",
