@@ -319,3 +319,15 @@ def _constant_or_null(operand: exp.Expr, value: bool) -> exp.Expr:
     return spark_expression(
         f"CASE WHEN _x IS NULL THEN CAST(NULL AS BOOLEAN) ELSE {'TRUE' if value else 'FALSE'} END", _x=operand
     )
+
+
+def negated_unsigned(operand: exp.Expr, unsigned: IntegerType) -> exp.Expr:
+    """DuckDB's ``-x`` of an unsigned ``x``: wrapped around in ``x``'s type (``-(255::UTINYINT)`` is 1, ``-0`` is
+    0), as the Spark type that holds it.
+
+    >>> negated_unsigned(exp.column("u"), UINT8).sql("spark")
+    'CAST(CASE WHEN u = 0 THEN 0 ELSE 256 - u END AS SMALLINT)'
+    """
+    return spark_expression(
+        f"CAST(CASE WHEN _x = 0 THEN 0 ELSE {unsigned.high + 1} - _x END AS {unsigned.spark})", _x=operand
+    )

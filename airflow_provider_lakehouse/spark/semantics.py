@@ -77,7 +77,9 @@ from airflow_provider_lakehouse.spark.integer_arithmetic import (
     checked,
     compared_as,
     duckdb_integer_operation,
+    integer_type,
     moved_constants,
+    negated_unsigned,
 )
 from airflow_provider_lakehouse.spark.pattern_calls import parse_spark
 from airflow_provider_lakehouse.spark.rewriting import (
@@ -115,6 +117,9 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
 
     def rewrite(node: exp.Expression) -> exp.Expr:
         if isinstance(node, _OPERATORS):  # the script's own: see arithmetic_markers
+            node.meta[DUCKDB_ARITHMETIC] = True
+            return node
+        if isinstance(node, exp.Neg) and not _number_literal(node):  # DuckDB wraps -x of an unsigned x around
             node.meta[DUCKDB_ARITHMETIC] = True
             return node
         if isinstance(node, exp.Div):  # a FLOAT quotient in DuckDB when no operand is wider: types decide
@@ -213,7 +218,7 @@ def _literal_places(node: exp.Round) -> bool:
 
 
 _OPERATORS = (exp.Add, exp.Sub, exp.Mul)
-_SYMBOLS = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
+_SYMBOLS: dict[type[exp.Expr], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Neg: "neg"}
 
 
 def _type_literals_against(node: exp.Expr) -> None:
@@ -259,14 +264,14 @@ def arithmetic_markers(tree: exp.Expr) -> exp.Expr:
     """
 
     def mark(node: exp.Expr) -> exp.Expr:
-        if not (isinstance(node, _OPERATORS) and node.meta.get(DUCKDB_ARITHMETIC)):
+        if not (isinstance(node, (*_OPERATORS, exp.Neg)) and node.meta.get(DUCKDB_ARITHMETIC)):
             return node
         return exp.Anonymous(
             this=ARITHMETIC,
             expressions=[
                 exp.Literal.string(_SYMBOLS[type(node)]),
                 node.this.copy(),
-                node.expression.copy(),
+                exp.Null() if isinstance(node, exp.Neg) else node.expression.copy(),
                 exp.Literal.number(next(marker_ids)),
             ],
         )
@@ -281,7 +286,8 @@ def _operators_of_markers(tree: exp.Expr) -> tuple[exp.Expr, bool]:
 
     def unmark(marker: exp.Anonymous) -> exp.Expr:
         symbol, left, right, number = marker.expressions
-        operator = operators[symbol.name](this=left.copy(), expression=right.copy())
+        kind = operators[symbol.name]
+        operator = kind(this=left.copy()) if kind is exp.Neg else kind(this=left.copy(), expression=right.copy())
         operator.meta[DUCKDB_ARITHMETIC] = int(number.name)
         return operator
 
@@ -331,22 +337,33 @@ def _duckdb_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str | 
             checks[int(number)] = (integer.result, compared_as(node, integer.result))
         elif integer is not None and integer.of_narrow_columns:  # Spark's type may be narrower than DuckDB's
             casts[int(number)] = exp.DataType.build(integer.result.spark)
+    wrapped = {  # -x of an unsigned x: DuckDB wraps it around in x's type (-255::UTINYINT is 1)
+        int(number): unsigned
+        for node in typed.find_all(exp.Neg)
+        if (number := node.meta.get(DUCKDB_ARITHMETIC)) is not None
+        and (unsigned := integer_type(node.this.type)) is not None
+        and unsigned.low == 0
+    }
     # first, as DuckDB's optimizer does before anything is computed: i8 + 100 > 0 compares i8 > -100
     for comparison in reversed(list(tree.find_all(*MOVABLE_COMPARISONS))):
         moved = moved_constants(comparison, lambda node: integers.get(node.meta.get(DUCKDB_ARITHMETIC, 0)))
         if moved is not comparison:
             comparison.replace(moved)
     # innermost first: an operator's rewrite copies its operands, which must hold their own rewrites by then
-    for node in reversed(list(tree.find_all(*_OPERATORS))):
-        number = node.meta.get(DUCKDB_ARITHMETIC, 0)
+    for operator in reversed(list(tree.find_all(*_OPERATORS, exp.Neg))):
+        number = operator.meta.get(DUCKDB_ARITHMETIC, 0)
+        if isinstance(operator, exp.Neg):
+            if number in wrapped:
+                operator.replace(negated_unsigned(operator.this, wrapped[number]))
+            continue
         for key, to_float in zip(("this", "expression"), in_float.get(number, ()), strict=False):
             if to_float:
-                node.set(key, exp.Cast(this=node.args[key].copy(), to=exp.DataType.build("float")))
+                operator.set(key, exp.Cast(this=operator.args[key].copy(), to=exp.DataType.build("float")))
         to = casts.get(number)
         if to is not None:
-            node.replace(exp.Cast(this=node.copy(), to=to.copy()))
+            operator.replace(exp.Cast(this=operator.copy(), to=to.copy()))
         elif number in checks:
-            node.replace(checked(node, *checks[number]))
+            operator.replace(checked(operator, *checks[number]))
     return tree
 
 
