@@ -101,8 +101,7 @@ def integer_type(dtype: exp.DataType | None) -> IntegerType | None:
 
 def integer_literal(node: exp.Expr) -> int | None:
     """The value of an integer literal DuckDB types by its value: ``7``, ``-7``, ``(7)``, ``(-7)``."""
-    while isinstance(node, exp.Paren):
-        node = node.this
+    node = node.unnest()  # sqlglot's: the first node inside any parentheses
     negated = isinstance(node, exp.Neg)
     if negated:
         node = node.this
@@ -247,12 +246,6 @@ def _constant(node: exp.Expr) -> int | None:
     return integer_literal(node)
 
 
-def _unwrapped(node: exp.Expr) -> exp.Expr:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node
-
-
 def moved_constants(comparison: exp.Expr, operation_of: Callable[[exp.Expr], IntegerOperation | None]) -> exp.Expr:
     """``comparison`` as DuckDB's optimizer rewrites it before it computes anything (its ``MoveConstantsRule``,
     as DuckDB 1.5.5 applies it): a comparison of integer arithmetic with one constant operand against a constant
@@ -277,8 +270,8 @@ def moved_constants(comparison: exp.Expr, operation_of: Callable[[exp.Expr], Int
         if constant_side is None:
             return comparison
         outer = _constant(sides[constant_side])
-        arithmetic = _unwrapped(sides[1 - constant_side])
-        operation = operation_of(arithmetic) if isinstance(arithmetic, tuple(_OPERATIONS)) else None
+        arithmetic = sides[1 - constant_side].unnest()
+        operation = operation_of(arithmetic) if isinstance(arithmetic, (exp.Add, exp.Sub, exp.Mul)) else None
         if outer is None or operation is None or not operation.result.holds(outer):
             return comparison  # DuckDB compares in a wider type: the arithmetic is cast, and not matched
         if constant_side == 0:  # the arithmetic on the left
