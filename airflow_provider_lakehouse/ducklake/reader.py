@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +27,7 @@ from airflow_provider_lakehouse.ducklake.types import (
     NESTED,
     ROW_ID_FIELD_ID,
     SNAPSHOT_ID_FIELD_ID,
+    WIDE_INTEGERS,
     Column,
     arrow_type,
 )
@@ -262,6 +263,24 @@ def default_array(column: Column, length: int) -> pa.Array:
     return pa.array([value] * length, target)
 
 
+def wide_integer_array(values: Sequence[int | None]) -> pa.Array:
+    """128-bit integers as the ``decimal128(38, 0)`` array DuckDB hands to Arrow: stored unchecked, so the 39-digit
+    values of ``HUGEINT`` (up to 2^127 - 1) are kept as DuckDB keeps them, where pyarrow's own conversion refuses
+    more than 38 digits.
+
+    >>> wide_integer_array([2**127 - 1, None, -5]).to_pylist()
+    [Decimal('170141183460469231731687303715884105727'), None, Decimal('-5')]
+
+    :raises ValueError: for a value beyond a signed 128-bit integer (a ``UHUGEINT`` from 2^127).
+    """
+    for value in values:
+        if value is not None and not -(2**127) <= value < 2**127:
+            raise ValueError(f"{value} does not fit a 128-bit decimal")
+    data = b"".join(((value or 0) % 2**128).to_bytes(16, "little") for value in values)
+    validity = pa.array([value is not None for value in values], pa.bool_()).buffers()[1]
+    return pa.Array.from_buffers(pa.decimal128(38, 0), len(values), [validity, pa.py_buffer(data)])
+
+
 def _unquote(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] == "'":
         return text[1:-1].replace("''", "'")
@@ -342,7 +361,7 @@ def _inlined_rows(
         )
         if not rows:
             continue
-        data: dict[str, list] = {}
+        data: dict[str, list[Any] | pa.Array] = {}
         for column in columns:
             old = old_by_id.get(column.column_id)
             if old is None:
@@ -351,6 +370,9 @@ def _inlined_rows(
                 continue
             position = 2 + old_columns.index(old)
             values = [decode_value(row[position], old) for row in rows]
+            if old.type in WIDE_INTEGERS:
+                data[column.name] = wide_integer_array(values)
+                continue
             if old.type != column.type:  # rows inlined before the column's type was promoted
                 values = widened(pa.array(values, arrow_type(old)), arrow_type(column)).to_pylist()
             data[column.name] = values

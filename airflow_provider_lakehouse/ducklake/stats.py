@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from airflow_provider_lakehouse.ducklake.model import ColumnStats
 from airflow_provider_lakehouse.ducklake.pruning import parse_stat
-from airflow_provider_lakehouse.ducklake.types import NESTED, Column
+from airflow_provider_lakehouse.ducklake.types import NESTED, WIDE_INTEGERS, Column
 
 
 def format_stat(value: Any, column: Column) -> str | None:
@@ -108,7 +108,7 @@ def compute_stats(
             contains_nan = bool(pc.any(nan_mask).as_py() or False)
             if contains_nan:
                 values = values.filter(pc.invert(pc.fill_null(nan_mask, True)))
-        if non_null and column.type not in NESTED:
+        if non_null and column.type not in NESTED | WIDE_INTEGERS:  # DuckDB writes no min/max for either
             if column.type == "uuid":
                 present = [v for v in values.to_pylist() if v is not None]
                 lo, hi = (min(present), max(present)) if present else (None, None)

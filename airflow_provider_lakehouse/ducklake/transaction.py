@@ -448,15 +448,26 @@ class Transaction:
         return True
 
     def add_column(
-        self, table: str, name: str, dtype: pa.DataType, *, default: Any = None, if_not_exists: bool = False
+        self,
+        table: str,
+        name: str,
+        dtype: pa.DataType | pa.Field,
+        *,
+        default: Any = None,
+        if_not_exists: bool = False,
     ) -> None:
-        """ALTER TABLE ADD COLUMN; ``default`` (a literal) is what existing rows read."""
+        """ALTER TABLE ADD COLUMN; ``default`` (a literal) is what existing rows read.
+
+        :param dtype: the column's Arrow type, or a field whose metadata names its lake type (see
+            :data:`~airflow_provider_lakehouse.ducklake.types.LAKE_TYPE_KEY`).
+        """
         state = self.table_state(table)
         if any(c.name.lower() == name.lower() for c in state.columns):
             if if_not_exists:
                 return
             raise LakehouseError(f"Column {name!r} already exists in {state.qualified_name}.")
-        (template,) = columns_from_arrow(pa.schema([(name, dtype)]))
+        declared = dtype.with_name(name) if isinstance(dtype, pa.Field) else pa.field(name, dtype)
+        (template,) = columns_from_arrow(pa.schema([declared]))
         column = renumber(template, iter(range(self._max_column_id(state) + 1, 1 << 62)))
         literal = None if default is None else _literal(default)
         column = replace(column, initial_default=literal, default_value=literal)

@@ -16,6 +16,9 @@ import pyarrow as pa
 from airflow_provider_lakehouse.exceptions import TerminalError
 
 FIELD_ID_KEY = b"PARQUET:field_id"
+#: Arrow field metadata naming a column's DuckLake type where its Arrow type names another (a ``HUGEINT`` is
+#: Arrow's ``decimal128(38, 0)``, as DuckDB hands it over); honoured for top-level columns
+LAKE_TYPE_KEY = b"ducklake_type"
 ROW_ID_FIELD_ID = 2147483540  # _ducklake_internal_row_id (Iceberg _row_id)
 SNAPSHOT_ID_FIELD_ID = 2147483539  # _ducklake_internal_snapshot_id
 ROW_ID_COLUMN = "_ducklake_internal_row_id"
@@ -31,6 +34,10 @@ _SCALARS: dict[str, pa.DataType] = {
     "uint16": pa.uint16(),
     "uint32": pa.uint32(),
     "uint64": pa.uint64(),
+    # 128-bit integers as DuckDB hands them to Arrow; its Parquet writer stores them as DOUBLE (see
+    # storage_arrow_type), so values beyond 2^53 come back as the nearest double, as in DuckDB
+    "int128": pa.decimal128(38, 0),
+    "uint128": pa.decimal128(38, 0),
     "float32": pa.float32(),
     "float64": pa.float64(),
     "varchar": pa.string(),
@@ -48,6 +55,8 @@ _SCALARS: dict[str, pa.DataType] = {
     # UUIDs surface as canonical strings (what SQL engines and Spark show); files store FLBA(16)+UUID.
     "uuid": pa.string(),
 }
+#: DuckDB's 128-bit integers (``HUGEINT``, ``UHUGEINT``): DOUBLE in Parquet files, without min/max statistics
+WIDE_INTEGERS = frozenset({"int128", "uint128"})
 #: the nested types: stored as Parquet groups, inlined as text, without min/max statistics
 NESTED = frozenset({"struct", "list", "map"})
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
@@ -175,7 +184,12 @@ def columns_from_arrow(schema: pa.Schema, first_id: int = 1) -> tuple[Column, ..
     [(1, 'a'), (2, 'b'), (3, 'x'), (4, 'y'), (5, 'element'), (6, 'c')]
     """
     counter = iter(range(first_id, 1 << 62))
-    return tuple(_column_from_field(f.name, f.type, f.nullable, counter) for f in schema)
+    columns = []
+    for f in schema:
+        column = _column_from_field(f.name, f.type, f.nullable, counter)
+        lake_type = (f.metadata or {}).get(LAKE_TYPE_KEY)
+        columns.append(replace(column, type=lake_type.decode()) if lake_type else column)
+    return tuple(columns)
 
 
 def _column_from_field(name: str, dtype: pa.DataType, nullable: bool, counter: Iterator[int]) -> Column:
@@ -202,11 +216,14 @@ def renumber(column: Column, counter: Iterator[int]) -> Column:
 
 def storage_arrow_type(column: Column) -> pa.DataType:
     """The Arrow type written to Parquet: like :func:`arrow_type`, but UUID/JSON as their extension types
-    so the files carry the UUID / JSON logical types DuckDB writes."""
+    so the files carry the UUID / JSON logical types DuckDB writes, and 128-bit integers as the DOUBLE DuckDB 1.5
+    writes for them."""
     if column.type == "uuid":
         return pa.uuid()
     if column.type == "json":
         return pa.json_()
+    if column.type in WIDE_INTEGERS:
+        return pa.float64()
     if column.type == "struct":
         return pa.struct([storage_field(c, c.name) for c in column.children])
     if column.type == "list":

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
 from airflow_provider_lakehouse.ducklake.model import FilePartition, SortKey, WrittenDeleteFile, WrittenFile
 from airflow_provider_lakehouse.ducklake.partitioning import Partitioning, iter_slices
 from airflow_provider_lakehouse.ducklake.sort_order import sort_order
@@ -24,6 +25,7 @@ from airflow_provider_lakehouse.ducklake.types import (
     ROW_ID_FIELD_ID,
     SNAPSHOT_ID_COLUMN,
     SNAPSHOT_ID_FIELD_ID,
+    WIDE_INTEGERS,
     Column,
     arrow_type,
     storage_arrow_type,
@@ -67,6 +69,11 @@ def _to_storage_array(array: pa.Array | pa.ChunkedArray, column: Column) -> pa.A
             return array
         raw = [uuid.UUID(str(v)).bytes if v is not None else None for v in array.to_pylist()]
         return pa.ExtensionArray.from_storage(pa.uuid(), pa.array(raw, pa.binary(16)))
+    if column.type in WIDE_INTEGERS and not pa.types.is_floating(array.type):
+        # DuckDB's own HUGEINT-to-DOUBLE conversion, not always the nearest double: its files hold these doubles
+        # (a BIGINT is a HUGEINT first, as DuckDB casts it into the column)
+        wide = array.cast(pa.decimal128(38, 0)) if pa.types.is_integer(array.type) else array
+        return cast_as_duckdb(wide, target)
     if column.type == "json":
         text = array.cast(pa.string()) if not isinstance(array.type, pa.BaseExtensionType) else array.storage
         return pa.ExtensionArray.from_storage(pa.json_(), text)

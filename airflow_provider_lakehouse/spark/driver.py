@@ -35,7 +35,7 @@ from airflow_provider_lakehouse.ducklake.task_commits import (
     TaskIdentity,
 )
 from airflow_provider_lakehouse.ducklake.transaction import Savepoint, Transaction
-from airflow_provider_lakehouse.ducklake.types import Column, arrow_type, columns_from_arrow, ducklake_type
+from airflow_provider_lakehouse.ducklake.types import LAKE_TYPE_KEY, Column, arrow_type, columns_from_arrow
 from airflow_provider_lakehouse.exceptions import (
     LakehouseError,
     NoSuchTableError,
@@ -72,7 +72,13 @@ from airflow_provider_lakehouse.spark.responses import (
     outcome_of,
     response_of_earlier_try,
 )
-from airflow_provider_lakehouse.spark.semantics import has_markers, named_types, resolve, spark_schema_of
+from airflow_provider_lakehouse.spark.semantics import (
+    has_markers,
+    hugeint_outputs,
+    named_types,
+    resolve,
+    spark_schema_of,
+)
 from airflow_provider_lakehouse.spark.source_types import (
     UNTYPED_IN_SPARK,
     passed_through_types,
@@ -551,7 +557,7 @@ class PlanRunner:
     def _step_create_table(
         self, step: Step, details: steps.CreateTable, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
-        fields = [pa.field(c.name, _declared_type(c.type), nullable=c.nullable) for c in details.columns]
+        fields = [_declared_field(c.name, c.type, nullable=c.nullable) for c in details.columns]
         columns = list(columns_from_arrow(pa.schema(fields)))
         for i, column in enumerate(details.columns):
             if column.default is not None:
@@ -606,7 +612,7 @@ class PlanRunner:
         tx.add_column(
             step.target or "",
             column.name,
-            _declared_type(column.type),
+            _declared_field(column.name, column.type),
             default=column.default,
             if_not_exists=details.if_not_exists,
         )
@@ -627,7 +633,8 @@ class PlanRunner:
     def _step_change_column_type(
         self, step: Step, details: steps.ChangeColumnType, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
-        tx.change_column_type(step.target or "", details.column, ducklake_type(_declared_type(details.new_type)))
+        (column,) = columns_from_arrow(pa.schema([_declared_field(details.column, details.new_type)]))
+        tx.change_column_type(step.target or "", details.column, column.type)
         result.data.update(status="executed", target=step.target or "")
 
     def _step_set_column_default(
@@ -685,8 +692,19 @@ class PlanRunner:
         self, step: Step, details: steps.Ctas, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         frame = self._sql(step.query, args=args or None)
-        # columns passed through from a lake table keep their DuckLake type where Spark has none (TIME, UINTEGER)
-        schema = with_lake_types(_arrow_schema_of(frame), passed_through_types(frame.schema))
+        # columns passed through from a lake table keep their DuckLake type where Spark has none (TIME, UINTEGER),
+        # and a sum of integers is DuckDB's HUGEINT (Spark's BIGINT, or DECIMAL(38, 0) for BIGINTs)
+        lake_types = passed_through_types(frame.schema)
+        hugeints = hugeint_outputs(step.query or "", self._schemas_of(step.query or "")[0])
+        if hugeints:
+            frame = frame.selectExpr(
+                *(
+                    f"CAST({quoted(c)} AS DECIMAL(38, 0)) AS {quoted(c)}" if c in hugeints else quoted(c)
+                    for c in frame.columns
+                )
+            )
+            lake_types.update(dict.fromkeys(hugeints, "int128"))
+        schema = with_lake_types(_arrow_schema_of(frame), lake_types)
         created = tx.create_table(
             step.target or "",
             schema,
@@ -1193,15 +1211,18 @@ def _row_keys(rows: pa.Table) -> int:
     )
 
 
-def _declared_type(text: str) -> pa.DataType:
-    """The Arrow type of a column type as the planner recorded it (DuckDB spelling)."""
+def _declared_field(name: str, text: str, *, nullable: bool = True) -> pa.Field:
+    """The Arrow field of a column type as the planner recorded it (DuckDB spelling)."""
     import sqlglot
 
-    from airflow_provider_lakehouse.sql.types import arrow_type
+    from airflow_provider_lakehouse.sql.types import arrow_type as declared_arrow_type
+    from airflow_provider_lakehouse.sql.types import wide_integer_type
 
     cast = sqlglot.parse_one(f"CAST(x AS {text})", read="duckdb")
     assert isinstance(cast, sqlglot.exp.Cast)  # what parse_one gives for that text; narrows the type for mypy
-    return arrow_type(cast.to)
+    declared = pa.field(name, declared_arrow_type(cast.to), nullable=nullable)
+    wide = wide_integer_type(cast.to)  # a HUGEINT is Arrow's DECIMAL(38, 0): the metadata says which it is
+    return declared.with_metadata({LAKE_TYPE_KEY: wide.encode()}) if wide else declared
 
 
 def _bind(value: Any, args: Mapping[str, Any]) -> Any:

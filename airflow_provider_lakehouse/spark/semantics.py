@@ -438,6 +438,40 @@ def resolve(
     return spark_text(_exact_log10(tree), duckdb_operators=True)  # markers come from DuckDB SQL only
 
 
+def hugeint_outputs(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """The output columns of the planned query ``sql`` that DuckDB types ``HUGEINT``: a ``sum`` of integers or
+    booleans (also under ``FILTER`` or ``OVER``) as a column of the outermost ``SELECT``. Spark's sum of them is a
+    ``BIGINT`` or ``DECIMAL(38, 0)``; a ``CREATE TABLE ... AS`` gives such a column DuckDB's type.
+
+    >>> hugeint_outputs("SELECT k, __LH_TYPED('sum', i, 1) AS total, __LH_TYPED('sum', d, 2) AS d FROM v",
+    ...                 {"v": {"k": "int", "i": "int", "d": "decimal(10,0)"}})
+    ['total']
+    """
+    if "'sum'" not in sql.lower():
+        return []
+    tree = parse_spark(sql)
+    if not isinstance(tree, exp.Select):
+        return []
+    sums = {}
+    for projection in tree.expressions:
+        inner = projection.unalias()
+        while isinstance(inner, (exp.Window, exp.Filter)):
+            inner = inner.this
+        if _is_marker(inner) and inner.name.lower() == TYPED and inner.expressions[0].name.lower() == "sum":
+            sums[int(inner.expressions[-1].name)] = projection.alias_or_name
+    if not sums:
+        return []
+    categories = _marker_operand_categories(tree, schemas)
+    return [
+        name
+        for marker_id, name in sums.items()
+        if any(
+            category == "integer" or (dtype is not None and dtype.is_type(exp.DataType.Type.BOOLEAN))
+            for category, dtype in categories.get(marker_id, ())[:1]
+        )
+    ]
+
+
 def _exact_log10(tree: exp.Expr) -> exp.Expr:
     """sqlglot reads Spark's ``LOG10(x)`` as ``LOG(10, x)``, which Spark computes as a quotient of natural
     logarithms (``LOG(10, 0.1)`` is -0.9999999999999998): write the exact function back."""

@@ -1,7 +1,7 @@
 """Lake column types Spark has no type of its own for, carried through a statement as column metadata.
 
 Spark reads an ``UINTEGER`` column as ``bigint``, a ``TIME`` or ``UUID`` as ``string``, a ``TIMESTAMP_NS`` as
-microseconds. A ``CREATE TABLE ... AS SELECT`` that only passes such a column through would create the new
+microseconds, a ``HUGEINT`` as ``decimal(38,0)``. A ``CREATE TABLE ... AS SELECT`` that only passes such a column through would create the new
 table's column from Spark's type, so ``CREATE OR REPLACE TABLE t AS SELECT * FROM t`` turned ``TIME`` into
 ``VARCHAR`` where DuckDB keeps ``TIME``. Each read of a lake table tags those columns with their DuckLake type;
 Spark keeps a column's metadata exactly where the column is passed through unchanged (selected, filtered,
@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
+from airflow_provider_lakehouse.ducklake.types import LAKE_TYPE_KEY, WIDE_INTEGERS, Column, arrow_type
 
 #: the DuckLake type of a column passed through from a lake table
 TYPE_KEY = "ducklake_type"
@@ -29,6 +29,8 @@ UNTYPED_IN_SPARK = frozenset(
         "uint16",
         "uint32",
         "uint64",
+        "int128",
+        "uint128",
         "time",
         "time_ns",
         "uuid",
@@ -78,7 +80,10 @@ def with_lake_types(schema: pa.Schema, lake_types: dict[str, str]) -> pa.Schema:
         if kind is None:
             fields.append(schema_field)
             continue
-        fields.append(schema_field.with_type(_arrow_type_of(kind)))
+        typed = schema_field.with_type(_arrow_type_of(kind))
+        if kind in WIDE_INTEGERS:  # read as DECIMAL(38, 0), which is also Arrow's type for them: the name says which
+            typed = typed.with_metadata({**(typed.metadata or {}), LAKE_TYPE_KEY: kind.encode()})
+        fields.append(typed)
     return pa.schema(fields, metadata=schema.metadata)
 
 

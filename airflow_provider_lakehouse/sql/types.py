@@ -18,6 +18,9 @@ _SIMPLE: dict[exp.DType, pa.DataType] = {
     _T.USMALLINT: pa.uint16(),
     _T.UINT: pa.uint32(),
     _T.UBIGINT: pa.uint64(),
+    # DuckDB's 128-bit integers, as DuckDB hands them to Arrow (see :func:`wide_integer_type`)
+    _T.INT128: pa.decimal128(38, 0),
+    _T.UINT128: pa.decimal128(38, 0),
     _T.FLOAT: pa.float32(),
     _T.DOUBLE: pa.float64(),
     _T.VARCHAR: pa.string(),
@@ -52,7 +55,7 @@ def arrow_type(dtype: exp.DataType) -> pa.DataType:
     >>> arrow_type(sqlglot.parse_one("CAST(x AS STRUCT(a INT, b VARCHAR[]))", read="duckdb").to)
     StructType(struct<a: int32, b: list<item: string>>)
 
-    :raises UnsupportedStatementError: for a type DuckLake cannot store (e.g. ``HUGEINT``, ``INTERVAL``).
+    :raises UnsupportedStatementError: for a type DuckLake cannot store (e.g. ``INTERVAL``).
     """
     kind = dtype.this
     if kind in _SIMPLE:
@@ -75,6 +78,21 @@ def arrow_type(dtype: exp.DataType) -> pa.DataType:
         key, value = dtype.expressions
         return pa.map_(arrow_type(_as_type(key)), arrow_type(_as_type(value)))
     raise UnsupportedStatementError(f"Column type {dtype.sql('duckdb')} cannot be stored in a DuckLake table.")
+
+
+#: the declared types whose Arrow type (``decimal128(38, 0)``) is another lake type's too
+_WIDE_INTEGERS = {_T.INT128: "int128", _T.UINT128: "uint128"}
+
+
+def wide_integer_type(dtype: exp.DataType) -> str | None:
+    """The DuckLake type of a declared 128-bit integer (``HUGEINT``: ``int128``), whose Arrow type
+    :func:`arrow_type` gives as ``decimal128(38, 0)`` as DuckDB does; None for every other type.
+
+    >>> import sqlglot
+    >>> [wide_integer_type(sqlglot.parse_one(f"CAST(x AS {t})", read="duckdb").to) for t in ("UHUGEINT", "DECIMAL(38, 0)")]
+    ['uint128', None]
+    """
+    return _WIDE_INTEGERS.get(dtype.this)
 
 
 def _as_type(node: exp.Expression) -> exp.DataType:

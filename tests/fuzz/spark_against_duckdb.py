@@ -323,7 +323,8 @@ def compare(
 ) -> str | None:
     """The difference seed ``seed`` shows, or None. With ``autocommit``, each statement commits on its own on
     both sides, and a failing one ends the script keeping what ran before it. With ``partitions``, DuckDB writes
-    every insert to files and the two tables' files must sit in the same partitions."""
+    every insert to files and the two tables' files must sit in the same partitions (with a ``HUGEINT`` column too).
+    """
     maker = ScriptMaker(random.Random(seed), types, alter_columns=alter_columns, filters=filters, partitions=partitions)
     statements = maker.script()
     parts = [statements[:1], statements[1:]] if seed % 2 == 0 else [statements]
@@ -334,7 +335,10 @@ def compare(
         Path(folder, "ours").mkdir()
         Path(folder, "theirs").mkdir()
         con = referee.connect()
-        theirs.attach(con, "theirs", **({"DATA_INLINING_ROW_LIMIT": 0} if partitions else {}))
+        # files, as the Spark engine writes: DuckDB inlines a HUGEINT exactly, and its files hold the doubles Spark's
+        # files hold (docs/ducklake.md, Known limits)
+        files_only = partitions or any("HUGEINT" in statement for statement in statements)
+        theirs.attach(con, "theirs", **({"DATA_INLINING_ROW_LIMIT": 0} if files_only else {}))
         con.sql("USE theirs")
         duckdb_error = None
         for part in parts:

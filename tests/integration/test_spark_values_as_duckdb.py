@@ -17,14 +17,15 @@ from tests.referee import LakeSetup, lake_snapshots
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def run_on_both(spark: Any, ours: LakeSetup, theirs: LakeSetup, script: list[str]) -> Any:
+def run_on_both(spark: Any, ours: LakeSetup, theirs: LakeSetup, script: list[str], **theirs_options: Any) -> Any:
     """``script`` as one lake task on Spark over ``ours`` and statement by statement in DuckDB over ``theirs``; a
     DuckDB connection with both attached (``ours``, ``theirs``). DuckDB commits each statement: in one transaction
     its ``ducklake`` 1.5.5 sometimes fails ``CREATE OR REPLACE TABLE t AS SELECT * FROM t`` after other changes to
-    ``t`` (an allocation failure, see docs/ducklake.md), and these scripts end the same either way."""
+    ``t`` (an allocation failure, see docs/ducklake.md), and these scripts end the same either way. ``theirs_options``
+    are ``ATTACH`` options of ``theirs``."""
     run(spark, ours, "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(script))
     con = referee.connect()
-    theirs.attach(con, "theirs")
+    theirs.attach(con, "theirs", **theirs_options)
     con.sql("USE theirs")
     for statement in script:
         con.sql(statement)

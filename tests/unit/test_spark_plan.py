@@ -82,7 +82,7 @@ def test_every_supported_statement_has_a_kind() -> None:
         ("CALL drop_everything()", "CALL drop_everything"),
         ("ATTACH 'ducklake:postgres:dbname=x' AS dl", "only ATTACH 'ducklake://NAME'"),
         ("SELECT * FROM elsewhere.s.t", "unknown catalog 'elsewhere'"),
-        ("CREATE TABLE t (id HUGEINT)", "column 'id': Column type INT128"),
+        ("CREATE TABLE t (iv INTERVAL)", "column 'iv': Column type INTERVAL"),
         ("BEGIN; SELECT 1", "BEGIN without COMMIT"),
     ],
 )
