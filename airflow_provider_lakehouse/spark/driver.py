@@ -695,7 +695,7 @@ class PlanRunner:
         # columns passed through from a lake table keep their DuckLake type where Spark has none (TIME, UINTEGER),
         # and a sum of integers is DuckDB's HUGEINT (Spark's BIGINT, or DECIMAL(38, 0) for BIGINTs)
         lake_types = passed_through_types(frame.schema)
-        hugeints = hugeint_outputs(step.query or "", self._schemas_of(step.query or "")[0])
+        hugeints = hugeint_outputs(step.query or "", *self._schemas_of(step.query or ""))
         if hugeints:
             frame = frame.selectExpr(
                 *(

@@ -438,14 +438,21 @@ def resolve(
     return spark_text(_exact_log10(tree), duckdb_operators=True)  # markers come from DuckDB SQL only
 
 
-def hugeint_outputs(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> list[str]:
+def hugeint_outputs(
+    sql: str, schemas: Mapping[str, Mapping[str, str]], lake_types: Mapping[str, Mapping[str, str]] | None = None
+) -> list[str]:
     """The output columns of the planned query ``sql`` that DuckDB types ``HUGEINT``: a ``sum`` of integers or
     booleans (also under ``FILTER`` or ``OVER``) as a column of the outermost ``SELECT``. Spark's sum of them is a
     ``BIGINT`` or ``DECIMAL(38, 0)``; a ``CREATE TABLE ... AS`` gives such a column DuckDB's type.
 
-    >>> hugeint_outputs("SELECT k, __LH_TYPED('sum', i, 1) AS total, __LH_TYPED('sum', d, 2) AS d FROM v",
-    ...                 {"v": {"k": "int", "i": "int", "d": "decimal(10,0)"}})
-    ['total']
+    :param lake_types: as for :func:`resolve`: a ``UBIGINT`` or ``HUGEINT`` column, which Spark reads as a
+        ``DECIMAL``, sums into a ``HUGEINT`` too (a ``UHUGEINT`` into a ``DOUBLE``, kept as Spark's ``DECIMAL``).
+
+    >>> hugeint_outputs("SELECT k, __LH_TYPED('sum', i, 1) AS total, __LH_TYPED('sum', d, 2) AS d, "
+    ...                 "__LH_TYPED('sum', u, 3) AS u FROM v",
+    ...                 {"v": {"k": "int", "i": "int", "d": "decimal(10,0)", "u": "decimal(20,0)"}},
+    ...                 {"v": {"u": "uint64"}})
+    ['total', 'u']
     """
     if "'sum'" not in sql.lower():
         return []
@@ -461,7 +468,12 @@ def hugeint_outputs(sql: str, schemas: Mapping[str, Mapping[str, str]]) -> list[
             sums[int(inner.expressions[-1].name)] = projection.alias_or_name
     if not sums:
         return []
-    categories = _marker_operand_categories(tree, schemas)
+    typed: dict[str, dict[str, str | exp.DataType]] = _with_unsigned_types(schemas, lake_types or {})
+    for view, columns in (lake_types or {}).items():
+        for name, kind in columns.items():
+            if kind == "int128" and view in typed:
+                typed[view][name] = exp.DataType(this=exp.DataType.Type.INT128)
+    categories = _marker_operand_categories(tree, typed)
     return [
         name
         for marker_id, name in sums.items()
@@ -638,7 +650,7 @@ def _unsigned_cast(x: exp.Expression, target: str, safe: bool, category: str, dt
 
 
 def _marker_operand_categories(
-    tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]]
+    tree: exp.Expr, schemas: Mapping[str, Mapping[str, str | exp.DataType]]
 ) -> dict[int, tuple[Operand, ...]]:
     """Marker id -> the type categories of its operands, inferred on a qualified copy (the statement itself is
     not qualified, which would rename its output columns)."""

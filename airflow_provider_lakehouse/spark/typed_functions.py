@@ -127,6 +127,8 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
     if kind == "list_avg":
         return resolve_list_average(args[0], dtype)
     if kind == "sum":  # DuckDB sums BIGINT into a 128-bit integer: no overflow
+        if dtype is not None and dtype.is_type(exp.DataType.Type.BOOLEAN):  # DuckDB counts the trues; Spark refuses
+            return exp.Sum(this=exp.Cast(this=args[0].copy(), to=exp.DataType.build("INT")))
         if dtype is not None and dtype.is_type(exp.DataType.Type.BIGINT):
             # Summed as two BIGINTs, the high and the low 32 bits, and joined once per group: exact, where a
             # DECIMAL(38, 0) sum of every row takes Java's BigDecimal (about 3 times slower, measured)

@@ -147,11 +147,13 @@ def test_spark_declares_hugeint_columns_as_duckdb_does(spark: Any, empty_lakes: 
 
 
 SUMS = [
-    "CREATE TABLE facts (k INTEGER, i INTEGER, b BIGINT, s SMALLINT, flag BOOLEAN, d DECIMAL(10, 2))",
-    "INSERT INTO facts VALUES (1, 2147483647, 9223372036854775807, 7, true, 1.50), "
-    "(1, 2147483647, 9223372036854775807, 8, false, 2.25), (2, -5, -3, NULL, true, NULL)",
-    "CREATE TABLE totals AS SELECT k, sum(i) AS si, sum(b) AS sb, sum(s), sum(d) AS sd, count(*) AS n "
-    "FROM facts GROUP BY k",
+    "CREATE TABLE facts (k INTEGER, i INTEGER, b BIGINT, s SMALLINT, flag BOOLEAN, d DECIMAL(10, 2), ub UBIGINT, "
+    "h HUGEINT)",
+    "INSERT INTO facts VALUES (1, 2147483647, 9223372036854775807, 7, true, 1.50, 18446744073709551615, 3), "
+    "(1, 2147483647, 9223372036854775807, 8, false, 2.25, 18446744073709551615, -4), "
+    "(2, -5, -3, NULL, true, NULL, 1, NULL)",
+    "CREATE TABLE totals AS SELECT k, sum(i) AS si, sum(b) AS sb, sum(s), sum(d) AS sd, count(*) AS n, "
+    "sum(ub) AS sub, sum(h) AS sh, sum(flag) AS trues FROM facts GROUP BY k",
     "CREATE TABLE windowed AS SELECT k, sum(i) OVER (PARTITION BY k) AS w, "
     "sum(b) FILTER (WHERE k = 1) OVER () AS f, s + 1 AS next FROM facts",
 ]
@@ -165,6 +167,6 @@ def test_create_table_as_of_integer_sums_makes_hugeint_columns_as_duckdb(
     con = _on_twins(spark, *empty_lakes, SUMS)
     for table in ("totals", "windowed"):
         same_table(con, table)
-    assert duck_rows(con, "SELECT typeof(si) AS t, typeof(sd) AS d FROM ours.totals LIMIT 1") == [
-        {"t": "HUGEINT", "d": "DECIMAL(38,2)"}
+    assert duck_rows(con, "SELECT typeof(si) AS t, typeof(sd) AS d, typeof(sub) AS u FROM ours.totals LIMIT 1") == [
+        {"t": "HUGEINT", "d": "DECIMAL(38,2)", "u": "HUGEINT"}
     ]
