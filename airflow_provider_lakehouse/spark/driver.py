@@ -73,8 +73,8 @@ from airflow_provider_lakehouse.spark.responses import (
     response_of_earlier_try,
 )
 from airflow_provider_lakehouse.spark.semantics import (
+    duckdb_output_types,
     has_markers,
-    hugeint_outputs,
     named_types,
     resolve,
     spark_schema_of,
@@ -693,9 +693,11 @@ class PlanRunner:
     ) -> None:
         frame = self._sql(step.query, args=args or None)
         # columns passed through from a lake table keep their DuckLake type where Spark has none (TIME, UINTEGER),
-        # and a sum of integers is DuckDB's HUGEINT (Spark's BIGINT, or DECIMAL(38, 0) for BIGINTs)
+        # a sum of integers is DuckDB's HUGEINT (Spark's BIGINT, or DECIMAL(38, 0) for BIGINTs), u8 + 1 a UTINYINT
         lake_types = passed_through_types(frame.schema)
-        hugeints = hugeint_outputs(step.query or "", *self._schemas_of(step.query or ""))
+        computed = duckdb_output_types(step.query or "", *self._schemas_of(step.query or ""))
+        lake_types.update(computed)
+        hugeints = [name for name, kind in computed.items() if kind == "int128"]
         if hugeints:
             frame = frame.selectExpr(
                 *(
@@ -703,7 +705,6 @@ class PlanRunner:
                     for c in frame.columns
                 )
             )
-            lake_types.update(dict.fromkeys(hugeints, "int128"))
         schema = with_lake_types(_arrow_schema_of(frame), lake_types)
         created = tx.create_table(
             step.target or "",

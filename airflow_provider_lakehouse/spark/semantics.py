@@ -438,6 +438,42 @@ def resolve(
     return spark_text(_exact_log10(tree), duckdb_operators=True)  # markers come from DuckDB SQL only
 
 
+def duckdb_output_types(
+    sql: str, schemas: Mapping[str, Mapping[str, str]], lake_types: Mapping[str, Mapping[str, str]] | None = None
+) -> dict[str, str]:
+    """The DuckLake type DuckDB gives each output column of the planned query ``sql`` whose Spark type would store
+    another, for a ``CREATE TABLE ... AS``: a ``sum`` of integers (``int128``, see :func:`hugeint_outputs`), and
+    arithmetic or a cast whose DuckDB type is unsigned (``u8 + 1`` is a ``UTINYINT``, Spark's ``SMALLINT``).
+    Columns passed through unchanged keep their type by their metadata (:mod:`.source_types`).
+
+    >>> duckdb_output_types("SELECT __LH_ARITH('+', u, 1, 1) AS a, __LH_CAST(i, 'USMALLINT', FALSE, 2) AS b, "
+    ...                     "__LH_ARITH('+', i, 1, 3) AS c FROM v", {"v": {"u": "smallint", "i": "int"}},
+    ...                     {"v": {"u": "uint8"}})
+    {'a': 'uint8', 'b': 'uint16'}
+    """
+    found = dict.fromkeys(hugeint_outputs(sql, schemas, lake_types), "int128")
+    lowered = sql.lower()
+    if ARITHMETIC not in lowered and CAST not in lowered:
+        return found
+    tree, _ = _operators_of_markers(parse_spark(sql))
+    if not isinstance(tree, exp.Select):
+        return found
+    unsigned = {kind: lake_type for lake_type, kind in LAKE_TYPES.items()}
+    typed = typed_copy(
+        tree, _with_unsigned_types(schemas, lake_types or {}), spark_expression_metadata(duckdb_arithmetic=True)
+    )
+    for projection in typed.expressions if typed is not None else ():
+        inner = projection.unalias()
+        if isinstance(inner, exp.Column):
+            continue
+        dtype = inner.type
+        if _is_marker(inner) and inner.name.lower() == CAST:
+            dtype = exp.DataType.build(inner.expressions[1].name, dialect="duckdb")
+        if dtype is not None and dtype.this in unsigned:
+            found[projection.alias_or_name] = unsigned[dtype.this]
+    return found
+
+
 def hugeint_outputs(
     sql: str, schemas: Mapping[str, Mapping[str, str]], lake_types: Mapping[str, Mapping[str, str]] | None = None
 ) -> list[str]:

@@ -306,3 +306,20 @@ def test_a_script_duckdb_loses_a_row_of_in_one_transaction_keeps_it_on_spark(
         con.sql(statement)
     con.sql("COMMIT")
     assert [r[0] for r in con.sql("SELECT id FROM one.t ORDER BY id").fetchall()] == [3, 1001]  # DuckDB's bug
+
+
+UNSIGNED_RESULTS = [
+    "CREATE TABLE u (id INTEGER, u8 UTINYINT, u16 USMALLINT, u32 UINTEGER, u64 UBIGINT, i INTEGER)",
+    "INSERT INTO u VALUES (1, 200, 60000, 4000000000, 18000000000000000000, 5), (2, 0, 1, 2, 3, -1)",
+    "CREATE TABLE computed AS SELECT id, u8 + 1 AS a, u16 * 1 AS b, u32 - 1 AS c, u64 + 0 AS d, 7::UTINYINT AS e, "
+    "CAST(i AS USMALLINT) AS f, -u8 AS g, u8 + i AS h FROM u WHERE id = 1",
+]
+
+
+def test_create_table_as_stores_unsigned_results_in_duckdbs_types(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup]
+) -> None:
+    """DuckDB types ``u8 + 1`` a ``UTINYINT`` and ``7::UTINYINT`` too; Spark holds them in wider signed types, and a
+    ``CREATE TABLE ... AS`` stores DuckDB's (``u8 + i`` is DuckDB's ``INTEGER``)."""
+    con = run_on_both(spark, *lakes, UNSIGNED_RESULTS)
+    same_table(con, "computed")
