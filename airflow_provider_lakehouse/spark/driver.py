@@ -695,7 +695,10 @@ class PlanRunner:
         # columns passed through from a lake table keep their DuckLake type where Spark has none (TIME, UINTEGER),
         # a sum of integers is DuckDB's HUGEINT (Spark's BIGINT, or DECIMAL(38, 0) for BIGINTs), u8 + 1 a UTINYINT
         lake_types = passed_through_types(frame.schema)
-        computed = duckdb_output_types(step.query or "", *self._schemas_of(step.query or ""))
+        query = step.query or ""
+        # only a statement with markers computes what DuckDB types otherwise; the others need no schemas (a round
+        # trip per read over Spark Connect)
+        computed = duckdb_output_types(query, *self._schemas_of(query)) if has_markers(query) else {}
         lake_types.update(computed)
         hugeints = [name for name, kind in computed.items() if kind == "int128"]
         if hugeints:
