@@ -442,28 +442,47 @@ def duckdb_output_types(
     sql: str, schemas: Mapping[str, Mapping[str, str]], lake_types: Mapping[str, Mapping[str, str]] | None = None
 ) -> dict[str, str]:
     """The DuckLake type DuckDB gives each output column of the planned query ``sql`` whose Spark type would store
-    another, for a ``CREATE TABLE ... AS``: a ``sum`` of integers (``int128``, see :func:`hugeint_outputs`), and
-    arithmetic or a cast whose DuckDB type is unsigned (``u8 + 1`` is a ``UTINYINT``, Spark's ``SMALLINT``).
-    Columns passed through unchanged keep their type by their metadata (:mod:`.source_types`).
+    another, for a ``CREATE TABLE ... AS``: a ``sum`` of integers or booleans (also under ``FILTER`` or ``OVER``)
+    is a ``HUGEINT`` (``int128``; Spark's ``BIGINT`` or ``DECIMAL(38, 0)``), arithmetic or a cast whose DuckDB type
+    is unsigned keeps it (``u8 + 1`` is a ``UTINYINT``, Spark's ``SMALLINT``). Columns passed through unchanged keep
+    their type by their metadata (:mod:`.source_types`). The statement is parsed and typed once.
+
+    :param lake_types: as for :func:`resolve`: a ``UBIGINT`` or ``HUGEINT`` column, which Spark reads as a
+        ``DECIMAL``, sums into a ``HUGEINT`` too (a ``UHUGEINT`` into a ``DOUBLE``, kept as Spark's ``DECIMAL``).
 
     >>> duckdb_output_types("SELECT __LH_ARITH('+', u, 1, 1) AS a, __LH_CAST(i, 'USMALLINT', FALSE, 2) AS b, "
     ...                     "__LH_ARITH('+', i, 1, 3) AS c FROM v", {"v": {"u": "smallint", "i": "int"}},
     ...                     {"v": {"u": "uint8"}})
     {'a': 'uint8', 'b': 'uint16'}
+    >>> duckdb_output_types("SELECT k, __LH_TYPED('sum', i, 1) AS total, __LH_TYPED('sum', d, 2) AS d, "
+    ...                     "__LH_TYPED('sum', u, 3) AS u FROM v",
+    ...                     {"v": {"k": "int", "i": "int", "d": "decimal(10,0)", "u": "decimal(20,0)"}},
+    ...                     {"v": {"u": "uint64"}})
+    {'total': 'int128', 'u': 'int128'}
     """
-    found = dict.fromkeys(hugeint_outputs(sql, schemas, lake_types), "int128")
     lowered = sql.lower()
-    if ARITHMETIC not in lowered and CAST not in lowered:
-        return found
+    if ARITHMETIC not in lowered and CAST not in lowered and "'sum'" not in lowered:
+        return {}
     tree, _ = _operators_of_markers(parse_spark(sql))
     if not isinstance(tree, exp.Select):
-        return found
+        return {}
+    typed_schemas = _with_unsigned_types(schemas, lake_types or {})
+    for view, columns in (lake_types or {}).items():
+        for name, kind in columns.items():
+            if kind == "int128" and view in typed_schemas:
+                typed_schemas[view][name] = exp.DataType(this=exp.DataType.Type.INT128)
+    typed = typed_copy(tree, typed_schemas, spark_expression_metadata(duckdb_arithmetic=True))
     unsigned = {kind: lake_type for lake_type, kind in LAKE_TYPES.items()}
-    typed = typed_copy(
-        tree, _with_unsigned_types(schemas, lake_types or {}), spark_expression_metadata(duckdb_arithmetic=True)
-    )
+    found: dict[str, str] = {}
     for projection in typed.expressions if typed is not None else ():
-        inner = projection.unalias()
+        inner = aggregate = projection.unalias()
+        while isinstance(aggregate, (exp.Window, exp.Filter)):
+            aggregate = aggregate.this
+        if _is_marker(aggregate) and aggregate.name.lower() == TYPED and aggregate.expressions[0].name.lower() == "sum":
+            operand = aggregate.expressions[1]
+            if _category(operand, operand.type) == "integer":  # booleans too
+                found[projection.alias_or_name] = "int128"
+            continue
         if isinstance(inner, exp.Column):
             continue
         dtype = inner.type
@@ -472,52 +491,6 @@ def duckdb_output_types(
         if dtype is not None and dtype.this in unsigned:
             found[projection.alias_or_name] = unsigned[dtype.this]
     return found
-
-
-def hugeint_outputs(
-    sql: str, schemas: Mapping[str, Mapping[str, str]], lake_types: Mapping[str, Mapping[str, str]] | None = None
-) -> list[str]:
-    """The output columns of the planned query ``sql`` that DuckDB types ``HUGEINT``: a ``sum`` of integers or
-    booleans (also under ``FILTER`` or ``OVER``) as a column of the outermost ``SELECT``. Spark's sum of them is a
-    ``BIGINT`` or ``DECIMAL(38, 0)``; a ``CREATE TABLE ... AS`` gives such a column DuckDB's type.
-
-    :param lake_types: as for :func:`resolve`: a ``UBIGINT`` or ``HUGEINT`` column, which Spark reads as a
-        ``DECIMAL``, sums into a ``HUGEINT`` too (a ``UHUGEINT`` into a ``DOUBLE``, kept as Spark's ``DECIMAL``).
-
-    >>> hugeint_outputs("SELECT k, __LH_TYPED('sum', i, 1) AS total, __LH_TYPED('sum', d, 2) AS d, "
-    ...                 "__LH_TYPED('sum', u, 3) AS u FROM v",
-    ...                 {"v": {"k": "int", "i": "int", "d": "decimal(10,0)", "u": "decimal(20,0)"}},
-    ...                 {"v": {"u": "uint64"}})
-    ['total', 'u']
-    """
-    if "'sum'" not in sql.lower():
-        return []
-    tree = parse_spark(sql)
-    if not isinstance(tree, exp.Select):
-        return []
-    sums = {}
-    for projection in tree.expressions:
-        inner = projection.unalias()
-        while isinstance(inner, (exp.Window, exp.Filter)):
-            inner = inner.this
-        if _is_marker(inner) and inner.name.lower() == TYPED and inner.expressions[0].name.lower() == "sum":
-            sums[int(inner.expressions[-1].name)] = projection.alias_or_name
-    if not sums:
-        return []
-    typed: dict[str, dict[str, str | exp.DataType]] = _with_unsigned_types(schemas, lake_types or {})
-    for view, columns in (lake_types or {}).items():
-        for name, kind in columns.items():
-            if kind == "int128" and view in typed:
-                typed[view][name] = exp.DataType(this=exp.DataType.Type.INT128)
-    categories = _marker_operand_categories(tree, typed)
-    return [
-        name
-        for marker_id, name in sums.items()
-        if any(
-            category == "integer" or (dtype is not None and dtype.is_type(exp.DataType.Type.BOOLEAN))
-            for category, dtype in categories.get(marker_id, ())[:1]
-        )
-    ]
 
 
 def _exact_log10(tree: exp.Expr) -> exp.Expr:
