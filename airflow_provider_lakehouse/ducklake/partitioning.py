@@ -36,9 +36,11 @@ _BUCKET = re.compile(r"^bucket\((\d+)\)$")
 _SIGNED = {"int8", "int16", "int32", "int64"}
 _UNSIGNED = {"uint8", "uint16", "uint32", "uint64"}
 _INTEGERS = _SIGNED | _UNSIGNED
+#: DuckDB's 128-bit integers: arrays hold them as DECIMAL(38, 0) (or plain integers); keyed by their exact text
+_WIDE = {"int128", "uint128"}
 _TEMPORAL = {"date", "timestamp", "timestamp_us", "timestamp_ms", "timestamp_ns", "timestamp_s", "timestamptz"}
 # nanosecond timestamps are left out: Python's datetime, which formats the text, stops at microseconds
-_IDENTITY_TYPES = (_INTEGERS | _TEMPORAL) - {"timestamp_ns"} | {
+_IDENTITY_TYPES = (_INTEGERS | _WIDE | _TEMPORAL) - {"timestamp_ns"} | {
     "boolean",
     "float32",
     "float64",
@@ -47,9 +49,9 @@ _IDENTITY_TYPES = (_INTEGERS | _TEMPORAL) - {"timestamp_ns"} | {
     "uuid",
     "time",
 }
-# DuckDB hashes these as 64-bit integers, and unsigned integers by their decimal text
+# DuckDB hashes these as 64-bit integers, and unsigned and 128-bit integers by their decimal text
 _BUCKET_INT64 = _SIGNED | _TEMPORAL | {"boolean", "time", "time_ns"}
-_BUCKET_TEXT = _UNSIGNED | {"varchar", "json", "blob", "uuid"}
+_BUCKET_TEXT = _UNSIGNED | _WIDE | {"varchar", "json", "blob", "uuid"}
 
 
 class UnsupportedPartitioningError(ValueError):

@@ -9,10 +9,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from airflow_provider_lakehouse.exceptions import StatementError
 from tests import referee
+from tests.integration.test_partitioned_writes import file_layout
 from tests.integration.test_spark_sql import duck_rows, run, selected
 from tests.integration.test_spark_values_as_duckdb import run_on_both, same_table
 from tests.referee import LakeSetup, lake_snapshots
@@ -170,3 +172,48 @@ def test_create_table_as_of_integer_sums_makes_hugeint_columns_as_duckdb(
     assert duck_rows(con, "SELECT typeof(si) AS t, typeof(sd) AS d, typeof(sub) AS u FROM ours.totals LIMIT 1") == [
         {"t": "HUGEINT", "d": "DECIMAL(38,2)", "u": "HUGEINT"}
     ]
+
+
+PARTITIONED = [
+    "CREATE TABLE p (id INTEGER, h HUGEINT, u UHUGEINT)",
+    "ALTER TABLE p SET PARTITIONED BY (h, bucket(5, u))",
+    # past 2^53 and past 2^64 (the key is the exact value, the file keeps its double), negatives, NULLs
+    "INSERT INTO p VALUES (1, 18446744073709551617, 3), (2, -123456789012345678901234567890123, NULL), "
+    "(3, NULL, 99999999999999999999999999999999999999), (4, 9007199254740993, 9007199254740993), "
+    "(5, 18446744073709551617, 12345678901234567890123)",
+    "UPDATE p SET u = u + 1 WHERE id = 1",
+]
+
+
+def test_hugeint_partition_keys_land_as_duckdb_writes_them(
+    spark: Any, empty_lakes: tuple[LakeSetup, LakeSetup]
+) -> None:
+    """A 128-bit key's partition value is its exact decimal text and ``bucket`` hashes that text, as DuckDB does
+    (files carry no min/max for these columns, so neither DuckDB nor our reader prunes by them)."""
+    con = _on_twins(spark, *empty_lakes, PARTITIONED)
+    same_table(con, "p")
+    ours, theirs = empty_lakes
+    assert file_layout(ours, ours.open(), "main.p") == file_layout(theirs, theirs.open(), "main.p")
+    assert "18446744073709551617" in {v for _, values in file_layout(ours, ours.open(), "main.p") for v in values}
+
+
+def test_the_python_writer_partitions_hugeint_keys_as_duckdb(empty_lakes: tuple[LakeSetup, LakeSetup]) -> None:
+    ours, theirs = empty_lakes
+    con = referee.connect()
+    for name, lake in (("ours", ours), ("theirs", theirs)):
+        lake.attach(con, name, DATA_INLINING_ROW_LIMIT=0)
+        con.sql(f"CREATE TABLE {name}.p (id INTEGER, h HUGEINT, u UHUGEINT)")
+        con.sql(f"ALTER TABLE {name}.p SET PARTITIONED BY (bucket(7, h), u)")
+    data = pa.table(
+        {
+            "id": pa.array([1, 2, 3, 4], pa.int32()),
+            "h": pa.array([Decimal(2**100), Decimal(-(2**70)), None, Decimal(7)], pa.decimal128(38, 0)),
+            "u": pa.array([Decimal(2**64), Decimal(0), Decimal(5), None], pa.decimal128(38, 0)),
+        }
+    )
+    con.register("incoming", data)
+    con.sql("INSERT INTO theirs.p SELECT * FROM incoming")
+    with ours.open().transaction() as tx:
+        tx.append("main.p", data)
+    assert file_layout(ours, ours.open(), "main.p") == file_layout(theirs, theirs.open(), "main.p")
+    same_table(con, "p")
