@@ -33,3 +33,19 @@ def blob_from_text(text: str) -> bytes:
         out.append(ord(char))
         index += 1
     return bytes(out)
+
+
+#: bytes DuckDB's text of a BLOB escapes although they are printable: the quotes and the backslash
+_ESCAPED_PRINTABLE = frozenset(b"\"'\\")
+
+
+def blob_to_text(value: bytes) -> str:
+    r"""DuckDB's text of a ``BLOB`` (``CAST(b AS VARCHAR)``, a partition value): printable ASCII as itself, every
+    other byte and the quotes and backslash as ``\xHH`` in capitals.
+
+    >>> blob_to_text(b"a'\x00\xc3\xa9 z")
+    'a\\x27\\x00\\xC3\\xA9 z'
+    """
+    return "".join(
+        chr(byte) if 32 <= byte <= 126 and byte not in _ESCAPED_PRINTABLE else f"\\x{byte:02X}" for byte in value
+    )

@@ -6,8 +6,8 @@ gets one data file per distinct combination of key values, under hive directorie
 ``ducklake_file_partition_value`` row per key: the value's DuckDB text, NULL for NULL. DuckDB and this
 provider's reader prune files by those rows, so a value must be the exact text DuckDB would have written.
 
-Key types whose DuckDB text this module cannot reproduce exactly (blobs, intervals, nested values, …) make the
-write unpartitioned instead: the files still read correctly everywhere, only without pruning.
+Key types whose DuckDB text this module cannot reproduce exactly (intervals, nested values, …) make the write
+unpartitioned instead: the files still read correctly everywhere, only without pruning.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_provider_lakehouse.ducklake.blob_text import blob_to_text
 from airflow_provider_lakehouse.ducklake.model import FilePartition, PartitionField
 from airflow_provider_lakehouse.ducklake.murmur3 import murmur3_32, murmur3_32_float64, murmur3_32_int64
 from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
@@ -31,6 +32,7 @@ from airflow_provider_lakehouse.exceptions import LakehouseError
 
 #: the directory name DuckDB (and Hive) give a NULL key value
 NULL_DIRECTORY_VALUE = "__HIVE_DEFAULT_PARTITION__"
+_EPOCH = datetime.datetime(1970, 1, 1)
 CALENDAR_TRANSFORMS = ("year", "month", "day", "hour")
 _BUCKET = re.compile(r"^bucket\((\d+)\)$")
 _SIGNED = {"int8", "int16", "int32", "int64"}
@@ -39,16 +41,21 @@ _INTEGERS = _SIGNED | _UNSIGNED
 #: DuckDB's 128-bit integers: arrays hold them as DECIMAL(38, 0) (or plain integers); keyed by their exact text
 _WIDE = {"int128", "uint128"}
 _TEMPORAL = {"date", "timestamp", "timestamp_us", "timestamp_ms", "timestamp_ns", "timestamp_s", "timestamptz"}
-# nanosecond timestamps are left out: Python's datetime, which formats the text, stops at microseconds
-_IDENTITY_TYPES = (_INTEGERS | _WIDE | _TEMPORAL) - {"timestamp_ns"} | {
-    "boolean",
-    "float32",
-    "float64",
-    "varchar",
-    "json",
-    "uuid",
-    "time",
-}
+_IDENTITY_TYPES = (
+    _INTEGERS
+    | _WIDE
+    | _TEMPORAL
+    | {
+        "blob",
+        "boolean",
+        "float32",
+        "float64",
+        "varchar",
+        "json",
+        "uuid",
+        "time",
+    }
+)
 # DuckDB hashes these as 64-bit integers, and unsigned and 128-bit integers by their decimal text
 _BUCKET_INT64 = _SIGNED | _TEMPORAL | {"boolean", "time", "time_ns"}
 _BUCKET_TEXT = _UNSIGNED | _WIDE | {"varchar", "json", "blob", "uuid"}
@@ -216,7 +223,8 @@ def key_values(key: PartitionKey, array: pa.ChunkedArray | pa.Array) -> pa.Array
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     if key.transform == "identity":
-        return array
+        # nanoseconds as integers: Python's datetime, which the text is written from, stops at microseconds
+        return array.cast(pa.int64()) if key.column.type == "timestamp_ns" else array
     if key.transform in CALENDAR_TRANSFORMS:
         if key.transform == "hour" and pa.types.is_date(array.type):  # DuckDB: a date's hour is 0
             array = array.cast(pa.timestamp("s"))
@@ -267,6 +275,12 @@ def value_text(key: PartitionKey, value: object) -> str:
 
 def _identity_text(column: Column, value: object) -> str:
     kind = column.type
+    if kind == "timestamp_ns":  # nanoseconds since the epoch, see key_values
+        seconds, nanos = divmod(int(value), 1_000_000_000)  # type: ignore[call-overload]
+        text = (_EPOCH + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%d %H:%M:%S")
+        return f"{text}.{nanos:09d}".rstrip("0") if nanos else text
+    if kind == "blob":
+        return _blob_text(column, value)  # type: ignore[arg-type]
     if kind == "uuid":  # DuckDB's canonical text, whichever form the value was written in (no hyphens, braces)
         return str(uuid.UUID(str(value)))
     if isinstance(value, bool):
@@ -285,6 +299,18 @@ def _identity_text(column: Column, value: object) -> str:
     if isinstance(value, datetime.time):
         return _time_text(value.hour, value.minute, value.second, value.microsecond)
     return str(value)
+
+
+def _blob_text(column: Column, value: bytes) -> str:
+    """DuckDB's text of a BLOB key; DuckDB fails the write of a value whose bytes are not UTF-8, and so do we."""
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        raise LakehouseError(
+            "Invalid Input Error: Invalid unicode (byte sequence mismatch) detected in value construction "
+            f"(DuckDB's error for a value of partition key {column.name!r}: a BLOB key must be UTF-8 text)"
+        ) from None
+    return blob_to_text(value)
 
 
 def _timestamp_text(value: datetime.datetime) -> str:
