@@ -2,7 +2,9 @@
 such a table by the sort keys, and so do we, so min/max statistics stay tight and readers skip more.
 
 Only keys that name a column are applied; a key that is an expression (``lower(name)``) leaves the write in
-arrival order, which every reader still reads correctly.
+arrival order, which every reader still reads correctly. Arrow cannot order nested values (a ``STRUCT``, list or
+``MAP`` key), so the rows are sorted by the keys before the first nested one, and left in arrival order when that
+is the first key: the same files DuckDB writes, up to the order of rows those keys tie on.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ def column_of(expression: str) -> str | None:
 
 
 def sort_order(keys: Sequence[SortKey], data: pa.Table) -> np.ndarray | None:
-    """Row positions of ``data`` in the table's sort order; None when the table is not sorted or a key is not a
-    column (or, before pyarrow 25, when the keys mix NULLS FIRST and NULLS LAST)."""
+    """Row positions of ``data`` in the table's sort order; None when the table is not sorted, a key is not a
+    column, the first key is nested (or, before pyarrow 25, when the keys mix NULLS FIRST and NULLS LAST)."""
     if not keys or data.num_rows < 2:
         return None
     by_lower = {name.lower(): name for name in data.column_names}
@@ -42,8 +44,12 @@ def sort_order(keys: Sequence[SortKey], data: pa.Table) -> np.ndarray | None:
         column = column_of(key.expression)
         if column is None or column.lower() not in by_lower:
             return None
+        if pa.types.is_nested(data.schema.field(by_lower[column.lower()]).type):
+            break  # Arrow sorts no nested values: the keys before this one decide
         order = "descending" if key.descending else "ascending"
         sort_keys.append((by_lower[column.lower()], order, "at_start" if key.nulls_first else "at_end"))
+    if not sort_keys:
+        return None
     if _PER_KEY_NULLS:
         return pc.sort_indices(data, sort_keys=sort_keys).to_numpy()
     if len({placement for _c, _o, placement in sort_keys}) > 1:
