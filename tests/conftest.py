@@ -90,6 +90,9 @@ def stack() -> Iterator[Stack]:
     try:
         yield stack
     finally:
+        from tests import referee
+
+        referee.drop_made_lakes()  # the lakes this process made: the stack's state outlives the session
         os.environ.clear()
         os.environ.update(saved)
         if started:

@@ -138,7 +138,45 @@ def postgres_lake(stack: Any) -> LakeSetup:
     spec = postgres_spec(json.loads(os.environ["AIRFLOW_CONN_DUCKLAKE_MAIN"]))
     s3 = s3_spec(json.loads(os.environ["AIRFLOW_CONN_LAKEHOUSE_S3"]))
     name = f"t_{uuid.uuid4().hex[:10]}"
-    return LakeSetup(PostgresStore(spec, metadata_schema=name), f"s3://lakehouse/tests/{name}/", s3=s3, pg=spec)
+    return made_in_stack(
+        LakeSetup(PostgresStore(spec, metadata_schema=name), f"s3://lakehouse/tests/{name}/", s3=s3, pg=spec)
+    )
+
+
+#: lakes this process made in the stack (a catalog schema, data under a prefix of its own), dropped at the end of
+#: the session (see tests/conftest.py): a developer's stack outlives test sessions, and the suite leaves about 2,000
+#: schemas and a gigabyte of objects behind in each otherwise
+_MADE_IN_STACK: list[LakeSetup] = []
+
+
+def made_in_stack(setup: LakeSetup) -> LakeSetup:
+    """Remember ``setup`` (a Postgres-catalogued lake of its own schema and data prefix) for :func:`drop_made_lakes`."""
+    _MADE_IN_STACK.append(setup)
+    return setup
+
+
+def drop_made_lakes() -> int:
+    """Drop every lake :func:`made_in_stack` remembered (see :func:`drop_lakes`); how many."""
+    made = list(_MADE_IN_STACK)
+    _MADE_IN_STACK.clear()
+    return drop_lakes(made)
+
+
+def drop_lakes(setups: list[LakeSetup]) -> int:
+    """Drop each lake's catalog schema and delete everything under its data path; how many."""
+    import psycopg
+
+    for setup in setups:
+        store = setup.store
+        if isinstance(store, PostgresStore) and store.metadata_schema:
+            with psycopg.connect(postgres_conninfo(store.spec), autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{store.metadata_schema}" CASCADE')
+        storage = Storage(setup.data_path, setup.s3)
+        try:
+            storage.fs.delete_dir(storage.fs_path(setup.data_path))
+        except (FileNotFoundError, OSError):  # nothing was written, or already gone
+            pass
+    return len(setups)
 
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:

@@ -39,10 +39,12 @@ def lake_env(
     if engine:
         conn["extra"]["engine"] = engine
     aws = json.loads(stack_env["AIRFLOW_CONN_LAKEHOUSE_S3"])
-    setup = LakeSetup(
-        PostgresStore(referee.postgres_spec(conn), metadata_schema=name),
-        conn["extra"]["data_path"],
-        s3=referee.s3_spec(aws),
+    setup = referee.made_in_stack(
+        LakeSetup(
+            PostgresStore(referee.postgres_spec(conn), metadata_schema=name),
+            conn["extra"]["data_path"],
+            s3=referee.s3_spec(aws),
+        )
     )
     return dict(stack_env, AIRFLOW_CONN_DUCKLAKE_MAIN=json.dumps(conn)), setup
 
