@@ -13,7 +13,10 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
+import pyarrow as pa
+
 from airflow_provider_lakehouse.ducklake.blob_text import blob_from_text
+from airflow_provider_lakehouse.ducklake.intervals import parse_interval
 from airflow_provider_lakehouse.ducklake.types import NESTED, Column, arrow_type
 
 _TZ_SUFFIX = re.compile(r"([+-]\d\d)(:?\d\d)?$")
@@ -85,7 +88,9 @@ def _scalar(value: Any, column: Column) -> Any:
         if isinstance(value, dt.datetime):
             return value
         return parse_timestamp(str(value), with_tz=kind == "timestamptz")
-    arrow_type(column)  # a type no reader here supports (interval ...) fails naming it and the column
+    if kind == "interval":
+        return value if isinstance(value, pa.MonthDayNano) else parse_interval(str(value))
+    arrow_type(column)  # a type no reader here supports fails naming it and the column
     return value
 
 

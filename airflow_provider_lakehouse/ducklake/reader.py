@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from airflow_provider_lakehouse.ducklake.deletion_vectors import deleted_positions_of, is_deletion_vector
 from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
+from airflow_provider_lakehouse.ducklake.intervals import from_parquet
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo
 from airflow_provider_lakehouse.ducklake.parquet_pages import read_columns
 from airflow_provider_lakehouse.ducklake.storage import Storage
@@ -30,6 +31,7 @@ from airflow_provider_lakehouse.ducklake.types import (
     WIDE_INTEGERS,
     Column,
     arrow_type,
+    readable_arrow_type,
 )
 
 # Virtual columns a scan can add (named so they cannot clash with user columns).
@@ -63,7 +65,16 @@ class ScanPlan:
 
 
 def output_schema(columns: Sequence[Column], virtual: Sequence[str] = ()) -> pa.Schema:
+    """The schema engines read ``columns`` in (the Spark engine: a type it cannot hold, an interval, is refused
+    here, naming the column)."""
     fields = [pa.field(c.name, arrow_type(c), nullable=True) for c in columns]
+    fields += [pa.field(v, VIRTUAL_TYPES[v]) for v in virtual]
+    return pa.schema(fields)
+
+
+def read_schema(columns: Sequence[Column], virtual: Sequence[str] = ()) -> pa.Schema:
+    """The schema of what this module reads: :func:`output_schema`, with intervals (see :mod:`.intervals`)."""
+    fields = [pa.field(c.name, readable_arrow_type(c), nullable=True) for c in columns]
     fields += [pa.field(v, VIRTUAL_TYPES[v]) for v in virtual]
     return pa.schema(fields)
 
@@ -161,7 +172,7 @@ def read_data_file(
             row_snapshots if row_snapshots is not None else np.full(num_rows, file.begin_snapshot)
         )
 
-    table = pa.Table.from_pydict(out, schema=output_schema(columns, virtual))
+    table = pa.Table.from_pydict(out, schema=read_schema(columns, virtual))
     return table if keep.all() else table.filter(pa.array(keep))
 
 
@@ -194,7 +205,7 @@ def deleted_positions(storage: Storage, file: DataFileInfo, snapshot_id: int) ->
 
 def conform(array: pa.Array, file_field: pa.Field, column: Column) -> pa.Array:
     """Reshape a file's array into ``column``'s current type: nested fields by field id, renames, widening."""
-    target = arrow_type(column)
+    target = readable_arrow_type(column)
     kind = column.type
     if kind == "struct" and pa.types.is_struct(array.type):
         file_children = {(_field_id(f) or -1): (i, f) for i, f in enumerate(array.type)}
@@ -218,6 +229,8 @@ def conform(array: pa.Array, file_field: pa.Field, column: Column) -> pa.Array:
         return pa.MapArray.from_arrays(array.offsets, keys, items, type=target, mask=_null_mask(array))
     if kind == "uuid":
         return _uuid_strings(array)
+    if kind == "interval" and pa.types.is_fixed_size_binary(array.type):
+        return from_parquet(array)
     if isinstance(array.type, pa.BaseExtensionType):
         array = array.storage
     if array.type == target:
@@ -236,8 +249,8 @@ def widened(values: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array
 
 def _conform_chunked(chunked: pa.ChunkedArray, file_field: pa.Field, column: Column) -> pa.ChunkedArray | pa.Array:
     """Like :func:`conform`, without copying: plain columns of the right type stay as they were read."""
-    target = arrow_type(column)
-    if column.type not in NESTED | {"uuid", "json"} and not isinstance(chunked.type, pa.BaseExtensionType):
+    target = readable_arrow_type(column)
+    if column.type not in NESTED | {"uuid", "json", "interval"} and not isinstance(chunked.type, pa.BaseExtensionType):
         return chunked if chunked.type == target else widened(chunked, target)
     return conform(chunked.combine_chunks(), file_field, column)
 
@@ -256,7 +269,7 @@ def _uuid_strings(array: pa.Array) -> pa.Array:
 
 def default_array(column: Column, length: int) -> pa.Array:
     """``length`` copies of the column's ``initial_default`` (NULL when it has none)."""
-    target = arrow_type(column)
+    target = readable_arrow_type(column)
     if column.initial_default is None or column.initial_default == "NULL":
         return pa.nulls(length, target)
     value = decode_value(_unquote(column.initial_default), column)
@@ -336,6 +349,13 @@ def read_inlined_changes(
     )
 
 
+def _inlined_value(column: Column) -> str:
+    """The catalog's select of one inlined column: an interval as text (Postgres hands its ``interval`` to Python
+    as a timedelta, which has no months), every other value as stored."""
+    name = quote_ident(column.name)
+    return f"CAST({name} AS TEXT)" if column.type == "interval" else name
+
+
 def _inlined_rows(
     conn: CatalogConnection,
     table: TableInfo,
@@ -353,7 +373,7 @@ def _inlined_rows(
             continue
         old_columns = list((schema_at_version or {}).get(version) or table.columns)
         old_by_id = {c.column_id: c for c in old_columns}
-        select = ", ".join(quote_ident(c.name) for c in old_columns)
+        select = ", ".join(_inlined_value(c) for c in old_columns)
         rows = conn.query(
             f"SELECT row_id, {label}{', ' + select if select else ''} FROM {{M}}{quote_ident(name)} "
             f"WHERE {where} ORDER BY row_id",
@@ -384,7 +404,7 @@ def _inlined_rows(
             data[FILE_POS] = [None] * len(rows)
         if ROW_SNAPSHOT in virtual:
             data[ROW_SNAPSHOT] = [int(r[1]) for r in rows]
-        pieces.append(pa.Table.from_pydict(data, schema=output_schema(columns, virtual)))
+        pieces.append(pa.Table.from_pydict(data, schema=read_schema(columns, virtual)))
     if not pieces:
-        return output_schema(columns, virtual).empty_table()
+        return read_schema(columns, virtual).empty_table()
     return pa.concat_tables(pieces)

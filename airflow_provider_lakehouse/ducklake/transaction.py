@@ -73,8 +73,8 @@ from airflow_provider_lakehouse.ducklake.reader import (
     ScanPlan,
     default_array,
     deleted_positions,
-    output_schema,
     read_inlined_rows,
+    read_schema,
 )
 from airflow_provider_lakehouse.ducklake.staging import BaseFileDeletes, StagedFile, TableChanges, TableState
 from airflow_provider_lakehouse.ducklake.storage import join_path
@@ -880,7 +880,7 @@ class Transaction:
         self, state: TableState, info: TableInfo, wanted: list[Column], virtual: Sequence[str]
     ) -> pa.Table:
         if state.info is None or not state.info.inlined_tables:
-            return output_schema(wanted, virtual).empty_table()
+            return read_schema(wanted, virtual).empty_table()
         gone = state.changes.inlined_deleted if state.changes else set()
         with_ids = tuple(virtual) if (not gone or ROWID in virtual) else (*virtual, ROWID)
         rows = read_inlined_rows(

@@ -123,6 +123,15 @@ def arrow_type(column: Column, *, with_ids: bool = False) -> pa.DataType:
     raise UnsupportedTypeError(f"DuckLake type {kind!r} (column {column.name!r}) is not supported.")
 
 
+def readable_arrow_type(column: Column) -> pa.DataType:
+    """The Arrow type the Python reader gives ``column``: :func:`arrow_type`, and Arrow's month-day-nanosecond
+    interval for a top-level ``interval`` column (as DuckDB hands one to Arrow; see :mod:`.intervals`). Writers
+    and the Spark engine have no interval: :func:`arrow_type` refuses it, naming the column."""
+    if column.type == "interval":
+        return pa.month_day_nano_interval()
+    return arrow_type(column)
+
+
 def _arrow_field(column: Column, name: str, with_ids: bool) -> pa.Field:
     metadata = {FIELD_ID_KEY: str(column.column_id).encode()} if with_ids else None
     return pa.field(name, arrow_type(column, with_ids=with_ids), nullable=column.nullable, metadata=metadata)

@@ -7,6 +7,9 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
+import pyarrow as pa
+
+from airflow_provider_lakehouse.ducklake.intervals import interval_text
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 
 MAX_ROWS = 500
@@ -24,6 +27,8 @@ def cell(value: Any) -> Any:
     """
     if isinstance(value, Decimal):
         return str(value)  # as DuckDB prints it: decimal(12,2) 12.50 stays "12.50", not the float 12.5
+    if isinstance(value, pa.MonthDayNano):
+        return interval_text(value)  # as DuckDB prints it: "1 year 2 months 3 days 04:05:06.789"
     safe = to_json_safe(value)
     if isinstance(safe, str) and len(safe) > MAX_CELL_CHARS:
         return f"{safe[:MAX_CELL_CHARS]}… ({len(safe) - MAX_CELL_CHARS} more)"
