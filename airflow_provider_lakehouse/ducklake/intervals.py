@@ -80,18 +80,27 @@ def interval_text(value: pa.MonthDayNano) -> str:
     '1 year 2 months 3 days 04:05:06.789'
     >>> interval_text(parse_interval("13 mons")), interval_text(parse_interval("-5 days")), interval_text(parse_interval("0 days"))
     ('1 year 1 month', '-5 days', '00:00:00')
+    >>> interval_text(pa.MonthDayNano([-14, 0, -(2**62) - 999]))  # no float on the way: exact to the microsecond
+    '-1 year -2 months -1281023:53:38.427388'
     """
     months, days, nanos = value.months, value.days, value.nanoseconds
-    years, months = int(months / 12), months - int(months / 12) * 12  # both keep the sign, as DuckDB's do
+    years = _toward_zero(months, 12)
+    months -= years * 12  # both keep the interval's sign, as DuckDB's do
     parts = [
         f"{count} {unit}{'' if count in (1, -1) else 's'}"
         for count, unit in ((years, "year"), (months, "month"), (days, "day"))
         if count
     ]
-    micros = int(nanos / _NANOS_PER_MICRO)
+    micros = _toward_zero(nanos, _NANOS_PER_MICRO)
     if micros or not parts:
         sign, micros = ("-", -micros) if micros < 0 else ("", micros)
         seconds, fraction = divmod(micros, _MICROS_PER_SECOND)
         text = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
         parts.append(f"{text}.{fraction:06d}".rstrip("0") if fraction else text)
     return " ".join(parts)
+
+
+def _toward_zero(value: int, divisor: int) -> int:
+    """Integer division rounding toward zero (C's, DuckDB's), exact for any 64-bit value."""
+    quotient = abs(value) // divisor
+    return -quotient if value < 0 else quotient
