@@ -35,8 +35,8 @@ WIDENINGS = {"SMALLINT": "INTEGER", "INTEGER": "BIGINT", "FLOAT": "DOUBLE", "UIN
 IDENTITY_KEYS = {"INTEGER", "BIGINT", "SMALLINT", "VARCHAR", "BOOLEAN", "DATE", "UINTEGER", "DECIMAL(10,2)"}
 TEMPORAL = {"DATE", "TIMESTAMP", "TIMESTAMPTZ"}
 SORTABLE = {"INTEGER", "BIGINT", "SMALLINT", "VARCHAR", "DATE", "TIMESTAMP", "DOUBLE", "DECIMAL(10,2)"}
-#: column types the provider's reader refuses with an error naming them
-REFUSED_TYPES = {"INTERVAL"}
+#: column types the Spark engine refuses with an error naming them (the Python reader reads them)
+SPARK_REFUSED_TYPES = {"INTERVAL"}
 MAINTENANCE = (
     "CALL ducklake_merge_adjacent_files('lake')",
     "CALL ducklake_flush_inlined_data('lake')",
@@ -363,8 +363,9 @@ def main() -> None:
     parser.add_argument("--s3", action="store_true", help="the local stack's Postgres catalog and S3 (S3A reads)")
     parser.add_argument("--expire", action="store_true", help="expire snapshots and clean up old files too")
     args = parser.parse_args()
-    if args.odd_types:  # not INTERVAL: the provider refuses to read it (docs/ducklake.md, Known limits)
-        args.types = "|".join([*args.types.split("|"), *(t for t in ODD_LITERALS if t not in REFUSED_TYPES)])
+    if args.odd_types:  # with --spark not INTERVAL, which the Spark engine refuses (docs/ducklake.md, Known limits)
+        refused = SPARK_REFUSED_TYPES if args.spark else set()
+        args.types = "|".join([*args.types.split("|"), *(t for t in ODD_LITERALS if t not in refused)])
     spark = None
     if args.spark:
         from airflow_provider_lakehouse.spark.session import local_session
