@@ -224,7 +224,7 @@ def key_values(key: PartitionKey, array: pa.ChunkedArray | pa.Array) -> pa.Array
         array = array.combine_chunks()
     if key.transform == "identity":
         # nanoseconds as integers: Python's datetime, which the text is written from, stops at microseconds
-        return array.cast(pa.int64()) if key.column.type == "timestamp_ns" else array
+        return array.cast(pa.timestamp("ns")).cast(pa.int64()) if key.column.type == "timestamp_ns" else array
     if key.transform in CALENDAR_TRANSFORMS:
         if key.transform == "hour" and pa.types.is_date(array.type):  # DuckDB: a date's hour is 0
             array = array.cast(pa.timestamp("s"))

@@ -94,7 +94,7 @@ NUMERIC = {"INTEGER", "BIGINT", "SMALLINT", "DOUBLE", "FLOAT", "DECIMAL(10,2)", 
 NUMERIC |= {"TINYINT", "UTINYINT", "USMALLINT", "UBIGINT", "HUGEINT"}
 TEMPORAL = {"DATE", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP_MS", "TIMESTAMP_S"}
 #: partition keys whose files the provider writes unpartitioned (DuckDB's text of their values is not reproduced)
-UNPARTITIONED_KEYS = {"BLOB", "INTERVAL", "STRUCT(a INTEGER, b VARCHAR)", "MAP(VARCHAR, INTEGER)"}
+UNPARTITIONED_KEYS = {"INTERVAL", "STRUCT(a INTEGER, b VARCHAR)", "MAP(VARCHAR, INTEGER)"}
 UNPARTITIONED_KEYS |= {"STRUCT(l INTEGER[], m VARCHAR)"}
 EXPRESSIONS: dict[str, list[str]] = {
     "numeric": ["{c} + 1", "{c} * 2", "{c} / 3", "{c} // 2", "{c} % 7", "-{c}", "abs({c})", "round({c}, 1)"],
