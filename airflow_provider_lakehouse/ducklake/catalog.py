@@ -13,7 +13,7 @@ from airflow_provider_lakehouse.connections.lake import RetryPolicy
 from airflow_provider_lakehouse.ducklake import change_feed, ddl, introspect, maintenance, metadata
 from airflow_provider_lakehouse.ducklake.model import SchemaInfo, Snapshot, TableInfo, ViewInfo
 from airflow_provider_lakehouse.ducklake.names import find_view, split_name
-from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_expression, prune_files
+from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_rows, prune_files
 from airflow_provider_lakehouse.ducklake.reader import ScanPlan, read_data_file, read_inlined_rows
 from airflow_provider_lakehouse.ducklake.storage import Storage
 from airflow_provider_lakehouse.ducklake.store import CatalogConnection, MetadataStore, SqliteStore, store_for_spec
@@ -273,10 +273,7 @@ class DuckLake:
     ) -> pa.Table:
         """Read ``name`` at a snapshot as an Arrow table (filters prune files and then rows)."""
         plan = self.scan(name, columns=columns, version=version, timestamp=timestamp, filters=filters, virtual=virtual)
-        result = self.read_plan(plan)
-        if filters:
-            result = result.filter(filter_expression(filters))
-        return result
+        return filter_rows(self.read_plan(plan), filters, name)
 
     def columns_named(self, table: TableInfo, names: Sequence[str] | None) -> list[Column]:
         """The table's columns called ``names``, in that order (all of them for ``None``).

@@ -7,11 +7,13 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.ducklake.inline_codec import parse_time, parse_timestamp
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo
 from airflow_provider_lakehouse.ducklake.types import Column
+from airflow_provider_lakehouse.exceptions import LakehouseError
 
 #: ``(column, op, value)``; op is one of ``= != < <= > >= in is_null is_not_null``
 Predicate = tuple[str, str, Any]
@@ -63,6 +65,9 @@ def may_match(stats: tuple[Any, ...] | None, column: Column, op: str, value: Any
     if stats is None:
         return True  # no stats row: never pruned
     value_count, null_count, min_text, max_text, _nan = stats
+    if str(value_count) == "0" and str(null_count) == "0":
+        # every data file has a row: no values and no NULLs is DuckDB writing no counts (INTERVAL, TIMETZ)
+        return True
     if op == "is_null":
         return null_count is None or int(null_count) > 0
     if op == "is_not_null":
@@ -122,6 +127,20 @@ def filter_expression(predicates: Sequence[Predicate]) -> pc.Expression:
         term = _ROW_FILTERS[op](pc.field(name), value)
         expression = term if expression is None else expression & term
     return expression
+
+
+def filter_rows(table: pa.Table, predicates: Sequence[Predicate], name: str) -> pa.Table:
+    """The rows of ``table`` (read from ``name``) that meet every predicate.
+
+    :raises LakehouseError: naming the table and the predicates, for a comparison Arrow has no kernel for (an
+        ``INTERVAL`` column compared with ``=`` or ``<``), where pyarrow would raise its own error.
+    """
+    if not predicates:
+        return table
+    try:
+        return table.filter(filter_expression(predicates))
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise LakehouseError(f"Cannot filter {name} by {list(predicates)!r}: {exc}") from None
 
 
 # One pyarrow expression builder per predicate operator (the same operators :func:`prune_files` understands).

@@ -65,7 +65,7 @@ from airflow_provider_lakehouse.ducklake.operations import (
     written_paths,
 )
 from airflow_provider_lakehouse.ducklake.partitioning import Partitioning, check_transform
-from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_expression, prune_files
+from airflow_provider_lakehouse.ducklake.pruning import Predicate, filter_rows, prune_files
 from airflow_provider_lakehouse.ducklake.reader import (
     FILE_ID,
     FILE_POS,
@@ -908,7 +908,7 @@ class Transaction:
     ) -> pa.Table:
         """Read ``name`` as this transaction sees it (filters prune files, then rows)."""
         result = self.lake.read_plan(self.scan(name, columns=columns, filters=filters, virtual=virtual))
-        return result.filter(filter_expression(filters)) if filters else result
+        return filter_rows(result, filters, name)
 
     # -- maintenance staging -------------------------------------------------------------------
     def stage_merge(self, table: str, file: WrittenFile, sources: Sequence[DataFileInfo]) -> None:
