@@ -44,6 +44,10 @@ def parse_timestamp(text: str, *, with_tz: bool) -> dt.datetime:
     return value
 
 
+#: the offset at the end of DuckDB's TIMETZ text (``12:00:00.5+02``, ``23:30:00-05:30``)
+_TIME_OFFSET = re.compile(r"[+-]\d{2}(?::?\d{2}){0,2}$")
+
+
 def parse_time(text: str) -> dt.time:
     whole, _, frac = text.strip().partition(".")
     return dt.time.fromisoformat(whole + (f".{(frac + '000000')[:6]}" if frac else ""))
@@ -82,6 +86,10 @@ def _scalar(value: Any, column: Column) -> Any:
         return str(value) if isinstance(value, uuid.UUID) else str(uuid.UUID(str(value)))
     if kind == "date":
         return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value).strip())
+    if kind == "timetz":  # DuckDB hands Arrow the time of day as written, without its offset
+        if isinstance(value, dt.time):
+            return value.replace(tzinfo=None)
+        return parse_time(_TIME_OFFSET.sub("", str(value).strip()))
     if kind.startswith("time") and not kind.startswith("timestamp"):
         return value if isinstance(value, dt.time) else parse_time(str(value))
     if kind.startswith("timestamp"):

@@ -124,11 +124,14 @@ def arrow_type(column: Column, *, with_ids: bool = False) -> pa.DataType:
 
 
 def readable_arrow_type(column: Column) -> pa.DataType:
-    """The Arrow type the Python reader gives ``column``: :func:`arrow_type`, and Arrow's month-day-nanosecond
-    interval for a top-level ``interval`` column (as DuckDB hands one to Arrow; see :mod:`.intervals`). Writers
-    and the Spark engine have no interval: :func:`arrow_type` refuses it, naming the column."""
+    """The Arrow type the Python reader gives ``column``: :func:`arrow_type`, Arrow's month-day-nanosecond
+    interval for a top-level ``interval`` column and a time of day for a ``timetz`` one (as DuckDB hands them to
+    Arrow; see :mod:`.intervals`). Writers and the Spark engine have neither: :func:`arrow_type` refuses them,
+    naming the column."""
     if column.type == "interval":
         return pa.month_day_nano_interval()
+    if column.type == "timetz":  # as DuckDB hands it to Arrow: the time of day, its offset dropped
+        return pa.time64("us")
     return arrow_type(column)
 
 

@@ -108,3 +108,23 @@ def test_filters_on_an_interval_column(setup: LakeSetup) -> None:
     one_day = pa.scalar(pa.MonthDayNano([0, 1, 0]), pa.month_day_nano_interval())
     with pytest.raises(LakehouseError, match=r"Cannot filter main\.t by \[\('iv', '='.*no kernel"):
         lake.read("main.t", filters=[("iv", "=", one_day)])
+
+
+def test_the_python_reader_reads_timetz_as_duckdb_hands_it_to_arrow(setup: LakeSetup) -> None:
+    """``TIME WITH TIME ZONE``: DuckDB gives Arrow the time of day without its offset, which is the UTC time for a
+    value read from a data file (DuckDB's Parquet writer normalizes it) and the time as written for an inlined one.
+    The reader gives the same, at every snapshot, and its NULL filters skip no file by DuckDB's zero counts."""
+    setup.create()
+    con = referee.connect()
+    setup.attach(con)
+    con.sql("CREATE TABLE lake.t (id INTEGER, x TIMETZ)")
+    con.sql("INSERT INTO lake.t VALUES (1, '12:00:00.5+02'), (2, NULL), (3, '23:30:00-05:30')")
+    con.sql("CALL ducklake_flush_inlined_data('lake')")
+    con.sql("INSERT INTO lake.t VALUES (4, '12:00:00.5+02'), (5, '00:00:01+00'), (6, NULL)")
+    lake = setup.open()
+    for snapshot in lake_snapshots(lake)[2:]:
+        theirs = con.sql(f"SELECT * FROM lake.t AT (VERSION => {snapshot}) ORDER BY id").to_arrow_table()
+        assert lake.read("main.t", version=snapshot).sort_by("id").to_pylist() == theirs.to_pylist(), snapshot
+    assert lake.read("main.t").schema.field("x").type == pa.time64("us")
+    nulls = lake.read("main.t", filters=[("x", "is_null", None)]).column("id").to_pylist()
+    assert sorted(nulls) == [2, 6]
