@@ -8,7 +8,7 @@ catalog database (what the driver does), and :class:`ScanPlan` lists both.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -67,14 +67,17 @@ class ScanPlan:
 def output_schema(columns: Sequence[Column], virtual: Sequence[str] = ()) -> pa.Schema:
     """The schema engines read ``columns`` in (the Spark engine: a type it cannot hold, an interval, is refused
     here, naming the column)."""
-    fields = [pa.field(c.name, arrow_type(c), nullable=True) for c in columns]
-    fields += [pa.field(v, VIRTUAL_TYPES[v]) for v in virtual]
-    return pa.schema(fields)
+    return _schema(columns, virtual, arrow_type)
 
 
 def read_schema(columns: Sequence[Column], virtual: Sequence[str] = ()) -> pa.Schema:
-    """The schema of what this module reads: :func:`output_schema`, with intervals (see :mod:`.intervals`)."""
-    fields = [pa.field(c.name, readable_arrow_type(c), nullable=True) for c in columns]
+    """The schema of what this module reads: :func:`output_schema`, with intervals and TIMETZ (see
+    :func:`~airflow_provider_lakehouse.ducklake.types.readable_arrow_type`)."""
+    return _schema(columns, virtual, readable_arrow_type)
+
+
+def _schema(columns: Sequence[Column], virtual: Sequence[str], type_of: Callable[[Column], pa.DataType]) -> pa.Schema:
+    fields = [pa.field(c.name, type_of(c), nullable=True) for c in columns]
     fields += [pa.field(v, VIRTUAL_TYPES[v]) for v in virtual]
     return pa.schema(fields)
 

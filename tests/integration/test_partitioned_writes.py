@@ -111,6 +111,23 @@ def file_layout(setup: LakeSetup, lake: Any, table: str) -> Counter[tuple[str, t
     return layout
 
 
+def write_both_ways(setup: LakeSetup, columns: str, spec: str, data: pa.Table) -> Any:
+    """Tables ``theirs`` and ``ours`` of ``columns``, partitioned by ``spec``: DuckDB inserts ``data`` into
+    ``theirs`` (as files), the Python writer appends it to ``ours``; the lake, opened."""
+    setup.create()
+    con = referee.connect()
+    setup.attach(con, DATA_INLINING_ROW_LIMIT=0)
+    for name in ("theirs", "ours"):
+        con.sql(f"CREATE TABLE lake.{name} ({columns})")
+        con.sql(f"ALTER TABLE lake.{name} SET PARTITIONED BY ({spec})")
+    con.register("incoming", data)
+    con.sql("INSERT INTO lake.theirs SELECT * FROM incoming")
+    lake = setup.open()
+    with lake.transaction() as tx:
+        tx.append("main.ours", data)
+    return lake
+
+
 SPECS = [
     "k, n",
     "year(ts), month(ts), day(ts), hour(ts)",
@@ -126,18 +143,7 @@ SPECS = [
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_python_writer_writes_partitions_as_duckdb(setup: LakeSetup, spec: str) -> None:
-    setup.create()
-    con = referee.connect()
-    setup.attach(con, DATA_INLINING_ROW_LIMIT=0)
-    for name in ("theirs", "ours"):
-        con.sql(f"CREATE TABLE lake.{name} ({COLUMNS})")
-        con.sql(f"ALTER TABLE lake.{name} SET PARTITIONED BY ({spec})")
-    data = arrow_rows(random_rows(120, seed=len(spec)))
-    con.register("incoming", data)
-    con.sql("INSERT INTO lake.theirs SELECT * FROM incoming")
-    lake = setup.open()
-    with lake.transaction() as tx:
-        tx.append("main.ours", data)
+    lake = write_both_ways(setup, COLUMNS, spec, arrow_rows(random_rows(120, seed=len(spec))))
     assert file_layout(setup, lake, "main.ours") == file_layout(setup, lake, "main.theirs")
     con = referee.connect()
     setup.attach(con)
@@ -554,12 +560,6 @@ KEY_NANOS = [1704110400123456789, -1, 0, 1704067200100000000, 170406720000000000
 
 @pytest.mark.parametrize("spec", ["bl", "ns", "bl, bucket(3, ns)"])
 def test_blob_and_nanosecond_keys_partition_as_duckdb(setup: LakeSetup, spec: str) -> None:
-    setup.create()
-    con = referee.connect()
-    setup.attach(con, DATA_INLINING_ROW_LIMIT=0)
-    for name in ("theirs", "ours"):
-        con.sql(f"CREATE TABLE lake.{name} (id BIGINT, bl BLOB, ns TIMESTAMP_NS)")
-        con.sql(f"ALTER TABLE lake.{name} SET PARTITIONED BY ({spec})")
     data = pa.table(
         {
             "id": pa.array(range(len(KEY_BLOBS)), pa.int64()),
@@ -567,11 +567,9 @@ def test_blob_and_nanosecond_keys_partition_as_duckdb(setup: LakeSetup, spec: st
             "ns": pa.array(KEY_NANOS, pa.int64()).cast(pa.timestamp("ns")),
         }
     )
-    con.register("incoming", data)
-    con.sql("INSERT INTO lake.theirs SELECT * FROM incoming")
-    lake = setup.open()
-    with lake.transaction() as tx:
-        tx.append("main.ours", data)
+    lake = write_both_ways(setup, "id BIGINT, bl BLOB, ns TIMESTAMP_NS", spec, data)
+    con = referee.connect()
+    setup.attach(con)
     theirs = file_layout(setup, lake, "main.theirs")
     assert file_layout(setup, lake, "main.ours") == theirs
     assert len(theirs) >= 6
