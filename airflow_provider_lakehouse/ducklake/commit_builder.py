@@ -37,6 +37,7 @@ from airflow_provider_lakehouse.ducklake.catalog_tables import (
     VIEW,
     CatalogTable,
 )
+from airflow_provider_lakehouse.ducklake.geometry import merge_geometry_stats
 from airflow_provider_lakehouse.ducklake.model import (
     ColumnStats,
     FilePartition,
@@ -553,6 +554,7 @@ class CommitBuilder:
                 min_value=s.min_value,
                 max_value=s.max_value,
                 contains_nan=s.contains_nan,
+                extra_stats=s.extra_stats,
             )
 
     def _register_partial_file(
@@ -638,9 +640,9 @@ class CommitBuilder:
             self._stats_existed[tid] = row is not None
             self._table_stats[tid] = (int(row[0]), int(row[1]), int(row[2])) if row else (0, 0, 0)
             self._column_stats[tid] = {
-                int(r[0]): [r[1], r[2], r[3], r[4]]
+                int(r[0]): [r[1], r[2], r[3], r[4], r[5]]
                 for r in self.conn.query(
-                    "SELECT column_id, contains_null, contains_nan, min_value, max_value "
+                    "SELECT column_id, contains_null, contains_nan, min_value, max_value, extra_stats "
                     "FROM {M}ducklake_table_column_stats WHERE table_id = ?",
                     (tid,),
                 )
@@ -652,12 +654,14 @@ class CommitBuilder:
         current = column_stats.get(s.column_id)
         if current is None:
             if not self._stats_existed[tid]:
-                column_stats[s.column_id] = [has_null, s.contains_nan, s.min_value, s.max_value]
+                column_stats[s.column_id] = [has_null, s.contains_nan, s.min_value, s.max_value, s.extra_stats]
             return
         current[0] = bool(current[0]) or has_null
         current[1] = None if current[1] is None and s.contains_nan is None else bool(current[1]) or bool(s.contains_nan)
         current[2] = merge_bound(current[2], s.min_value, column, take_max=False)
         current[3] = merge_bound(current[3], s.max_value, column, take_max=True)
+        if column.type == "geometry":
+            current[4] = merge_geometry_stats(current[4], s.extra_stats)
 
     def _stats_statements(self, tid: int) -> None:
         """Write ``ducklake_table_stats`` / ``_table_column_stats`` as this commit leaves them (spec 5.2)."""
@@ -668,17 +672,17 @@ class CommitBuilder:
                 "WHERE table_id = ?",
                 (record_count, next_row_id, size, tid),
             )
-            for cid, (has_null, has_nan, lo, hi) in sorted(self._column_stats[tid].items()):
+            for cid, (has_null, has_nan, lo, hi, extra) in sorted(self._column_stats[tid].items()):
                 self.sql(
                     "UPDATE {M}ducklake_table_column_stats SET contains_null = ?, contains_nan = ?, min_value = ?, "
-                    "max_value = ? WHERE table_id = ? AND column_id = ?",
-                    (has_null, has_nan, lo, hi, tid, cid),
+                    "max_value = ?, extra_stats = ? WHERE table_id = ? AND column_id = ?",
+                    (has_null, has_nan, lo, hi, extra, tid, cid),
                 )
         else:
             self.insert(
                 TABLE_STATS, table_id=tid, record_count=record_count, next_row_id=next_row_id, file_size_bytes=size
             )
-            for cid, (has_null, has_nan, lo, hi) in sorted(self._column_stats[tid].items()):
+            for cid, (has_null, has_nan, lo, hi, extra) in sorted(self._column_stats[tid].items()):
                 self.insert(
                     TABLE_COLUMN_STATS,
                     table_id=tid,
@@ -687,6 +691,7 @@ class CommitBuilder:
                     contains_nan=has_nan,
                     min_value=lo,
                     max_value=hi,
+                    extra_stats=extra,
                 )
 
     def _new_inlined_table(self, tid: int) -> None:

@@ -152,6 +152,8 @@ class ColumnStats:
     max_value: str | None = None
     contains_nan: bool | None = None
     column_size_bytes: int | None = None
+    #: DuckDB's JSON statistics of a geometry column (its bounding box and types; see .geometry)
+    extra_stats: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from airflow_provider_lakehouse.ducklake.geometry import InvalidGeometryError, geometry_stats
 from airflow_provider_lakehouse.ducklake.model import ColumnStats
 from airflow_provider_lakehouse.ducklake.pruning import parse_stat
 from airflow_provider_lakehouse.ducklake.types import NESTED, WIDE_INTEGERS, Column
@@ -108,7 +109,8 @@ def compute_stats(
             contains_nan = bool(pc.any(nan_mask).as_py() or False)
             if contains_nan:
                 values = values.filter(pc.invert(pc.fill_null(nan_mask, True)))
-        if non_null and column.type not in NESTED | WIDE_INTEGERS:  # DuckDB writes no min/max for either
+        extra_stats = _geometry_stats(column, values) if column.type == "geometry" else None
+        if non_null and column.type not in NESTED | WIDE_INTEGERS | {"geometry"}:  # DuckDB writes no min/max for these
             if column.type == "uuid":
                 present = [v for v in values.to_pylist() if v is not None]
                 lo, hi = (min(present), max(present)) if present else (None, None)
@@ -124,9 +126,20 @@ def compute_stats(
                 max_value=format_stat(hi, column),
                 contains_nan=contains_nan,
                 column_size_bytes=sizes[index] if index < len(sizes) else None,
+                extra_stats=extra_stats,
             )
         )
     return result
+
+
+def _geometry_stats(column: Column, values: pa.Array) -> str:
+    try:
+        return geometry_stats(values.to_pylist())
+    except InvalidGeometryError as exc:
+        raise InvalidGeometryError(
+            f"GEOMETRY column {column.name!r}: {exc}; it takes the well-known binary of another GEOMETRY column "
+            "(text is not parsed as WKT here)"
+        ) from None
 
 
 def merge_bound(current: str | None, new: str | None, column: Column, *, take_max: bool) -> str | None:

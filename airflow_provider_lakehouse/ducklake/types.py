@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
+from airflow_provider_lakehouse.ducklake.geometry import WKB
 from airflow_provider_lakehouse.exceptions import TerminalError
 
 FIELD_ID_KEY = b"PARQUET:field_id"
@@ -54,6 +55,8 @@ _SCALARS: dict[str, pa.DataType] = {
     "timestamptz": pa.timestamp("us", tz="UTC"),
     # UUIDs surface as canonical strings (what SQL engines and Spark show); files store FLBA(16)+UUID.
     "uuid": pa.string(),
+    # a geometry's well-known binary, as DuckDB hands it to Arrow; files annotate it GEOMETRY (see .geometry)
+    "geometry": pa.binary(),
 }
 #: DuckDB's 128-bit integers (``HUGEINT``, ``UHUGEINT``): DOUBLE in Parquet files, without min/max statistics
 WIDE_INTEGERS = frozenset({"int128", "uint128"})
@@ -166,6 +169,8 @@ def ducklake_type(dtype: pa.DataType) -> str:
             return "uuid"
         if dtype.extension_name == "arrow.json":
             return "json"
+        if dtype.extension_name == "geoarrow.wkb":  # DuckDB's Arrow export of a GEOMETRY column
+            return "geometry"
         return ducklake_type(dtype.storage_type)
     if pa.types.is_string(dtype) or pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
         return "varchar"
@@ -228,10 +233,12 @@ def renumber(column: Column, counter: Iterator[int]) -> Column:
 
 def storage_arrow_type(column: Column) -> pa.DataType:
     """The Arrow type written to Parquet: like :func:`arrow_type`, but UUID/JSON as their extension types
-    so the files carry the UUID / JSON logical types DuckDB writes, and 128-bit integers as the DOUBLE DuckDB 1.5
-    writes for them."""
+    so the files carry the UUID / JSON / GEOMETRY logical types DuckDB writes, and 128-bit integers as the DOUBLE
+    DuckDB 1.5 writes for them."""
     if column.type == "uuid":
         return pa.uuid()
+    if column.type == "geometry":
+        return WKB
     if column.type == "json":
         return pa.json_()
     if column.type in WIDE_INTEGERS:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+from airflow_provider_lakehouse.ducklake.geometry import WKB
 from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
 from airflow_provider_lakehouse.ducklake.model import FilePartition, SortKey, WrittenDeleteFile, WrittenFile
 from airflow_provider_lakehouse.ducklake.partitioning import Partitioning, iter_slices
@@ -27,6 +28,7 @@ from airflow_provider_lakehouse.ducklake.types import (
     SNAPSHOT_ID_FIELD_ID,
     WIDE_INTEGERS,
     Column,
+    UnsupportedTypeError,
     arrow_type,
     storage_arrow_type,
     storage_field,
@@ -94,7 +96,26 @@ def _to_storage_array(array: pa.Array | pa.ChunkedArray, column: Column) -> pa.A
         items = _to_storage_array(array.items, column.children[1])
         mask = array.is_null() if array.null_count else None
         return pa.MapArray.from_arrays(array.offsets, keys, items, type=target, mask=mask)
+    if column.type == "geometry":
+        return _well_known_binary(array, column)
     return array if array.type == target else array.cast(target)
+
+
+def _well_known_binary(array: pa.Array | pa.ChunkedArray, column: Column) -> pa.Array | pa.ChunkedArray:
+    """A geometry column's values as the WKB type whose files DuckDB reads as ``GEOMETRY``: from another geometry
+    column (its bytes), never from text or numbers, which DuckDB parses or refuses where this writer cannot."""
+    if isinstance(array.type, pa.BaseExtensionType):
+        array = (
+            array.storage
+            if isinstance(array, pa.Array)
+            else pa.chunked_array([chunk.storage for chunk in array.chunks], array.type.storage_type)
+        )
+    if not (pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type) or pa.types.is_null(array.type)):
+        raise UnsupportedTypeError(
+            f"GEOMETRY column {column.name!r} takes the well-known binary of another GEOMETRY column; "
+            f"{array.type} values cannot be converted to GEOMETRY here."
+        )
+    return array.cast(pa.binary()).cast(WKB)
 
 
 def _logical(column: Column) -> pa.DataType:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from airflow_provider_lakehouse.ducklake.geometry import WKB
 from airflow_provider_lakehouse.ducklake.types import LAKE_TYPE_KEY, WIDE_INTEGERS, Column, arrow_type
 
 #: the DuckLake type of a column passed through from a lake table
@@ -38,6 +39,7 @@ UNTYPED_IN_SPARK = frozenset(
         "timestamp_s",
         "timestamp_ms",
         "timestamp_ns",
+        "geometry",
     }
 )
 
@@ -93,4 +95,6 @@ def _arrow_type_of(kind: str) -> pa.DataType:
         return pa.uuid()
     if kind == "json":
         return pa.json_()
+    if kind == "geometry":
+        return WKB
     return arrow_type(Column(0, "", kind))

@@ -6,6 +6,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from airflow_provider_lakehouse.exceptions import UnsupportedStatementError
+from airflow_provider_lakehouse.sql.wkb import WKB
 
 _T = exp.DataType.Type
 _SIMPLE: dict[exp.DType, pa.DataType] = {
@@ -43,6 +44,7 @@ _SIMPLE: dict[exp.DType, pa.DataType] = {
     _T.TIMESTAMP_NS: pa.timestamp("ns"),
     _T.UUID: pa.uuid(),
     _T.JSON: pa.json_(),
+    _T.GEOMETRY: WKB,  # well-known binary, annotated GEOMETRY in files (see .wkb)
 }
 
 

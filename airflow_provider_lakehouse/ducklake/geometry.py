@@ -1,0 +1,170 @@
+"""DuckDB's ``GEOMETRY`` columns: well-known binary (WKB) values, their Parquet type and their statistics.
+
+DuckDB 1.5 hands a geometry to Arrow and Python as its WKB bytes, and stores it in Parquet as ``BYTE_ARRAY``
+with the ``GEOMETRY`` logical type; without that annotation its reader sees a ``BLOB``, which it does not cast to
+``GEOMETRY``. pyarrow writes the annotation for a column of the ``geoarrow.wkb`` extension type, so files are
+written with :data:`~airflow_provider_lakehouse.sql.wkb.WKB`.
+
+DuckDB keeps no min/max for geometry. Its ``extra_stats`` hold a bounding box and the geometry types seen, as
+JSON in one fixed layout (``%f`` numbers, ``null`` for an axis without values, types sorted by name), per file and
+per table::
+
+    {"bbox": {"xmin": 0.000000, "xmax": 7.000000, ..., "mmax": null}, "types": ["point", "point_z"]}
+
+A collection counts as its own type (``geometrycollection``), its members' coordinates count for the box, and
+an empty geometry counts its type and no coordinates.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from airflow_provider_lakehouse.exceptions import TerminalError
+from airflow_provider_lakehouse.sql.wkb import WKB, WkbType
+
+__all__ = ["WKB", "GeometryStats", "InvalidGeometryError", "WkbType", "geometry_stats", "merge_geometry_stats"]
+
+_BASE_TYPES = {
+    1: "point",
+    2: "linestring",
+    3: "polygon",
+    4: "multipoint",
+    5: "multilinestring",
+    6: "multipolygon",
+    7: "geometrycollection",
+}
+# EWKB (PostGIS) flags; ISO WKB adds 1000 (Z), 2000 (M) or 3000 (ZM) to the type instead
+_EWKB_Z, _EWKB_M, _EWKB_SRID = 0x80000000, 0x40000000, 0x20000000
+_AXES = ("x", "y", "z", "m")
+
+
+class InvalidGeometryError(TerminalError, ValueError):
+    """Bytes that are not well-known binary."""
+
+
+@dataclass
+class GeometryStats:
+    """A bounding box per axis and the geometry types seen, merged over values, files and tables."""
+
+    low: dict[str, float] = field(default_factory=dict)
+    high: dict[str, float] = field(default_factory=dict)
+    types: set[str] = field(default_factory=set)
+
+    def add_coordinate(self, axis: str, value: float) -> None:
+        if math.isnan(value):
+            return
+        self.low[axis] = min(self.low.get(axis, value), value)
+        self.high[axis] = max(self.high.get(axis, value), value)
+
+    def merge(self, other: GeometryStats) -> None:
+        for axis, value in other.low.items():
+            self.add_coordinate(axis, value)
+        for axis, value in other.high.items():
+            self.add_coordinate(axis, value)
+        self.types |= other.types
+
+    def to_json(self) -> str:
+        """DuckDB's ``extra_stats`` text for these statistics."""
+        box = ", ".join(
+            f'"{axis}{end}": {_number(bound.get(axis))}'
+            for axis in _AXES
+            for end, bound in (("min", self.low), ("max", self.high))
+        )
+        names = ", ".join(f'"{name}"' for name in sorted(self.types))
+        return f'{{"bbox": {{{box}}}, "types": [{names}]}}'
+
+    @classmethod
+    def from_json(cls, text: str) -> GeometryStats:
+        """Statistics from DuckDB's ``extra_stats`` text."""
+        document = json.loads(text)
+        stats = cls(types=set(document.get("types") or ()))
+        for axis in _AXES:
+            for end in ("min", "max"):
+                value = (document.get("bbox") or {}).get(f"{axis}{end}")
+                if value is not None:
+                    stats.add_coordinate(axis, float(value))
+        return stats
+
+
+def _number(value: float | None) -> str:
+    return "null" if value is None else f"{value:f}"
+
+
+def geometry_stats(values: Iterable[bytes | None]) -> str:
+    """DuckDB's ``extra_stats`` for a file's geometry column holding ``values`` (WKB, ``None`` for NULL).
+
+    >>> geometry_stats([bytes.fromhex("0101000000000000000000f03f0000000000000040"), None])
+    '{"bbox": {"xmin": 1.000000, "xmax": 1.000000, "ymin": 2.000000, "ymax": 2.000000, "zmin": null, "zmax": null, \
+"mmin": null, "mmax": null}, "types": ["point"]}'
+    """
+    stats = GeometryStats()
+    for value in values:
+        if value is not None:
+            _Reader(value, stats).geometry(top_level=True)
+    return stats.to_json()
+
+
+def merge_geometry_stats(current: str | None, new: str | None) -> str | None:
+    """Two ``extra_stats`` texts as one; unknown (``None``) when either is."""
+    if current is None or new is None:
+        return None
+    merged = GeometryStats.from_json(current)
+    merged.merge(GeometryStats.from_json(new))
+    return merged.to_json()
+
+
+class _Reader:
+    """One WKB value, read front to back into :class:`GeometryStats`."""
+
+    def __init__(self, data: bytes, stats: GeometryStats) -> None:
+        self.data, self.offset, self.stats = data, 0, stats
+
+    def _unpack(self, fmt: str, little: bool) -> tuple[float | int, ...]:
+        layout = ("<" if little else ">") + fmt
+        size = struct.calcsize(layout)
+        if self.offset + size > len(self.data):
+            raise InvalidGeometryError(f"well-known binary ends after {len(self.data)} bytes")
+        values = struct.unpack_from(layout, self.data, self.offset)
+        self.offset += size
+        return values
+
+    def geometry(self, *, top_level: bool = False) -> None:
+        (order,) = self._unpack("B", True)
+        if order not in (0, 1):
+            raise InvalidGeometryError(f"not well-known binary (byte order {order})")
+        little = order == 1
+        code = self._count(little)
+        has_z, has_m = bool(code & _EWKB_Z), bool(code & _EWKB_M)
+        if code & _EWKB_SRID:
+            self._unpack("I", little)
+        code &= 0x0FFFFFFF
+        dimensions, base = divmod(code, 1000)
+        has_z, has_m = has_z or dimensions in (1, 3), has_m or dimensions in (2, 3)
+        name = _BASE_TYPES.get(base)
+        if name is None:
+            raise InvalidGeometryError(f"unknown well-known binary geometry type {code}")
+        if top_level:
+            self.stats.types.add(name + ("_zm" if has_z and has_m else "_z" if has_z else "_m" if has_m else ""))
+        axes = ("x", "y") + (("z",) if has_z else ()) + (("m",) if has_m else ())
+        if base == 1:
+            self._points(1, axes, little)
+        elif base == 2:
+            self._points(self._count(little), axes, little)
+        elif base == 3:
+            for _ring in range(self._count(little)):
+                self._points(self._count(little), axes, little)
+        else:
+            for _member in range(self._count(little)):
+                self.geometry()
+
+    def _count(self, little: bool) -> int:
+        return int(self._unpack("I", little)[0])
+
+    def _points(self, count: int, axes: tuple[str, ...], little: bool) -> None:
+        for _point in range(count):
+            for axis, value in zip(axes, self._unpack("d" * len(axes), little), strict=True):
+                self.stats.add_coordinate(axis, float(value))
