@@ -117,6 +117,19 @@ def merge_geometry_stats(current: str | None, new: str | None) -> str | None:
     return merged.to_json()
 
 
+@dataclass(frozen=True)
+class _Header:
+    little: bool
+    base: int
+    has_z: bool
+    has_m: bool
+
+    @property
+    def suffix(self) -> str:
+        """`` Z``, `` M``, `` ZM`` or nothing, as well-known text follows a type name with it."""
+        return " ZM" if self.has_z and self.has_m else " Z" if self.has_z else " M" if self.has_m else ""
+
+
 class _Reader:
     """One WKB value, read front to back into :class:`GeometryStats`."""
 
@@ -132,7 +145,8 @@ class _Reader:
         self.offset += size
         return values
 
-    def geometry(self, *, top_level: bool = False) -> None:
+    def header(self) -> _Header:
+        """The next geometry's byte order, type and dimensions (ISO WKB or PostGIS's EWKB)."""
         (order,) = self._unpack("B", True)
         if order not in (0, 1):
             raise InvalidGeometryError(f"not well-known binary (byte order {order})")
@@ -143,12 +157,15 @@ class _Reader:
             self._unpack("I", little)
         code &= 0x0FFFFFFF
         dimensions, base = divmod(code, 1000)
-        has_z, has_m = has_z or dimensions in (1, 3), has_m or dimensions in (2, 3)
-        name = _BASE_TYPES.get(base)
-        if name is None:
+        if base not in _BASE_TYPES:
             raise InvalidGeometryError(f"unknown well-known binary geometry type {code}")
+        return _Header(little, base, has_z or dimensions in (1, 3), has_m or dimensions in (2, 3))
+
+    def geometry(self, *, top_level: bool = False) -> None:
+        head = self.header()
+        little, base, has_z, has_m = head.little, head.base, head.has_z, head.has_m
         if top_level:
-            self.stats.types.add(name + ("_zm" if has_z and has_m else "_z" if has_z else "_m" if has_m else ""))
+            self.stats.types.add(_BASE_TYPES[base] + head.suffix.replace(" ", "_").lower())
         axes = ("x", "y") + (("z",) if has_z else ()) + (("m",) if has_m else ())
         if base == 1:
             self._points(1, axes, little)
@@ -168,3 +185,61 @@ class _Reader:
         for _point in range(count):
             for axis, value in zip(axes, self._unpack("d" * len(axes), little), strict=True):
                 self.stats.add_coordinate(axis, float(value))
+
+
+def wkt(data: bytes) -> str:
+    """DuckDB's text of a geometry (``CAST(g AS VARCHAR)``): well-known text, numbers in their shortest form.
+
+    >>> wkt(bytes.fromhex("01e9030000000000000000f03f00000000000000400000000000000840"))
+    'POINT Z (1 2 3)'
+    """
+    return _TextReader(data).text()
+
+
+def _number_text(value: float) -> str:
+    text = repr(value)  # the shortest text that reads back as the same double, as DuckDB prints it
+    return text[:-2] if text.endswith(".0") else text
+
+
+class _TextReader(_Reader):
+    """One WKB value, read front to back into DuckDB's well-known text."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data, GeometryStats())
+
+    def text(self) -> str:
+        name, dimensions, body = self._parts()
+        return f"{name.upper()}{dimensions} {body}"
+
+    def _parts(self) -> tuple[str, str, str]:
+        """A geometry's type name, its dimension suffix (`` Z``, `` M``, `` ZM`` or nothing) and its body."""
+        head = self.header()
+        little, base, name, suffix = head.little, head.base, _BASE_TYPES[head.base], head.suffix
+        width = 2 + head.has_z + head.has_m
+        if base == 1:
+            point = self._point(width, little)
+            return name, suffix, "EMPTY" if point is None else f"({point})"
+        if base == 2:
+            return name, suffix, self._sequence(width, little)
+        if base == 3:
+            rings = [self._sequence(width, little) for _ring in range(self._count(little))]
+            return name, suffix, _listed(rings)
+        members = [self._parts() for _member in range(self._count(little))]
+        if base == 7:  # a collection's members keep their names
+            return name, suffix, _listed([f"{m[0].upper()}{m[1]} {m[2]}" for m in members])
+        if base == 4:  # a multipoint's points without their parentheses
+            return name, suffix, _listed([m[2][1:-1] if m[2] != "EMPTY" else m[2] for m in members])
+        return name, suffix, _listed([m[2] for m in members])
+
+    def _sequence(self, width: int, little: bool) -> str:
+        return _listed([self._point(width, little) or "EMPTY" for _point in range(self._count(little))])
+
+    def _point(self, width: int, little: bool) -> str | None:
+        values = [float(v) for v in self._unpack("d" * width, little)]
+        if all(math.isnan(v) for v in values):
+            return None
+        return " ".join(_number_text(v) for v in values)
+
+
+def _listed(parts: list[str]) -> str:
+    return f"({', '.join(parts)})" if parts else "EMPTY"

@@ -10,7 +10,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from airflow_provider_lakehouse.ducklake.geometry import wkt
 from airflow_provider_lakehouse.exceptions import NoSuchTableError, StatementError
+from airflow_provider_lakehouse.plugins.api.lake_views import preview
 from tests import referee
 from tests.integration.test_spark_sql import run, selected
 from tests.referee import LakeSetup, lake_snapshots
@@ -30,6 +32,26 @@ SHAPES = [
     "'POLYGON((0 0, 10 0, 10 10, 0 0), (1 1, 2 1, 2 2, 1 1))'",
     "'MULTIPOINT((1e20 -3), (4 5))'",
     "'LINESTRING EMPTY'",
+]
+#: more shapes for the text of a geometry: nesting, empty members, numbers in and out of exponent form
+TEXT_SHAPES = [
+    "POINT(1e20 -3)",
+    "POINT(0.30000000000000004 0.3333333333333333)",
+    "POINT(-0 1e-7)",
+    "POINT(123456789.123 1e15)",
+    "POINT(1e16 2.5e-300)",
+    "MULTIPOINT((1 2), (3 4))",
+    "MULTIPOINT(EMPTY, 1 2)",
+    "MULTIPOINT EMPTY",
+    "POLYGON EMPTY",
+    "MULTILINESTRING((1 2, 3 4), (5 6, 7 8))",
+    "MULTILINESTRING Z((1 2 3, 4 5 6), EMPTY)",
+    "MULTIPOLYGON(((0 0, 1 0, 1 1, 0 0)), ((5 5, 6 5, 6 6, 5 5)), EMPTY)",
+    "GEOMETRYCOLLECTION EMPTY",
+    "GEOMETRYCOLLECTION(POINT(1 2), GEOMETRYCOLLECTION(LINESTRING(1 1, 2 2)))",
+    "GEOMETRYCOLLECTION Z(POINT Z(1 2 3), POINT Z EMPTY)",
+    "MULTIPOINT ZM((1 2 3 4))",
+    "LINESTRING M(1 2 3, 4 5 6)",
 ]
 
 
@@ -96,6 +118,26 @@ def test_the_python_reader_reads_geometry_as_duckdb(setup: LakeSetup) -> None:
         assert _our_rows(lake, "shapes", snapshot) == expected, snapshot
         compared += 1
     assert compared >= 5
+
+
+def test_the_text_of_a_geometry_is_duckdbs() -> None:
+    con = referee.connect()
+    for shape in TEXT_SHAPES + [s.strip("'") for s in SHAPES if s != "NULL"]:
+        data, text = con.sql(f"SELECT '{shape}'::GEOMETRY, '{shape}'::GEOMETRY::VARCHAR").fetchone()
+        assert wkt(data) == text, shape
+
+
+def test_the_lake_browser_previews_geometry_as_duckdbs_text(setup: LakeSetup) -> None:
+    """The table preview shows each geometry as DuckDB's text of it, from the first files (an append-only table)
+    and after an update (the table read whole)."""
+    con = _shapes_in(setup)
+    for change in ("", "UPDATE lake.shapes SET id = id + 100 WHERE id = 0"):
+        if change:
+            con.sql(change)
+        shown = preview(setup.open(), "main.shapes")
+        expected = con.sql("SELECT id, g::VARCHAR FROM lake.shapes ORDER BY rowid").fetchall()
+        assert sorted(shown.rows, key=str) == sorted((list(r) for r in expected), key=str), change
+        assert [100 if change else 0, "POINT (1 2)"] in shown.rows
 
 
 def test_python_writes_are_read_by_duckdb_with_its_statistics(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from airflow_provider_lakehouse.assets.uris import table_asset_uri
 from airflow_provider_lakehouse.ducklake import metadata
+from airflow_provider_lakehouse.ducklake.geometry import wkt
 from airflow_provider_lakehouse.ducklake.introspect import group_changes
 from airflow_provider_lakehouse.ducklake.reader import ROWID, read_data_file, read_inlined_rows
 from airflow_provider_lakehouse.ducklake.task_commits import TASK_FIELD
@@ -447,7 +448,8 @@ def _preview_table(
     names = [c.name for c in wanted]
     table = pa.concat_tables(pieces) if pieces else empty
     table = table.sort_by(ROWID).slice(0, limit)
-    rows, truncated = capped_rows(zip(*(table.column(n).to_pylist() for n in names), strict=False) if names else [])
+    values = [_shown(c, table.column(c.name).to_pylist()) for c in wanted]
+    rows, truncated = capped_rows(zip(*values, strict=False) if names else [])
     return Preview(
         columns=names,
         types=[c.type for c in wanted],
@@ -456,6 +458,13 @@ def _preview_table(
         truncated=truncated,
         limit=limit,
     )
+
+
+def _shown(column: Column, values: list[Any]) -> list[Any]:
+    """A column's values as the preview shows them: a geometry as DuckDB's text of it (WKT), not its bytes."""
+    if column.type != "geometry":
+        return values
+    return [None if v is None else wkt(v) for v in values]
 
 
 def changes(lake: DuckLake, name: str, start: int, end: int, *, limit: int = 200) -> Changes:
