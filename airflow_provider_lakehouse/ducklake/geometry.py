@@ -19,14 +19,24 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from airflow_provider_lakehouse.exceptions import TerminalError
 from airflow_provider_lakehouse.sql.wkb import WKB, WkbType
 
-__all__ = ["WKB", "GeometryStats", "InvalidGeometryError", "WkbType", "geometry_stats", "merge_geometry_stats"]
+__all__ = [
+    "WKB",
+    "GeometryStats",
+    "InvalidGeometryError",
+    "WkbType",
+    "from_wkt",
+    "geometry_stats",
+    "merge_geometry_stats",
+    "wkt",
+]
 
 _BASE_TYPES = {
     1: "point",
@@ -243,3 +253,118 @@ class _TextReader(_Reader):
 
 def _listed(parts: list[str]) -> str:
     return f"({', '.join(parts)})" if parts else "EMPTY"
+
+
+_WKT_TOKEN = re.compile(r"\s*(?:([A-Za-z]+)|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)|([(),]))")
+_TYPE_CODES = {name.upper(): code for code, name in _BASE_TYPES.items()}
+
+
+def from_wkt(text: str) -> bytes:
+    """A geometry's well-known binary from its text, as DuckDB encodes it (little-endian ISO WKB, an empty point
+    as NaN coordinates): for the defaults DuckDB stores as text (``ADD COLUMN g GEOMETRY DEFAULT 'POINT(1 2)'``).
+
+    >>> from_wkt("POINT Z (1 2 3)").hex()
+    '01e9030000000000000000f03f00000000000000400000000000000840'
+
+    :raises InvalidGeometryError: for text that is not well-known text.
+    """
+    parser = _WktParser(text)
+    data = parser.geometry()
+    parser.end()
+    return data
+
+
+class _WktParser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens: list[str] = []
+        position = 0
+        while position < len(text.rstrip()):
+            match = _WKT_TOKEN.match(text, position)
+            if match is None or match.end() == position:
+                raise InvalidGeometryError(f"not well-known text: {text!r}")
+            self.tokens.append(match.group(match.lastindex or 0).upper())
+            position = match.end()
+        self.index = 0
+
+    def _peek(self) -> str | None:
+        return self.tokens[self.index] if self.index < len(self.tokens) else None
+
+    def _take(self, expected: str | None = None) -> str:
+        token = self._peek()
+        if token is None or (expected is not None and token != expected):
+            raise InvalidGeometryError(f"not well-known text: {self.text!r}")
+        self.index += 1
+        return token
+
+    def end(self) -> None:
+        if self._peek() is not None:
+            raise InvalidGeometryError(f"not well-known text: {self.text!r}")
+
+    def geometry(self, dimensions: str | None = None) -> bytes:
+        name = self._take()
+        if name not in _TYPE_CODES:
+            raise InvalidGeometryError(f"not well-known text: {self.text!r}")
+        if self._peek() in ("Z", "M", "ZM"):
+            dimensions = self._take()
+        dimensions = dimensions or ""
+        return self._body(_TYPE_CODES[name], dimensions)
+
+    def _body(self, base: int, dimensions: str) -> bytes:
+        width = 2 + len(dimensions)
+        code = base + {"": 0, "Z": 1000, "M": 2000, "ZM": 3000}[dimensions]
+        head = struct.pack("<BI", 1, code)
+        empty = self._peek() == "EMPTY"
+        if empty:
+            self._take()
+        if base == 1:
+            return head + (struct.pack(f"<{width}d", *[math.nan] * width) if empty else self._wrapped_point(width))
+        if empty:
+            return head + struct.pack("<I", 0)
+        if base == 2:
+            return head + self._sequence(width)
+        if base == 3:
+            return head + self._listed(lambda: self._sequence(width))
+        if base == 4:
+            return head + self._listed(lambda: self._multipoint_member(width, dimensions))
+        if base == 7:
+            return head + self._listed(lambda: self.geometry(dimensions))
+        member = 2 if base == 5 else 3
+        return head + self._listed(lambda: self._body(member, dimensions))
+
+    def _listed(self, item: Callable[[], bytes]) -> bytes:
+        self._take("(")
+        parts = [item()]
+        while self._peek() == ",":
+            self._take()
+            parts.append(item())
+        self._take(")")
+        return struct.pack("<I", len(parts)) + b"".join(parts)
+
+    def _sequence(self, width: int) -> bytes:
+        if self._peek() == "EMPTY":
+            self._take()
+            return struct.pack("<I", 0)
+        return self._listed(lambda: self._coordinates(width))
+
+    def _wrapped_point(self, width: int) -> bytes:
+        self._take("(")
+        point = self._coordinates(width)
+        self._take(")")
+        return point
+
+    def _multipoint_member(self, width: int, dimensions: str) -> bytes:
+        head = struct.pack("<BI", 1, 1 + {"": 0, "Z": 1000, "M": 2000, "ZM": 3000}[dimensions])
+        if self._peek() == "EMPTY":
+            self._take()
+            return head + struct.pack(f"<{width}d", *[math.nan] * width)
+        return head + (self._wrapped_point(width) if self._peek() == "(" else self._coordinates(width))
+
+    def _coordinates(self, width: int) -> bytes:
+        values = []
+        for _axis in range(width):
+            try:
+                values.append(float(self._take()))
+            except ValueError:
+                raise InvalidGeometryError(f"not well-known text: {self.text!r}") from None
+        return struct.pack(f"<{width}d", *values)

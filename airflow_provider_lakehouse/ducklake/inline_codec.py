@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_provider_lakehouse.ducklake.blob_text import blob_from_text
+from airflow_provider_lakehouse.ducklake.geometry import from_wkt
 from airflow_provider_lakehouse.ducklake.intervals import parse_interval
 from airflow_provider_lakehouse.ducklake.types import NESTED, Column, arrow_type
 
@@ -72,6 +73,8 @@ def _scalar(value: Any, column: Column) -> Any:
         return value.decode("utf-8") if isinstance(value, bytes) else str(value)
     if kind == "blob":
         return value if isinstance(value, bytes) else blob_from_text(str(value))
+    if kind == "geometry":  # never inlined; a default is DuckDB's text of the geometry
+        return value if isinstance(value, bytes) else from_wkt(str(value))
     if kind == "boolean":
         if isinstance(value, str):
             return value.strip().lower() in ("true", "1", "t")

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from airflow_provider_lakehouse.ducklake.geometry import wkt
+from airflow_provider_lakehouse.ducklake.geometry import InvalidGeometryError, from_wkt, wkt
 from airflow_provider_lakehouse.exceptions import NoSuchTableError, StatementError
 from airflow_provider_lakehouse.plugins.api.lake_views import preview
 from tests import referee
@@ -98,12 +98,13 @@ def _shapes_in(setup: LakeSetup) -> Any:
 
 def test_the_python_reader_reads_geometry_as_duckdb(setup: LakeSetup) -> None:
     """Files (DuckDB never inlines a table with a geometry column), deletes, an update, a geometry column added
-    later: our rows equal DuckDB's at every snapshot."""
+    later with a default (which DuckDB stores as text): our rows equal DuckDB's at every snapshot."""
     con = _shapes_in(setup)
     con.sql("DELETE FROM lake.shapes WHERE id IN (2, 5)")
     con.sql("UPDATE lake.shapes SET g = 'POINT(-4 -4)' WHERE id = 3")
-    con.sql("ALTER TABLE lake.shapes ADD COLUMN later GEOMETRY")
+    con.sql("ALTER TABLE lake.shapes ADD COLUMN later GEOMETRY DEFAULT 'MULTIPOINT((1e20 2), EMPTY)'")
     con.sql("INSERT INTO lake.shapes VALUES (100, 'POINT(0 0)', 'LINESTRING(1 1, 2 2)')")
+    con.sql("INSERT INTO lake.shapes (id) VALUES (101)")
     lake = setup.open()
     assert lake.read("main.shapes").schema.field("g").type == pa.binary()
     assert _our_rows(lake, "shapes") == _duckdb_rows(con, "shapes")
@@ -125,6 +126,19 @@ def test_the_text_of_a_geometry_is_duckdbs() -> None:
     for shape in TEXT_SHAPES + [s.strip("'") for s in SHAPES if s != "NULL"]:
         data, text = con.sql(f"SELECT '{shape}'::GEOMETRY, '{shape}'::GEOMETRY::VARCHAR").fetchone()
         assert wkt(data) == text, shape
+
+
+def test_the_binary_of_a_geometry_text_is_duckdbs() -> None:
+    """For the defaults DuckDB stores as text: DuckDB's own text and the text it was given, in other spellings."""
+    con = referee.connect()
+    spellings = ["point(1 2)", "POINT Z(1 2 3)", "MULTIPOINT(1 2, 3 4)", "LINESTRING ( 1 2 , 3 4 )"]
+    for shape in TEXT_SHAPES + [s.strip("'") for s in SHAPES if s != "NULL"] + spellings:
+        data, text = con.sql(f"SELECT '{shape}'::GEOMETRY, '{shape}'::GEOMETRY::VARCHAR").fetchone()
+        assert from_wkt(shape) == data, shape
+        assert from_wkt(text) == data, text
+    for bad in ["POINT(1)", "CIRCLE(1 2)", "POINT(1 2) x", "LINESTRING(1 2, 3)"]:
+        with pytest.raises(InvalidGeometryError):
+            from_wkt(bad)
 
 
 def test_the_lake_browser_previews_geometry_as_duckdbs_text(setup: LakeSetup) -> None:
@@ -184,8 +198,9 @@ def test_spark_reads_and_writes_geometry_as_duckdb(spark: Any, lakes: tuple[Lake
         "UPDATE shapes SET id = id + 1000 WHERE id > 6",
         "CREATE TABLE declared (id INTEGER, g GEOMETRY)",
         "INSERT INTO declared SELECT * FROM shapes WHERE id % 2 = 1",
-        "ALTER TABLE declared ADD COLUMN later GEOMETRY",
+        "ALTER TABLE declared ADD COLUMN later GEOMETRY DEFAULT 'POINT Z(1 2 3)'",
         "INSERT INTO declared SELECT id + 500, NULL, g FROM shapes WHERE id < 4",
+        "INSERT INTO declared (id) VALUES (900)",
     ]
     response = run(
         spark, ours, "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(script) + "; SELECT id, g FROM shapes ORDER BY id"
