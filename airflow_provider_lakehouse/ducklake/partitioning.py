@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.ducklake.blob_text import blob_to_text
+from airflow_provider_lakehouse.ducklake.geometry import wkt
 from airflow_provider_lakehouse.ducklake.model import FilePartition, PartitionField
 from airflow_provider_lakehouse.ducklake.murmur3 import murmur3_32, murmur3_32_float64, murmur3_32_int64
 from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
@@ -47,6 +48,7 @@ _IDENTITY_TYPES = (
     | _TEMPORAL
     | {
         "blob",
+        "geometry",
         "boolean",
         "float32",
         "float64",
@@ -58,7 +60,8 @@ _IDENTITY_TYPES = (
 )
 # DuckDB hashes these as 64-bit integers, and unsigned and 128-bit integers by their decimal text
 _BUCKET_INT64 = _SIGNED | _TEMPORAL | {"boolean", "time", "time_ns"}
-_BUCKET_TEXT = _UNSIGNED | _WIDE | {"varchar", "json", "blob", "uuid"}
+# a geometry hashes its well-known binary
+_BUCKET_TEXT = _UNSIGNED | _WIDE | {"varchar", "json", "blob", "uuid", "geometry"}
 
 
 class UnsupportedPartitioningError(ValueError):
@@ -281,6 +284,9 @@ def _identity_text(column: Column, value: object) -> str:
         return f"{text}.{nanos:09d}".rstrip("0") if nanos else text
     if kind == "blob":
         return _blob_text(column, value)  # type: ignore[arg-type]
+    if kind == "geometry":  # DuckDB's text of it (WKT), once its bytes passed the same UTF-8 check as a blob's
+        _blob_text(column, value)  # type: ignore[arg-type]
+        return wkt(value)  # type: ignore[arg-type]
     if kind == "uuid":  # DuckDB's canonical text, whichever form the value was written in (no hyphens, braces)
         return str(uuid.UUID(str(value)))
     if isinstance(value, bool):
@@ -302,13 +308,15 @@ def _identity_text(column: Column, value: object) -> str:
 
 
 def _blob_text(column: Column, value: bytes) -> str:
-    """DuckDB's text of a BLOB key; DuckDB fails the write of a value whose bytes are not UTF-8, and so do we."""
+    """DuckDB's text of a BLOB key; DuckDB fails the write of a value whose bytes are not UTF-8, and so do we (of
+    a GEOMETRY key too: its well-known binary is checked the same way)."""
     try:
         value.decode("utf-8")
     except UnicodeDecodeError:
         raise LakehouseError(
             "Invalid Input Error: Invalid unicode (byte sequence mismatch) detected in value construction "
-            f"(DuckDB's error for a value of partition key {column.name!r}: a BLOB key must be UTF-8 text)"
+            f"(DuckDB's error for a value of partition key {column.name!r}: the bytes of a {column.type.upper()} key "
+            "must be UTF-8 text)"
         ) from None
     return blob_to_text(value)
 
