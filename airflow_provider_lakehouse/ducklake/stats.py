@@ -137,8 +137,7 @@ def _geometry_stats(column: Column, values: pa.Array) -> str:
         return geometry_stats(values.to_pylist())
     except InvalidGeometryError as exc:
         raise InvalidGeometryError(
-            f"GEOMETRY column {column.name!r}: {exc}; it takes the well-known binary of another GEOMETRY column "
-            "(text is not parsed as WKT here)"
+            f"GEOMETRY column {column.name!r}: {exc}; it takes geometries and their well-known text"
         ) from None
 
 

@@ -351,8 +351,8 @@ def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
                 f"Column {column.name!r} is {column.type.upper()}: Spark keeps times in microseconds, so writing "
                 "it would drop the nanoseconds of its values. Write this table with engine='duckdb'."
             )
-        if column.type in ("uuid", "json"):
-            arrays.append(array)  # the writer turns text into the storage form
+        if column.type in ("uuid", "json", "geometry"):
+            arrays.append(array)  # the writer turns text (a geometry's WKT, as DuckDB casts it) into the storage form
             continue
         try:
             arrays.append(array if array.type == target else _store_as(array, target))

@@ -188,32 +188,38 @@ def lakes(tmp_path: Path) -> tuple[LakeSetup, LakeSetup]:
 @pytest.mark.slow
 def test_spark_reads_and_writes_geometry_as_duckdb(spark: Any, lakes: tuple[LakeSetup, LakeSetup]) -> None:
     """A ``SELECT`` returns DuckDB's bytes; ``CREATE TABLE … AS``, ``INSERT … SELECT`` and an ``UPDATE`` of
-    another column keep the column ``GEOMETRY``, ``CREATE TABLE`` and ``ADD COLUMN`` declare one, with the values
-    and statistics DuckDB writes for the same script."""
+    another column keep the column ``GEOMETRY``, ``CREATE TABLE`` and ``ADD COLUMN`` declare one, text is parsed
+    as DuckDB casts it, with the values and statistics DuckDB writes for the same script."""
     ours, theirs = lakes
     for setup in lakes:
         _shapes_in(setup).sql("DELETE FROM lake.shapes WHERE id = 2")
-    script = [
-        "CREATE TABLE copied AS SELECT id, g FROM shapes WHERE id < 8",
-        "INSERT INTO copied SELECT id + 100, g FROM shapes WHERE g IS NOT NULL",
-        "UPDATE shapes SET id = id + 1000 WHERE id > 6",
-        "CREATE TABLE declared (id INTEGER, g GEOMETRY)",
-        "INSERT INTO declared SELECT * FROM shapes WHERE id % 2 = 1",
-        "ALTER TABLE declared ADD COLUMN later GEOMETRY DEFAULT 'POINT Z(1 2 3)'",
-        "INSERT INTO declared SELECT id + 500, NULL, g FROM shapes WHERE id < 4",
-        "INSERT INTO declared (id) VALUES (900)",
+    tasks = [  # each a task on Spark, its statements one by one in DuckDB
+        [
+            "CREATE TABLE copied AS SELECT id, g FROM shapes WHERE id < 8",
+            "INSERT INTO copied SELECT id + 100, g FROM shapes WHERE g IS NOT NULL",
+            "UPDATE shapes SET id = id + 1000 WHERE id > 6",
+            "CREATE TABLE declared (id INTEGER, g GEOMETRY)",
+            "INSERT INTO declared SELECT * FROM shapes WHERE id % 2 = 1",
+            "ALTER TABLE declared ADD COLUMN later GEOMETRY DEFAULT 'POINT Z(1 2 3)'",
+            "INSERT INTO declared SELECT id + 500, NULL, g FROM shapes WHERE id < 4",
+            "INSERT INTO declared (id) VALUES (900)",
+        ],
+        ["INSERT INTO declared VALUES (901, 'POINT(1.5 -2)', 'multipoint z ((1 2 3), empty)')"],
+        ["UPDATE declared SET g = 'LINESTRING(0 0, 1e20 1)' WHERE id % 3 = 0"],
     ]
     response = run(
-        spark, ours, "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(script) + "; SELECT id, g FROM shapes ORDER BY id"
+        spark,
+        ours,
+        "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(tasks[0]) + "; SELECT id, g FROM shapes ORDER BY id",
     )
+    for task in tasks[1:]:
+        run(spark, ours, "ATTACH 'ducklake' AS dl; USE dl; " + "; ".join(task))
     con = referee.connect()
     theirs.attach(con, "lake")
-    for statement in script:
-        for table in ("shapes", "copied", "declared"):
-            statement = statement.replace(f"{table} ", f"lake.{table} ").replace(
-                f"TABLE {table}", f"TABLE lake.{table}"
-            )
+    con.sql("USE lake")
+    for statement in [statement for task in tasks for statement in task]:
         con.sql(statement)
+    con.sql("USE memory")
     expected = con.sql("SELECT id, g FROM lake.shapes ORDER BY id").fetchall()
     rows = selected(response)
     assert [r["id"] for r in rows] == [r[0] for r in expected]
@@ -233,10 +239,10 @@ def test_spark_reads_and_writes_geometry_as_duckdb(spark: Any, lakes: tuple[Lake
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("value", ["'POINT(1 2)'", "'\\x01\\x02'::BLOB"])
-def test_spark_refuses_geometry_from_other_types(spark: Any, lakes: tuple[LakeSetup, LakeSetup], value: str) -> None:
-    """Text (DuckDB parses it as WKT) and bytes that are not well-known binary: the insert fails naming the
-    column, and lands nothing."""
+@pytest.mark.parametrize("value", ["'POINT(1)'", "'CIRCLE(1 2)'", "'\\x01\\x02'::BLOB"])
+def test_spark_refuses_what_is_not_a_geometry(spark: Any, lakes: tuple[LakeSetup, LakeSetup], value: str) -> None:
+    """Text that is not well-known text (DuckDB fails to parse it too) and bytes that are not well-known binary:
+    the insert fails naming the column, and lands nothing."""
     ours, _theirs = lakes
     _shapes_in(ours).close()
     before = lake_snapshots(ours.open())
