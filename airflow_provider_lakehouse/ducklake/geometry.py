@@ -268,10 +268,7 @@ def from_wkt(text: str) -> bytes:
 
     :raises InvalidGeometryError: for text that is not well-known text.
     """
-    parser = _WktParser(text)
-    data = parser.geometry()
-    parser.end()
-    return data
+    return _WktParser(text).geometry()  # what follows the geometry is ignored, as DuckDB 1.5.5 ignores it
 
 
 class _WktParser:
@@ -282,7 +279,7 @@ class _WktParser:
         while position < len(text.rstrip()):
             match = _WKT_TOKEN.match(text, position)
             if match is None or match.end() == position:
-                raise InvalidGeometryError(f"not well-known text: {text!r}")
+                break  # the parser fails if it needs what follows, and ignores it otherwise
             self.tokens.append(match.group(match.lastindex or 0).upper())
             position = match.end()
         self.index = 0
@@ -297,17 +294,14 @@ class _WktParser:
         self.index += 1
         return token
 
-    def end(self) -> None:
-        if self._peek() is not None:
-            raise InvalidGeometryError(f"not well-known text: {self.text!r}")
-
-    def geometry(self, dimensions: str | None = None) -> bytes:
+    def geometry(self, collection: str | None = None) -> bytes:
+        """One tagged geometry; a collection's member must carry the collection's own tag (DuckDB's rule)."""
         name = self._take()
         if name not in _TYPE_CODES:
             raise InvalidGeometryError(f"not well-known text: {self.text!r}")
-        if self._peek() in ("Z", "M", "ZM"):
-            dimensions = self._take()
-        dimensions = dimensions or ""
+        dimensions = self._take() if self._peek() in ("Z", "M", "ZM") else ""
+        if collection is not None and dimensions != collection:
+            raise InvalidGeometryError(f"geometry has inconsistent Z/M dimensions: {self.text!r}")
         return self._body(_TYPE_CODES[name], dimensions)
 
     def _body(self, base: int, dimensions: str) -> bytes:

@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import random
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from tests import referee
 from tests.fuzz import run_seeds
-from tests.fuzz.spark_against_duckdb import LITERALS, ODD_LITERALS
+from tests.fuzz.spark_against_duckdb import GEOMETRY_LITERALS, LITERALS, ODD_LITERALS
 
 #: a type each column type may widen to, as DuckLake allows (``ALTER COLUMN ... TYPE``)
 WIDENINGS = {"SMALLINT": "INTEGER", "INTEGER": "BIGINT", "FLOAT": "DOUBLE", "UINTEGER": "UBIGINT"}
@@ -36,21 +35,6 @@ WIDENINGS = {"SMALLINT": "INTEGER", "INTEGER": "BIGINT", "FLOAT": "DOUBLE", "UIN
 IDENTITY_KEYS = {"INTEGER", "BIGINT", "SMALLINT", "VARCHAR", "BOOLEAN", "DATE", "UINTEGER", "DECIMAL(10,2)"}
 TEMPORAL = {"DATE", "TIMESTAMP", "TIMESTAMPTZ"}
 SORTABLE = {"INTEGER", "BIGINT", "SMALLINT", "VARCHAR", "DATE", "TIMESTAMP", "DOUBLE", "DECIMAL(10,2)"}
-#: geometry values, as DuckDB parses them from text (``--types 'INTEGER|GEOMETRY'``; not among ``--odd-types``, so
-#: that the seeds run with it keep their histories)
-GEOMETRY_LITERALS: dict[str, Callable[[random.Random], str]] = {
-    "GEOMETRY": lambda r: r.choice(
-        [
-            f"'POINT({r.randint(-99, 99)} {r.random() * 10:.3f})'",
-            "'POINT Z(1 2 3)'",
-            "'LINESTRING(0 0, 1.5 -2, 3 4)'",
-            "'POLYGON((0 0, 4 0, 4 4, 0 0))'",
-            "'MULTIPOINT((1 2), EMPTY)'",
-            "'GEOMETRYCOLLECTION(POINT M(7 8 9), LINESTRING EMPTY)'",
-            "'POINT EMPTY'",
-        ]
-    )
-}
 #: column types the Spark engine refuses with an error naming them (the Python reader reads them)
 SPARK_REFUSED_TYPES = {"INTERVAL"}
 MAINTENANCE = (

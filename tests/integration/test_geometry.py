@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pytest
 
@@ -137,7 +138,12 @@ def test_the_binary_of_a_geometry_text_is_duckdbs() -> None:
         data, text = con.sql(f"SELECT '{shape}'::GEOMETRY, '{shape}'::GEOMETRY::VARCHAR").fetchone()
         assert from_wkt(shape) == data, shape
         assert from_wkt(text) == data, text
-    for bad in ["POINT(1)", "CIRCLE(1 2)", "POINT(1 2) x", "LINESTRING(1 2, 3)"]:
+    assert from_wkt("POINT(1 2) x") == from_wkt("POINT(1 2)")  # DuckDB ignores what follows the geometry
+    refused = ["POINT(1)", "CIRCLE(1 2)", "LINESTRING(1 2, 3)", "GEOMETRYCOLLECTION(POINT M(7 8 9))"]
+    refused += ["GEOMETRYCOLLECTION Z(POINT(1 2 3))", "GEOMETRYCOLLECTION M(POINT M(1 2 3), LINESTRING EMPTY)"]
+    for bad in refused:  # DuckDB fails to parse each
+        with pytest.raises(duckdb.InvalidInputException):
+            con.sql(f"SELECT '{bad}'::GEOMETRY").fetchall()
         with pytest.raises(InvalidGeometryError):
             from_wkt(bad)
 
