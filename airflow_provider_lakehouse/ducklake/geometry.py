@@ -24,6 +24,8 @@ import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import pyarrow as pa
+
 from airflow_provider_lakehouse.exceptions import TerminalError
 from airflow_provider_lakehouse.sql.wkb import WKB, WkbType
 
@@ -35,6 +37,7 @@ __all__ = [
     "from_wkt",
     "geometry_stats",
     "merge_geometry_stats",
+    "well_known_binary",
     "wkt",
 ]
 
@@ -50,6 +53,35 @@ _BASE_TYPES = {
 # EWKB (PostGIS) flags; ISO WKB adds 1000 (Z), 2000 (M) or 3000 (ZM) to the type instead
 _EWKB_Z, _EWKB_M, _EWKB_SRID = 0x80000000, 0x40000000, 0x20000000
 _AXES = ("x", "y", "z", "m")
+
+
+def well_known_binary(array: pa.Array | pa.ChunkedArray, column_name: str) -> pa.Array | pa.ChunkedArray:
+    """Values written into geometry column ``column_name`` as ``binary`` well-known binary: another geometry's
+    bytes, or text parsed as DuckDB casts it into a geometry (see :func:`from_wkt`).
+
+    :raises InvalidGeometryError: for text that is not well-known text, or values of another type (numbers),
+        naming the column.
+    """
+    if isinstance(array.type, pa.BaseExtensionType):
+        array = (
+            array.storage
+            if isinstance(array, pa.Array)
+            else pa.chunked_array([chunk.storage for chunk in array.chunks], array.type.storage_type)
+        )
+    if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+        parsed = []
+        for text in array.to_pylist():
+            try:
+                parsed.append(None if text is None else from_wkt(text))
+            except InvalidGeometryError as exc:
+                raise InvalidGeometryError(f"GEOMETRY column {column_name!r}: {exc}") from None
+        return pa.array(parsed, pa.binary())
+    if not (pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type) or pa.types.is_null(array.type)):
+        raise InvalidGeometryError(
+            f"GEOMETRY column {column_name!r} takes geometries and their well-known text; {array.type} values "
+            "cannot be converted to GEOMETRY."
+        )
+    return array.cast(pa.binary())
 
 
 class InvalidGeometryError(TerminalError, ValueError):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from airflow_provider_lakehouse.ducklake.geometry import WKB, InvalidGeometryError, from_wkt
+from airflow_provider_lakehouse.ducklake.geometry import WKB, well_known_binary
 from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
 from airflow_provider_lakehouse.ducklake.model import FilePartition, SortKey, WrittenDeleteFile, WrittenFile
 from airflow_provider_lakehouse.ducklake.partitioning import Partitioning, iter_slices
@@ -28,7 +28,6 @@ from airflow_provider_lakehouse.ducklake.types import (
     SNAPSHOT_ID_FIELD_ID,
     WIDE_INTEGERS,
     Column,
-    UnsupportedTypeError,
     arrow_type,
     storage_arrow_type,
     storage_field,
@@ -102,33 +101,18 @@ def _to_storage_array(array: pa.Array | pa.ChunkedArray, column: Column) -> pa.A
 
 
 def _well_known_binary(array: pa.Array | pa.ChunkedArray, column: Column) -> pa.Array | pa.ChunkedArray:
-    """A geometry column's values as the WKB type whose files DuckDB reads as ``GEOMETRY``: another geometry
-    column's bytes, or text parsed as DuckDB casts it (well-known text); never numbers, which DuckDB refuses too."""
-    if isinstance(array.type, pa.BaseExtensionType):
-        array = (
-            array.storage
-            if isinstance(array, pa.Array)
-            else pa.chunked_array([chunk.storage for chunk in array.chunks], array.type.storage_type)
-        )
-    if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
-        return _parsed_geometries(array, column)
-    if not (pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type) or pa.types.is_null(array.type)):
-        raise UnsupportedTypeError(
-            f"GEOMETRY column {column.name!r} takes the well-known binary of another GEOMETRY column; "
-            f"{array.type} values cannot be converted to GEOMETRY here."
-        )
-    return array.cast(pa.binary()).cast(WKB)
+    """A geometry column's values as the WKB type whose files DuckDB reads as ``GEOMETRY``."""
+    return well_known_binary(array, column.name).cast(WKB)
 
 
-def _parsed_geometries(array: pa.Array | pa.ChunkedArray, column: Column) -> pa.Array:
-    """Text as DuckDB casts it into a geometry column: well-known text, parsed into DuckDB's WKB of it."""
-    parsed = []
-    for text in array.to_pylist():
-        try:
-            parsed.append(None if text is None else from_wkt(text))
-        except InvalidGeometryError as exc:
-            raise InvalidGeometryError(f"GEOMETRY column {column.name!r}: {exc}") from None
-    return pa.array(parsed, pa.binary()).cast(WKB)
+def _geometries_as_binary(columns: Sequence[Column], data: pa.Table) -> pa.Table:
+    """``data`` with its geometry columns as well-known binary (text parsed), which is what they sort and
+    partition by."""
+    for column in columns:
+        if column.type == "geometry" and column.name in data.column_names:
+            index = data.column_names.index(column.name)
+            data = data.set_column(index, column.name, well_known_binary(data.column(index), column.name))
+    return data
 
 
 def _logical(column: Column) -> pa.DataType:
@@ -201,6 +185,7 @@ def write_partitioned(
 ) -> list[WrittenFile]:
     """Write ``data`` as one file per partition (one file in all for an unpartitioned table), each in its
     partition's hive directory and in the table's sort order, as DuckDB does."""
+    data = _geometries_as_binary(columns, data)
     order = sort_order(sort_keys, data)
     if order is not None:
         data = data.take(pa.array(order))
