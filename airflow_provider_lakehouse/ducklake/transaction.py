@@ -540,6 +540,15 @@ class Transaction:
         state = self.table_state(table)
         column = self._column(state, name)
         text, is_expression = (None, False) if default is None else stored_default(default)
+        if state.pending and is_expression:
+            # DuckDB 1.5.5 re-adds the columns of a table created in the same transaction, and refuses a typed
+            # constant (DATE '2020-01-02', TRUE), which it stores as a cast, as it refuses one in ADD COLUMN
+            raise LakehouseError(
+                "Not implemented Error: We cannot add a column with a non-literal default value. Add the column and "
+                'then explicitly set the default for new values using "ALTER ... SET DEFAULT" (DuckDB\'s error for '
+                f"SET DEFAULT {text} on column {name!r} of a table created in the same transaction: commit the "
+                "CREATE TABLE first, or give the default as a plain literal)"
+            )
         self._replace_column(
             state,
             column,
