@@ -172,11 +172,11 @@ class _Header:
         return " ZM" if self.has_z and self.has_m else " Z" if self.has_z else " M" if self.has_m else ""
 
 
-class _Reader:
-    """One WKB value, read front to back into :class:`GeometryStats`."""
+class _Cursor:
+    """Reads one WKB value front to back: its headers, counts and coordinates."""
 
-    def __init__(self, data: bytes, stats: GeometryStats) -> None:
-        self.data, self.offset, self.stats = data, 0, stats
+    def __init__(self, data: bytes) -> None:
+        self.data, self.offset = data, 0
 
     def _unpack(self, fmt: str, little: bool) -> tuple[float | int, ...]:
         layout = ("<" if little else ">") + fmt
@@ -203,6 +203,17 @@ class _Reader:
             raise InvalidGeometryError(f"unknown well-known binary geometry type {code}")
         return _Header(little, base, has_z or dimensions in (1, 3), has_m or dimensions in (2, 3))
 
+    def _count(self, little: bool) -> int:
+        return int(self._unpack("I", little)[0])
+
+
+class _Reader(_Cursor):
+    """One WKB value, read into :class:`GeometryStats`."""
+
+    def __init__(self, data: bytes, stats: GeometryStats) -> None:
+        super().__init__(data)
+        self.stats = stats
+
     def geometry(self, *, top_level: bool = False) -> None:
         head = self.header()
         little, base, has_z, has_m = head.little, head.base, head.has_z, head.has_m
@@ -219,9 +230,6 @@ class _Reader:
         else:
             for _member in range(self._count(little)):
                 self.geometry()
-
-    def _count(self, little: bool) -> int:
-        return int(self._unpack("I", little)[0])
 
     def _points(self, count: int, axes: tuple[str, ...], little: bool) -> None:
         for _point in range(count):
@@ -243,11 +251,8 @@ def _number_text(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-class _TextReader(_Reader):
-    """One WKB value, read front to back into DuckDB's well-known text."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__(data, GeometryStats())
+class _TextReader(_Cursor):
+    """One WKB value, read into DuckDB's well-known text."""
 
     def text(self) -> str:
         name, dimensions, body = self._parts()
@@ -287,6 +292,8 @@ def _listed(parts: list[str]) -> str:
     return f"({', '.join(parts)})" if parts else "EMPTY"
 
 
+#: what ISO WKB adds to a geometry's type code for its dimensions, by well-known text's tag
+_ISO_DIMENSIONS = {"": 0, "Z": 1000, "M": 2000, "ZM": 3000}
 _WKT_TOKEN = re.compile(r"\s*(?:([A-Za-z]+)|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)|([(),]))")
 _TYPE_CODES = {name.upper(): code for code, name in _BASE_TYPES.items()}
 
@@ -338,13 +345,12 @@ class _WktParser:
 
     def _body(self, base: int, dimensions: str) -> bytes:
         width = 2 + len(dimensions)
-        code = base + {"": 0, "Z": 1000, "M": 2000, "ZM": 3000}[dimensions]
-        head = struct.pack("<BI", 1, code)
+        head = _wkb_header(base, dimensions)
         empty = self._peek() == "EMPTY"
         if empty:
             self._take()
         if base == 1:
-            return head + (struct.pack(f"<{width}d", *[math.nan] * width) if empty else self._wrapped_point(width))
+            return head + (_empty_point(width) if empty else self._wrapped_point(width))
         if empty:
             return head + struct.pack("<I", 0)
         if base == 2:
@@ -380,10 +386,10 @@ class _WktParser:
         return point
 
     def _multipoint_member(self, width: int, dimensions: str) -> bytes:
-        head = struct.pack("<BI", 1, 1 + {"": 0, "Z": 1000, "M": 2000, "ZM": 3000}[dimensions])
+        head = _wkb_header(1, dimensions)
         if self._peek() == "EMPTY":
             self._take()
-            return head + struct.pack(f"<{width}d", *[math.nan] * width)
+            return head + _empty_point(width)
         return head + (self._wrapped_point(width) if self._peek() == "(" else self._coordinates(width))
 
     def _coordinates(self, width: int) -> bytes:
@@ -394,3 +400,13 @@ class _WktParser:
             except ValueError:
                 raise InvalidGeometryError(f"not well-known text: {self.text!r}") from None
         return struct.pack(f"<{width}d", *values)
+
+
+def _wkb_header(base: int, dimensions: str) -> bytes:
+    """A little-endian ISO WKB header: the byte order, then the type code with its dimensions."""
+    return struct.pack("<BI", 1, base + _ISO_DIMENSIONS[dimensions])
+
+
+def _empty_point(width: int) -> bytes:
+    """An empty point's coordinates, as DuckDB writes them: NaN on every axis."""
+    return struct.pack(f"<{width}d", *[math.nan] * width)

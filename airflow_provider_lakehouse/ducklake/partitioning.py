@@ -285,7 +285,7 @@ def _identity_text(column: Column, value: object) -> str:
     if kind == "blob":
         return _blob_text(column, value)  # type: ignore[arg-type]
     if kind == "geometry":  # DuckDB's text of it (WKT), once its bytes passed the same UTF-8 check as a blob's
-        _blob_text(column, value)  # type: ignore[arg-type]
+        _require_utf8(column, value)  # type: ignore[arg-type]
         return wkt(value)  # type: ignore[arg-type]
     if kind == "uuid":  # DuckDB's canonical text, whichever form the value was written in (no hyphens, braces)
         return str(uuid.UUID(str(value)))
@@ -308,8 +308,13 @@ def _identity_text(column: Column, value: object) -> str:
 
 
 def _blob_text(column: Column, value: bytes) -> str:
-    """DuckDB's text of a BLOB key; DuckDB fails the write of a value whose bytes are not UTF-8, and so do we (of
-    a GEOMETRY key too: its well-known binary is checked the same way)."""
+    """DuckDB's text of a BLOB key (see :func:`_require_utf8`)."""
+    _require_utf8(column, value)
+    return blob_to_text(value)
+
+
+def _require_utf8(column: Column, value: bytes) -> None:
+    """DuckDB fails the write of a BLOB or GEOMETRY key whose bytes are not UTF-8, and so do we."""
     try:
         value.decode("utf-8")
     except UnicodeDecodeError:
@@ -318,7 +323,6 @@ def _blob_text(column: Column, value: bytes) -> str:
             f"(DuckDB's error for a value of partition key {column.name!r}: the bytes of a {column.type.upper()} key "
             "must be UTF-8 text)"
         ) from None
-    return blob_to_text(value)
 
 
 def _timestamp_text(value: datetime.datetime) -> str:

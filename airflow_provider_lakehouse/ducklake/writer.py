@@ -95,14 +95,9 @@ def _to_storage_array(array: pa.Array | pa.ChunkedArray, column: Column) -> pa.A
         items = _to_storage_array(array.items, column.children[1])
         mask = array.is_null() if array.null_count else None
         return pa.MapArray.from_arrays(array.offsets, keys, items, type=target, mask=mask)
-    if column.type == "geometry":
-        return _well_known_binary(array, column)
+    if column.type == "geometry":  # the WKB type, which files annotate GEOMETRY
+        return well_known_binary(array, column.name).cast(WKB)
     return array if array.type == target else array.cast(target)
-
-
-def _well_known_binary(array: pa.Array | pa.ChunkedArray, column: Column) -> pa.Array | pa.ChunkedArray:
-    """A geometry column's values as the WKB type whose files DuckDB reads as ``GEOMETRY``."""
-    return well_known_binary(array, column.name).cast(WKB)
 
 
 def _geometries_as_binary(columns: Sequence[Column], data: pa.Table) -> pa.Table:

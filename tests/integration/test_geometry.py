@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from airflow_provider_lakehouse.ducklake.geometry import InvalidGeometryError, from_wkt, wkt
-from airflow_provider_lakehouse.exceptions import LakehouseError, NoSuchTableError, StatementError
+from airflow_provider_lakehouse.exceptions import LakehouseError, StatementError
 from airflow_provider_lakehouse.plugins.api.lake_views import preview
 from tests import referee
 from tests.integration.test_partitioned_writes import file_layout, write_both_ways
@@ -110,16 +110,11 @@ def test_the_python_reader_reads_geometry_as_duckdb(setup: LakeSetup) -> None:
     lake = setup.open()
     assert lake.read("main.shapes").schema.field("g").type == pa.binary()
     assert _our_rows(lake, "shapes") == _duckdb_rows(con, "shapes")
-    compared = 0
-    for snapshot in lake_snapshots(lake):
-        try:
-            expected = _duckdb_rows(con, "shapes", snapshot)
-        except Exception:  # before the table existed
-            with pytest.raises(NoSuchTableError):
-                _our_rows(lake, "shapes", snapshot)
-            continue
-        assert _our_rows(lake, "shapes", snapshot) == expected, snapshot
-        compared += 1
+    compared = referee.same_at_every_snapshot(
+        lake,
+        lambda snapshot: _duckdb_rows(con, "shapes", snapshot),
+        lambda snapshot: _our_rows(lake, "shapes", snapshot),
+    )
     assert compared >= 5
 
 
