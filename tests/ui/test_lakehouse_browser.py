@@ -234,3 +234,24 @@ def test_dark_mode(lakehouse: LakehouseAirflow, chromium: Any) -> None:
     assert "dark" in (page.locator("html").get_attribute("class") or "")
     shot(page, "ui-lake-table-dark")
     context.close()
+
+
+def test_geometry_preview(page: Any, lakehouse: LakehouseAirflow) -> None:
+    """A ``GEOMETRY`` column DuckDB wrote into the lake previews as DuckDB's text of each value (its bytes were
+    shown before). The table is dropped again, so the other views keep the example DAGs' tables."""
+    con = referee.connect()
+    lakehouse.lake.attach(con)
+    con.sql("CREATE TABLE lake.main.places (id INTEGER, shape GEOMETRY)")
+    try:
+        con.sql(
+            "INSERT INTO lake.main.places VALUES (1, 'POINT(4.9 52.37)'), (2, 'LINESTRING(0 0, 1.5 -2, 3 4)'), "
+            "(3, NULL), (4, 'POLYGON((0 0, 4 0, 4 4, 0 0))'), (5, 'GEOMETRYCOLLECTION Z(POINT Z(1 2 3))')"
+        )
+        page.goto(f"{lakehouse.url}/plugin/lakehouse?lake=main&table=main.places&tab=preview")
+        page.get_by_test_id("preview-rows").wait_for()
+        expected = referee.rows(con, "SELECT id, shape::VARCHAR AS shape FROM lake.main.places ORDER BY rowid")
+        assert table_texts(page, "preview-rows") == [[js_text(cell(v)) for v in row.values()] for row in expected]
+        assert ["1", "POINT (4.9 52.37)"] in table_texts(page, "preview-rows")
+        shot(page, "ui-lake-geometry-preview")
+    finally:
+        con.sql("DROP TABLE lake.main.places")
