@@ -145,15 +145,34 @@ def postgres_lake(stack: Any) -> LakeSetup:
     )
 
 
+@dataclass(frozen=True)
+class MadeLake:
+    """What dropping a lake takes: its catalog schema and its data path. Not its store: a store keeps idle
+    catalog connections open for as long as it lives, and a session makes about 2,000 lakes (held until the
+    session ends, they took the server past its connection limit)."""
+
+    data_path: str
+    s3: S3Spec | None = None
+    pg: PostgresSpec | None = None
+    metadata_schema: str | None = None
+
+    @classmethod
+    def of(cls, setup: LakeSetup) -> MadeLake:
+        store = setup.store
+        if isinstance(store, PostgresStore):
+            return cls(setup.data_path, setup.s3, store.spec, store.metadata_schema)
+        return cls(setup.data_path, setup.s3)
+
+
 #: lakes this process made in the stack (a catalog schema, data under a prefix of its own), dropped at the end of
 #: the session (see tests/conftest.py): a developer's stack outlives test sessions, and the suite leaves about 2,000
 #: schemas and a gigabyte of objects behind in each otherwise
-_MADE_IN_STACK: list[LakeSetup] = []
+_MADE_IN_STACK: list[MadeLake] = []
 
 
 def made_in_stack(setup: LakeSetup) -> LakeSetup:
     """Remember ``setup`` (a Postgres-catalogued lake of its own schema and data prefix) for :func:`drop_made_lakes`."""
-    _MADE_IN_STACK.append(setup)
+    _MADE_IN_STACK.append(MadeLake.of(setup))
     return setup
 
 
@@ -164,21 +183,21 @@ def drop_made_lakes() -> int:
     return drop_lakes(made)
 
 
-def drop_lakes(setups: list[LakeSetup]) -> int:
+def drop_lakes(lakes: list[LakeSetup] | list[MadeLake]) -> int:
     """Drop each lake's catalog schema and delete everything under its data path; how many."""
     import psycopg
 
-    for setup in setups:
-        store = setup.store
-        if isinstance(store, PostgresStore) and store.metadata_schema:
-            with psycopg.connect(postgres_conninfo(store.spec), autocommit=True) as conn:
-                conn.execute(f'DROP SCHEMA IF EXISTS "{store.metadata_schema}" CASCADE')
-        storage = Storage(setup.data_path, setup.s3)
+    for lake in lakes:
+        made = lake if isinstance(lake, MadeLake) else MadeLake.of(lake)
+        if made.pg is not None and made.metadata_schema:
+            with psycopg.connect(postgres_conninfo(made.pg), autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{made.metadata_schema}" CASCADE')
+        storage = Storage(made.data_path, made.s3)
         try:
-            storage.fs.delete_dir(storage.fs_path(setup.data_path))
+            storage.fs.delete_dir(storage.fs_path(made.data_path))
         except (FileNotFoundError, OSError):  # nothing was written, or already gone
             pass
-    return len(setups)
+    return len(lakes)
 
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
