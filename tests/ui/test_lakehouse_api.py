@@ -314,3 +314,31 @@ def test_open_in_lakehouse_extra_link(lakehouse: LakehouseAirflow) -> None:
     assert links.get("Open in Lakehouse", "").endswith(
         f"/dags/example_ducklake_operations/runs/{run_id}/tasks/load_orders/plugin/lakehouse-lineage"
     )
+
+
+def test_changes_of_a_geometry_column_are_duckdbs_text_of_each_value(lakehouse: LakehouseAirflow) -> None:
+    """Inserted, updated and deleted ``GEOMETRY`` values are listed as DuckDB's text of each (its bytes were shown
+    before), row for row as ``ducklake_table_changes`` lists them. The table is dropped again, as the browser
+    test's geometry table is."""
+    con = duck(lakehouse)
+    con.sql("CREATE TABLE lake.main.routes (id INTEGER, shape GEOMETRY)")
+    try:
+        con.sql(
+            "INSERT INTO lake.main.routes VALUES (1, 'POINT(4.9 52.37)'), (2, 'LINESTRING(0 0, 1.5 -2, 3 4)'), "
+            "(3, NULL), (4, 'MULTIPOINT Z((1 2 3), (4 5 6))')"
+        )
+        con.sql("UPDATE lake.main.routes SET shape = 'POLYGON((0 0, 4 0, 4 4, 0 0))' WHERE id = 3")
+        con.sql("DELETE FROM lake.main.routes WHERE id = 2")
+        ids = sorted(s["snapshot_id"] for s in lakehouse.get("lakes/main/tables/main.routes").json()["snapshots"])
+        assert len(ids) == 4
+        changes = lakehouse.get("lakes/main/tables/main.routes/changes", start=ids[0], end=ids[-1]).json()
+        expected = referee.rows(
+            con,
+            "SELECT snapshot_id, rowid, change_type, id, shape::VARCHAR AS shape "
+            f"FROM ducklake_table_changes('lake', 'main', 'routes', {ids[0]}, {ids[-1]})",
+        )
+        assert changes["columns"] == ["snapshot_id", "rowid", "change_type", "id", "shape"]
+        assert Counter(map(repr, changes["rows"])) == Counter(repr([cell(v) for v in e.values()]) for e in expected)
+        assert [ids[2], 2, "update_postimage", 3, "POLYGON ((0 0, 4 0, 4 4, 0 0))"] in changes["rows"]
+    finally:
+        con.sql("DROP TABLE lake.main.routes")

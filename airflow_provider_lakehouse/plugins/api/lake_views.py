@@ -467,6 +467,11 @@ def _shown(column: Column, values: list[Any]) -> list[Any]:
     return [None if v is None else wkt(v) for v in values]
 
 
+def _shown_named(column: Column | None, values: list[Any]) -> list[Any]:
+    """:func:`_shown` for a change feed's column (``None``: one of its own, shown as it is)."""
+    return values if column is None else _shown(column, values)
+
+
 def changes(lake: DuckLake, name: str, start: int, end: int, *, limit: int = 200) -> Changes:
     """Rows inserted, deleted and updated in snapshots ``start``..``end``, as ``ducklake_table_changes`` gives them."""
     if end < start:
@@ -487,8 +492,12 @@ def changes(lake: DuckLake, name: str, start: int, end: int, *, limit: int = 200
     )
     picked = table.take(pa.array(order[:limit], pa.int64())) if table.num_rows else table
     names = table.column_names
+    # the table's columns at ``end`` follow the three change columns, as in ``ducklake_table_changes``
+    shown_as = {c.name: c for c in lake.table(name, version=end).columns}
     rows, truncated = capped_rows(
-        zip(*(picked.column(n).to_pylist() for n in names), strict=False) if picked.num_rows else []
+        zip(*(_shown_named(shown_as.get(n), picked.column(n).to_pylist()) for n in names), strict=False)
+        if picked.num_rows
+        else []
     )
     return Changes(
         start=start, end=end, columns=names, rows=rows, counts=counts, truncated=truncated or table.num_rows > limit
