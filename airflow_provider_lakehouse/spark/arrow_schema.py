@@ -12,10 +12,24 @@ from typing import Any
 
 import pyarrow as pa
 
+from airflow_provider_lakehouse.exceptions import UnsupportedStatementError
+
 
 def to_arrow_schema(struct: Any, zone: str = "UTC") -> pa.Schema:
-    """The Arrow schema of a Spark ``StructType``, its ``TIMESTAMP`` columns as timestamps in ``zone``."""
+    """The Arrow schema of a Spark ``StructType``, its ``TIMESTAMP`` columns as timestamps in ``zone``.
+
+    :raises UnsupportedStatementError: for a column of Spark's ``INTERVAL`` (what a DuckDB ``INTERVAL`` is in Spark
+        SQL), which has no Arrow type, naming the column and the engine that writes it.
+    """
     from pyspark.sql.pandas import types
+
+    for spark_field in struct.fields:
+        if type(spark_field.dataType).__name__ == "CalendarIntervalType":
+            raise UnsupportedStatementError(
+                f"column {spark_field.name!r}: Column type INTERVAL is not supported on the Spark engine (Spark "
+                "cannot hand an interval to Arrow); DuckDB stores it in DuckLake tables: run this statement with "
+                "engine='duckdb'."
+            )
 
     convert = types.to_arrow_schema
     if "timezone" in inspect.signature(convert).parameters:

@@ -57,7 +57,8 @@ def arrow_type(dtype: exp.DataType) -> pa.DataType:
     >>> arrow_type(sqlglot.parse_one("CAST(x AS STRUCT(a INT, b VARCHAR[]))", read="duckdb").to)
     StructType(struct<a: int32, b: list<item: string>>)
 
-    :raises UnsupportedStatementError: for a type DuckLake cannot store (e.g. ``INTERVAL``).
+    :raises UnsupportedStatementError: for a type DuckLake cannot store, or the Spark engine cannot write
+        (``INTERVAL``).
     """
     kind = dtype.this
     if kind in _SIMPLE:
@@ -79,7 +80,20 @@ def arrow_type(dtype: exp.DataType) -> pa.DataType:
     if kind == _T.MAP:
         key, value = dtype.expressions
         return pa.map_(arrow_type(_as_type(key)), arrow_type(_as_type(value)))
+    if kind in _NOT_ON_SPARK:
+        raise UnsupportedStatementError(
+            f"Column type {dtype.sql('duckdb')} is not supported on the Spark engine ({_NOT_ON_SPARK[kind]}); "
+            "DuckDB stores it in DuckLake tables: run this statement with engine='duckdb'."
+        )
     raise UnsupportedStatementError(f"Column type {dtype.sql('duckdb')} cannot be stored in a DuckLake table.")
+
+
+#: types DuckLake stores that the Spark engine cannot write, and why (see docs/ducklake.md, Known limits)
+_NOT_ON_SPARK: dict[exp.DType, str] = {
+    _T.INTERVAL: "Spark's Parquet writer has no interval",
+    _T.TIMETZ: "Spark has no time with a time zone",
+    _T.VARIANT: "Arrow, which carries rows to and from Spark, has no variant",
+}
 
 
 #: the declared types whose Arrow type (``decimal128(38, 0)``) is another lake type's too

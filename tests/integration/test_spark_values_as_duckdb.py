@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_lakehouse.exceptions import StatementError
+from airflow_provider_lakehouse.exceptions import StatementError, UnsupportedStatementError
 from tests import referee
 from tests.integration.test_spark_sql import duck_rows, run
 from tests.referee import LakeSetup, lake_snapshots
@@ -178,6 +178,35 @@ def test_interval_columns_fail_naming_the_type_and_the_column(
     con.sql("DETACH lake")
     before = lake_snapshots(ours.open())
     with pytest.raises(StatementError, match=r"DuckLake type 'interval' \(column 'iv'\) is not supported\.\n"):
+        run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; {statement}")
+    assert lake_snapshots(ours.open()) == before
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "CREATE TABLE t2 (id INTEGER, iv INTERVAL)",
+        "ALTER TABLE t ADD COLUMN tz TIME WITH TIME ZONE",
+        "CREATE TABLE t3 AS SELECT id, CAST(NULL AS INTERVAL) AS iv FROM t",
+    ],
+)
+def test_declaring_a_type_spark_cannot_write_fails_naming_the_duckdb_engine(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup], statement: str
+) -> None:
+    """DuckDB creates these columns (it ran each statement); the Spark engine refuses them naming the type and
+    the engine that can, where it said DuckLake could not store them, and lands nothing."""
+    ours, theirs = lakes
+    con = referee.connect()
+    theirs.attach(con, "lake")
+    con.sql("USE lake")
+    con.sql("CREATE TABLE t (id INTEGER)")
+    con.sql(statement)
+    con.sql("USE memory")
+    run(spark, ours, "ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE t (id INTEGER)")
+    before = lake_snapshots(ours.open())
+    with pytest.raises(  # before the statement runs (a declared type) or as it runs (a computed one)
+        (UnsupportedStatementError, StatementError), match=r"is not supported on the Spark engine .*engine='duckdb'"
+    ):
         run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; {statement}")
     assert lake_snapshots(ours.open()) == before
 
