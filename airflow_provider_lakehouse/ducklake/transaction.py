@@ -465,7 +465,7 @@ class Transaction:
         if any(c.name.lower() == name.lower() for c in state.columns):
             if if_not_exists:
                 return
-            raise LakehouseError(f"Column {name!r} already exists in {state.qualified_name}.")
+            raise LakehouseError(f"Catalog Error: Column with name {name} already exists!")
         declared = dtype.with_name(name) if isinstance(dtype, pa.Field) else pa.field(name, dtype)
         (template,) = columns_from_arrow(pa.schema([declared]))
         column = renumber(template, iter(range(self._max_column_id(state) + 1, 1 << 62)))
@@ -502,8 +502,10 @@ class Transaction:
     def rename_column(self, table: str, old: str, new: str) -> None:
         state = self.table_state(table)
         column = self._column(state, old)
-        if any(c.name.lower() == new.lower() for c in state.columns):
-            raise LakehouseError(f"Column {new!r} already exists in {state.qualified_name}.")
+        # another column of that name; the column itself may be renamed to its own name in another case (DuckDB)
+        taken = [c for c in state.columns if c.name.lower() == new.lower() and c.column_id != column.column_id]
+        if taken:
+            raise LakehouseError(f"Catalog Error: Column with name {taken[0].name} already exists!")
         self._replace_column(state, column, replace(column, name=new))
         keys = state.sort_keys
         if any(column.name.lower() in {c.lower() for c in key_columns(k.expression)} for k in keys):
@@ -540,14 +542,15 @@ class Transaction:
         state = self.table_state(table)
         column = self._column(state, name)
         text, is_expression = (None, False) if default is None else stored_default(default)
-        if state.pending and is_expression:
-            # DuckDB 1.5.5 re-adds the columns of a table created in the same transaction, and refuses a typed
-            # constant (DATE '2020-01-02', TRUE), which it stores as a cast, as it refuses one in ADD COLUMN
+        if is_expression and _new_to_duckdb(state, column):
+            # DuckDB 1.5.5 re-adds a column it cannot find by its exact name in the table as committed (created,
+            # renamed, or the table renamed, in this transaction), and refuses a typed constant (DATE '2020-01-02',
+            # TRUE), which it stores as a cast, as it refuses one in ADD COLUMN
             raise LakehouseError(
                 "Not implemented Error: We cannot add a column with a non-literal default value. Add the column and "
                 'then explicitly set the default for new values using "ALTER ... SET DEFAULT" (DuckDB\'s error for '
-                f"SET DEFAULT {text} on column {name!r} of a table created in the same transaction: commit the "
-                "CREATE TABLE first, or give the default as a plain literal)"
+                f"SET DEFAULT {text} on column {name!r}, which this transaction created or renamed, or whose table "
+                "it created or renamed: commit that first, or give the default as a plain literal)"
             )
         self._replace_column(
             state,
@@ -1193,3 +1196,12 @@ def _complete(state: TableState, data: pa.Table) -> pa.Table:
             arrays.append(data.column(source))
         names.append(column.name)
     return pa.Table.from_arrays(arrays, names=names)
+
+
+def _new_to_duckdb(state: TableState, column: Column) -> bool:
+    """Whether DuckDB 1.5.5 would take ``column`` for one added in this transaction: it looks a column up by its
+    exact name (``C0`` is not ``c0``) in the table as committed, under the table's committed name."""
+    committed = state.info
+    if state.pending or committed is None or committed.name != state.name:
+        return True
+    return column.name not in {c.name for c in committed.columns}
