@@ -25,11 +25,10 @@ def to_arrow_schema(struct: Any, zone: str = "UTC") -> pa.Schema:
 
     for spark_field in struct.fields:
         if type(spark_field.dataType).__name__ == "CalendarIntervalType":
-            raise UnsupportedStatementError(
-                f"column {spark_field.name!r}: Column type INTERVAL is not supported on the Spark engine (Spark "
-                "cannot hand an interval to Arrow); DuckDB stores it in DuckLake tables: run this statement with "
-                "engine='duckdb'."
-            )
+            from airflow_provider_lakehouse.sql.types import not_on_spark  # sqlglot: only for this refusal
+
+            refusal = not_on_spark("INTERVAL", "Spark cannot hand an interval to Arrow")
+            raise UnsupportedStatementError(f"column {spark_field.name!r}: {refusal}")
 
     convert = types.to_arrow_schema
     if "timezone" in inspect.signature(convert).parameters:

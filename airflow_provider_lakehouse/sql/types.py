@@ -81,11 +81,16 @@ def arrow_type(dtype: exp.DataType) -> pa.DataType:
         key, value = dtype.expressions
         return pa.map_(arrow_type(_as_type(key)), arrow_type(_as_type(value)))
     if kind in _NOT_ON_SPARK:
-        raise UnsupportedStatementError(
-            f"Column type {dtype.sql('duckdb')} is not supported on the Spark engine ({_NOT_ON_SPARK[kind]}); "
-            "DuckDB stores it in DuckLake tables: run this statement with engine='duckdb'."
-        )
+        raise not_on_spark(dtype.sql("duckdb"), _NOT_ON_SPARK[kind])
     raise UnsupportedStatementError(f"Column type {dtype.sql('duckdb')} cannot be stored in a DuckLake table.")
+
+
+def not_on_spark(type_name: str, why: str) -> UnsupportedStatementError:
+    """The refusal of a type DuckLake stores but the Spark engine cannot write, naming the engine that can."""
+    return UnsupportedStatementError(
+        f"Column type {type_name} is not supported on the Spark engine ({why}); DuckDB stores it in DuckLake "
+        "tables: run this statement with engine='duckdb'."
+    )
 
 
 #: types DuckLake stores that the Spark engine cannot write, and why (see docs/ducklake.md, Known limits)

@@ -460,16 +460,12 @@ def _preview_table(
     )
 
 
-def _shown(column: Column, values: list[Any]) -> list[Any]:
-    """A column's values as the preview shows them: a geometry as DuckDB's text of it (WKT), not its bytes."""
-    if column.type != "geometry":
+def _shown(column: Column | None, values: list[Any]) -> list[Any]:
+    """A column's values as previews and change lists show them: a geometry as DuckDB's text of it (WKT), not its
+    bytes (``None``: a change list's own column, shown as it is)."""
+    if column is None or column.type != "geometry":
         return values
     return [None if v is None else wkt(v) for v in values]
-
-
-def _shown_named(column: Column | None, values: list[Any]) -> list[Any]:
-    """:func:`_shown` for a change feed's column (``None``: one of its own, shown as it is)."""
-    return values if column is None else _shown(column, values)
 
 
 def changes(lake: DuckLake, name: str, start: int, end: int, *, limit: int = 200) -> Changes:
@@ -495,7 +491,7 @@ def changes(lake: DuckLake, name: str, start: int, end: int, *, limit: int = 200
     # the table's columns at ``end`` follow the three change columns, as in ``ducklake_table_changes``
     shown_as = {c.name: c for c in lake.table(name, version=end).columns}
     rows, truncated = capped_rows(
-        zip(*(_shown_named(shown_as.get(n), picked.column(n).to_pylist()) for n in names), strict=False)
+        zip(*(_shown(shown_as.get(n), picked.column(n).to_pylist()) for n in names), strict=False)
         if picked.num_rows
         else []
     )
