@@ -2,7 +2,8 @@
 created from a lake query (``CREATE TABLE dt.x AS SELECT ...``) gets.
 
 Both follow DuckDB's ``postgres`` extension, so a Data Table reads the same on the Spark and DuckDB engines:
-``numeric`` without a precision reads as DOUBLE, ``json``/``jsonb``/``uuid`` as text.
+``numeric`` without a precision reads as DOUBLE, ``json``/``jsonb`` as text, ``uuid`` as Arrow's UUID and
+``interval`` as months, days and nanoseconds (DuckDB's ``UUID`` and ``INTERVAL``).
 
 >>> import pyarrow as pa
 >>> postgres_type(pa.decimal128(12, 2)), postgres_type(pa.list_(pa.int32())), postgres_type(pa.timestamp("us", "UTC"))
@@ -12,11 +13,13 @@ Both follow DuckDB's ``postgres`` extension, so a Data Table reads the same on t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+
+from airflow_provider_lakehouse.ducklake.intervals import INTERVAL_TYPE, parse_interval
 
 # Postgres type OIDs (pg_type) and how they read
 _ARROW_OF_OID: dict[int, pa.DataType] = {
@@ -35,7 +38,8 @@ _ARROW_OF_OID: dict[int, pa.DataType] = {
 }
 _NUMERIC = 1700
 _BPCHAR = 1042  # char(n): blank-padded by Postgres, read without the padding (as DuckDB reads it)
-_TEXTUAL = {114, 3802, 2950}  # json, jsonb, uuid: text, as DuckDB's postgres extension reads them
+_UUID = 2950
+_INTERVAL = 1186
 _ARRAY_ELEMENT = {1000: 16, 1005: 21, 1007: 23, 1016: 20, 1021: 700, 1022: 701, 1009: 25, 1015: 25, 1182: 1082}
 
 
@@ -47,7 +51,19 @@ def arrow_type_of(type_code: int, precision: int | None, scale: int | None) -> p
         return pa.float64()
     if type_code in _ARRAY_ELEMENT:
         return pa.list_(arrow_type_of(_ARRAY_ELEMENT[type_code], None, None))
+    if type_code == _UUID:
+        return pa.uuid()
+    if type_code == _INTERVAL:
+        return INTERVAL_TYPE
     return _ARROW_OF_OID.get(type_code, pa.string())
+
+
+def read_intervals_as_text(cursor: Any) -> None:
+    """Have ``cursor`` (before its ``execute``) hand over ``interval`` values as Postgres's text: psycopg's own
+    ``timedelta`` has no months, so ``1 mon`` would come back as days."""
+    from psycopg.types.string import TextLoader
+
+    cursor.adapters.register_loader(_INTERVAL, TextLoader)
 
 
 @dataclass(frozen=True)
@@ -81,6 +97,10 @@ def python_value(value: Any, arrow_type: pa.DataType) -> Any:
     """``value`` as psycopg returned it, in a form Arrow takes for ``arrow_type``."""
     if value is None:
         return None
+    if isinstance(arrow_type, pa.UuidType):
+        return value.bytes
+    if arrow_type == INTERVAL_TYPE:
+        return parse_interval(value)
     if pa.types.is_string(arrow_type) and not isinstance(value, str):
         return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
     if pa.types.is_floating(arrow_type) and not isinstance(value, float):
@@ -93,6 +113,8 @@ def postgres_type(arrow_type: pa.DataType) -> str:
 
     :raises TypeError: Postgres has no column type for it (a union).
     """
+    if isinstance(arrow_type, pa.UuidType):
+        return "UUID"
     if pa.types.is_dictionary(arrow_type):  # DuckDB's ENUM: its values
         return postgres_type(arrow_type.value_type)
     if pa.types.is_boolean(arrow_type):
@@ -128,6 +150,16 @@ def postgres_type(arrow_type: pa.DataType) -> str:
     if pa.types.is_struct(arrow_type) or pa.types.is_map(arrow_type):
         return "JSONB"
     raise TypeError(f"no Postgres type for Arrow type {arrow_type}")
+
+
+def retyped(schema: pa.Schema, types: Mapping[int, pa.DataType]) -> pa.Schema:
+    """``schema`` with the columns at the positions in ``types`` given those types: the columns a created table
+    gets where an engine knows more than its rows' Arrow type says (DuckDB hands a ``UUID`` to Arrow as text).
+
+    >>> retyped(pa.schema([("u", pa.string()), ("n", pa.int64())]), {0: pa.uuid()}).types[0]
+    UuidType(extension<arrow.uuid>)
+    """
+    return pa.schema([f.with_type(types[i]) if i in types else f for i, f in enumerate(schema)])
 
 
 def csv_writable(schema: pa.Schema) -> bool:
@@ -166,16 +198,38 @@ def csv_chunks(table: pa.Table, batch_rows: int = 65_536) -> Iterator[bytes]:
 
 
 def rows_of(table: pa.Table, batch_rows: int = 10_000) -> Iterator[Sequence[Any]]:
-    """The rows of ``table`` as tuples of Python values (struct and map values as JSON), batch by batch."""
-    jsonish = [pa.types.is_struct(f.type) or pa.types.is_map(f.type) for f in table.schema]
+    """The rows of ``table`` as tuples of Python values (struct and map values as JSON, intervals as Postgres's
+    text of them), batch by batch."""
+    converters = [_postgres_value_of(f.type) for f in table.schema]
+    converted = [i for i, convert in enumerate(converters) if convert is not None]
     for batch in table.to_batches(max_chunksize=batch_rows):
         columns = [column.to_pylist() for column in batch.columns]
-        for row in zip(*columns, strict=True):
-            if any(jsonish):
-                row = tuple(
-                    _jsonb(v) if is_json and v is not None else v for v, is_json in zip(row, jsonish, strict=True)
-                )
-            yield row
+        for i in converted:
+            convert = converters[i]
+            assert convert is not None
+            columns[i] = [None if v is None else convert(v) for v in columns[i]]
+        yield from zip(*columns, strict=True)
+
+
+def _postgres_value_of(arrow_type: pa.DataType) -> Any:
+    """How a value of ``arrow_type`` goes to psycopg, where its Python form is not what Postgres takes (None:
+    as it is)."""
+    if pa.types.is_struct(arrow_type) or pa.types.is_map(arrow_type):
+        return _jsonb
+    if arrow_type == INTERVAL_TYPE:
+        return interval_literal
+    return None
+
+
+def interval_literal(value: pa.MonthDayNano) -> str:
+    """An interval as text Postgres reads exactly (to its microseconds, as DuckDB keeps them): Arrow's months, days
+    and nanoseconds (psycopg would send the triple as a record).
+
+    >>> interval_literal(pa.MonthDayNano([14, -3, -1_500_000_000]))
+    '14 mons -3 days -1500000 microseconds'
+    """
+    micros = abs(value.nanoseconds) // 1000 * (-1 if value.nanoseconds < 0 else 1)  # toward zero, as DuckDB
+    return f"{value.months} mons {value.days} days {micros} microseconds"
 
 
 def _jsonb(value: Any) -> Any:

@@ -20,7 +20,13 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
-from airflow_provider_lakehouse.datatables.arrow import ResultColumns, csv_chunks, csv_writable, rows_of
+from airflow_provider_lakehouse.datatables.arrow import (
+    ResultColumns,
+    csv_chunks,
+    csv_writable,
+    read_intervals_as_text,
+    rows_of,
+)
 
 #: the staged rows' partition, a column of every staging table (dropped when the rows move into place)
 PART_COLUMN = "__lakehouse_part"
@@ -70,6 +76,7 @@ def read_page_range(piece: PageRange) -> Iterator[pa.RecordBatch]:
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         conn.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(piece.snapshot)))
         with conn.cursor(name="lakehouse_range") as cur:
+            read_intervals_as_text(cur)
             cur.execute(query)
             columns = ResultColumns.of(cur.description or [])
             while rows := cur.fetchmany(_FETCH_ROWS):

@@ -33,7 +33,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
-from airflow_provider_lakehouse.datatables.arrow import ResultColumns, csv_chunks, csv_writable, postgres_type, rows_of
+from airflow_provider_lakehouse.datatables.arrow import (
+    ResultColumns,
+    csv_chunks,
+    csv_writable,
+    postgres_type,
+    read_intervals_as_text,
+    rows_of,
+)
 from airflow_provider_lakehouse.datatables.partitions import PART_COLUMN, StagingTable
 from airflow_provider_lakehouse.datatables.runner import adapt_value
 from airflow_provider_lakehouse.exceptions import LakehouseError, ServiceUnavailableError
@@ -109,6 +116,7 @@ class DataTableTransactions:
             query = sql.SQL("{} LIMIT {}").format(query, sql.Literal(limit))
         with conn.cursor(name=f"lakehouse_read_{uuid.uuid4().hex[:8]}") as cur:
             cur.itersize = _FETCH_ROWS
+            read_intervals_as_text(cur)
             cur.execute(query)
             columns = ResultColumns.of(cur.description or [])
             batches = []

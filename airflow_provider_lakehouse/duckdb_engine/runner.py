@@ -32,6 +32,7 @@ from sqlglot import exp
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
+from airflow_provider_lakehouse.datatables.arrow import retyped
 from airflow_provider_lakehouse.datatables.transaction import (
     DataTableTransactions,
     resolve_earlier_tries,
@@ -234,8 +235,11 @@ class DuckDBPlanRunner:
         def query_rows() -> QueryRows:
             text = self._text(step)
             with self._datatable_views(con, step):
-                rows = con.execute(text, _bind(text, parameters)).to_arrow_table()
-            return rows, rows.schema
+                result = con.execute(text, _bind(text, parameters))
+                # DuckDB hands a UUID to Arrow as its text: a created table's column is a uuid all the same
+                uuids = {i: pa.uuid() for i, column in enumerate(result.description) if str(column[1]) == "UUID"}
+                rows = result.to_arrow_table()
+            return rows, retyped(rows.schema, uuids)
 
         try:
             affected = change_datatable(self._datatables, details, parameters, query_rows)

@@ -231,7 +231,7 @@ def conform(array: pa.Array, file_field: pa.Field, column: Column) -> pa.Array:
         items = conform(array.items, array.type.item_field, column.children[1])
         return pa.MapArray.from_arrays(array.offsets, keys, items, type=target, mask=_null_mask(array))
     if kind == "uuid":
-        return _uuid_strings(array)
+        return uuid_strings(array)
     if kind == "interval" and pa.types.is_fixed_size_binary(array.type):
         return from_parquet(array)
     if isinstance(array.type, pa.BaseExtensionType):
@@ -262,7 +262,8 @@ def _null_mask(array: pa.Array) -> pa.Array | None:
     return array.is_null() if array.null_count else None
 
 
-def _uuid_strings(array: pa.Array) -> pa.Array:
+def uuid_strings(array: pa.Array) -> pa.Array:
+    """UUIDs (Arrow's ``arrow.uuid``, 16-byte binaries or text) as their canonical text, as DuckDB prints them."""
     if isinstance(array.type, pa.BaseExtensionType):
         array = array.storage
     if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):

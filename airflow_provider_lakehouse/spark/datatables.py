@@ -27,6 +27,7 @@ from airflow_provider_lakehouse.datatables.partitions import (
 )
 from airflow_provider_lakehouse.datatables.transaction import DataTableTransactions
 from airflow_provider_lakehouse.spark.scans import partitioned_read
+from airflow_provider_lakehouse.spark.source_types import tag_types
 from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch, to_spark_table
 
 #: bytes of a Data Table table above which executors read it in page ranges of about this size
@@ -52,10 +53,13 @@ def datatable_frame(
         rows = transactions.read(datatable, schema, table)
         spark_schema = spark_arrow_schema(rows.schema)
         if rows.num_rows == 0:  # PySpark cannot build a frame from an empty Arrow table with a list column
-            return spark.createDataFrame([], schema=spark_struct_type(spark_schema)), "driver"
+            empty = spark.createDataFrame([], schema=spark_struct_type(spark_schema))
+            return tag_types(empty, _lake_types(rows.schema)), "driver"
         converted = to_spark_table(rows, spark_schema)
-        return spark.createDataFrame(converted, schema=spark_struct_type(spark_schema)), "driver"
-    spark_schema = spark_arrow_schema(transactions.read(datatable, schema, table, limit=0).schema)
+        frame = spark.createDataFrame(converted, schema=spark_struct_type(spark_schema))
+        return tag_types(frame, _lake_types(rows.schema)), "driver"
+    read_schema = transactions.read(datatable, schema, table, limit=0).schema
+    spark_schema = spark_arrow_schema(read_schema)
     pieces = page_ranges(
         transactions.spec(datatable), snapshot, schema, table, pages, -(-pages * _PAGE_BYTES // partition_bytes)
     )
@@ -64,7 +68,24 @@ def datatable_frame(
         for batch in read_page_range(piece):
             yield from to_spark_batch(pa.Table.from_batches([batch]), spark_schema)
 
-    return partitioned_read(spark, pieces, read, spark_schema), f"executors:{len(pieces)}"
+    frame = partitioned_read(spark, pieces, read, spark_schema)
+    return tag_types(frame, _lake_types(read_schema)), f"executors:{len(pieces)}"
+
+
+def _lake_types(schema: pa.Schema) -> dict[str, str]:
+    """The DuckLake types of the columns that Spark holds as text but DuckDB reads typed (``uuid``, ``time``), so
+    that ``CREATE TABLE dl.t AS SELECT * FROM dt.t`` makes the columns DuckDB's ``postgres`` extension would.
+
+    >>> _lake_types(pa.schema([("u", pa.uuid()), ("t", pa.time64("us")), ("s", pa.string())]))
+    {'u': 'uuid', 't': 'time'}
+    """
+    kinds = {}
+    for column in schema:
+        if isinstance(column.type, pa.UuidType):
+            kinds[column.name] = "uuid"
+        elif pa.types.is_time(column.type):
+            kinds[column.name] = "time"
+    return kinds
 
 
 def stage_frame(frame: Any, staging: StagingTable) -> int:

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
+from airflow_provider_lakehouse.datatables.arrow import retyped
 from airflow_provider_lakehouse.datatables.transaction import (
     DataTableTransactions,
     resolve_earlier_tries,
@@ -490,7 +491,7 @@ class PlanRunner:
 
         def staged_rows() -> QueryRows:
             frame = self._sql(step.query, args=args or None)
-            columns = _arrow_schema_of(frame)
+            columns = _postgres_columns_of(frame)
             staging = self._datatables.open_staging(details.datatable, columns)
             stage_frame(frame, staging)
             return staging, columns
@@ -1243,6 +1244,23 @@ def _arrow_schema_of(frame: Any) -> pa.Schema:
     # Spark's TIMESTAMP is instant-like (session zone UTC): store it as timestamptz, as DuckDB reads it.
     schema = to_arrow_schema(frame.schema, SESSION_CONF["spark.sql.session.timeZone"])
     return pa.schema([pa.field(f.name, f.type, nullable=True) for f in schema])
+
+
+#: the Arrow type a created Data Table column gets for a lake type Spark holds as text (as DuckDB creates them)
+_POSTGRES_TYPED = {"uuid": pa.uuid(), "time": pa.time64("us")}
+
+
+def _postgres_columns_of(frame: Any) -> pa.Schema:
+    """The columns a Data Table created from ``frame`` gets: :func:`_arrow_schema_of`, with the UUIDs and times
+    passed through from a lake table or a Data Table (Spark holds both as text) typed as DuckDB types them."""
+    columns = _arrow_schema_of(frame)
+    lake_types = passed_through_types(frame.schema)
+    typed = {
+        i: _POSTGRES_TYPED[lake_types[f.name]]
+        for i, f in enumerate(columns)
+        if lake_types.get(f.name) in _POSTGRES_TYPED
+    }
+    return retyped(columns, typed)
 
 
 def _true_expression() -> Any:

@@ -11,7 +11,7 @@ output names the type DuckDB would give that column.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -47,7 +47,13 @@ UNTYPED_IN_SPARK = frozenset(
 def tag_source_types(frame: Any, columns: Sequence[Column]) -> Any:
     """``frame`` (a read of a lake table with ``columns``) with its columns of :data:`UNTYPED_IN_SPARK` types
     tagged with their DuckLake type; ``frame`` itself when it has none (no extra projection for Spark to plan)."""
-    untyped = {c.name: c.type for c in columns if c.type in UNTYPED_IN_SPARK}
+    return tag_types(frame, {c.name: c.type for c in columns if c.type in UNTYPED_IN_SPARK})
+
+
+def tag_types(frame: Any, untyped: Mapping[str, str]) -> Any:
+    """``frame`` with each column named in ``untyped`` tagged with the DuckLake type given for it (one of
+    :data:`UNTYPED_IN_SPARK`): the type DuckDB would give that column, which Spark's own type would not give back
+    (a Data Table's ``uuid`` and ``time``, read as text); ``frame`` itself when ``untyped`` is empty."""
     if not untyped:
         return frame
     spark_types = {f.name: f.dataType.simpleString() for f in frame.schema.fields}

@@ -19,9 +19,10 @@ import pyarrow.compute as pc
 from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.ducklake.defaults import insert_default
 from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
+from airflow_provider_lakehouse.ducklake.intervals import INTERVAL_TYPE, interval_text
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, SortKey, TableInfo, WrittenFile
 from airflow_provider_lakehouse.ducklake.partitioning import Partitioning
-from airflow_provider_lakehouse.ducklake.reader import default_array, output_schema, read_data_file
+from airflow_provider_lakehouse.ducklake.reader import default_array, output_schema, read_data_file, uuid_strings
 from airflow_provider_lakehouse.ducklake.storage import Storage, join_path
 from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
 from airflow_provider_lakehouse.ducklake.writer import DEFAULT_TARGET_FILE_BYTES, write_partitioned
@@ -53,8 +54,8 @@ def spark_arrow_type(dtype: pa.DataType) -> pa.DataType:
     }
     if dtype in widen:
         return widen[dtype]
-    if pa.types.is_time(dtype):
-        return pa.string()  # Spark has no TIME type that survives Arrow conversion everywhere
+    if pa.types.is_time(dtype) or dtype == INTERVAL_TYPE:
+        return pa.string()  # Spark has no TIME type that survives Arrow conversion everywhere, and no interval
     if pa.types.is_large_string(dtype):
         return pa.string()
     if pa.types.is_timestamp(dtype) and dtype.unit != "us":
@@ -87,6 +88,11 @@ def to_spark_table(table: pa.Table, schema: pa.Schema | None = None) -> pa.Table
 def _cast(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.ChunkedArray | pa.Array:
     if array.type == target:
         return array
+    if pa.types.is_string(target) and (isinstance(array.type, pa.UuidType) or array.type == INTERVAL_TYPE):
+        # Spark holds UUIDs as their text (the lake's UUID columns too) and has no interval: DuckDB's text of each
+        chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
+        texts = [uuid_strings(c) if isinstance(c.type, pa.UuidType) else _interval_texts(c) for c in chunks]
+        return pa.chunked_array(texts, pa.string()) if isinstance(array, pa.ChunkedArray) else texts[0]
     if isinstance(array.type, pa.BaseExtensionType):
         array = (
             array.cast(array.type.storage_type)
@@ -97,6 +103,10 @@ def _cast(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.ChunkedA
         values = array.to_pylist()
         return pa.array([None if v is None else v.isoformat() for v in values], pa.string())
     return array.cast(target)
+
+
+def _interval_texts(array: pa.Array) -> pa.Array:
+    return pa.array([None if v is None else interval_text(v) for v in array.to_pylist()], pa.string())
 
 
 # -- reading -------------------------------------------------------------------------------------

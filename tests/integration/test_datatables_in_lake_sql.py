@@ -508,6 +508,20 @@ def test_a_retried_partition_replaces_what_its_first_attempt_staged(stack: Any, 
     assert pg("SELECT to_regclass(%s)", (f"lakehouse_staging.{staging.name}",)) == [(None,)]
 
 
+def lake_and_postgres(lake: LakeSetup) -> Any:
+    """A DuckDB connection with ``lake`` attached as ``dl`` and Data Table ``main`` through DuckDB's own postgres
+    extension as ``pg``: the referee of what a Data Table reads as."""
+    con = referee.connect()
+    lake.attach(con, "dl")
+    con.execute("LOAD postgres")
+    con.execute(f"ATTACH {referee.sql_literal(referee.postgres_conninfo(datatable_spec()))} AS pg (TYPE postgres)")
+    return con
+
+
+def column_types(con: Any, table: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+
+
 ODD_TYPES = {
     "i2": ("smallint", "7"),
     "i8": ("bigint", "9000000000"),
@@ -532,8 +546,8 @@ ODD_TYPES = {
 }
 #: what reads differently from DuckDB's postgres extension, and why (docs/ducklake.md, "Data Tables in lake SQL")
 KNOWN_TYPE_DIFFERENCES = {
-    "duckdb": {"iv": "VARCHAR", "u": "VARCHAR"},  # interval and uuid read as text
-    "spark": {"iv": "VARCHAR", "u": "VARCHAR", "tm": "VARCHAR"},  # and Spark has no TIME type
+    "duckdb": {},
+    "spark": {"iv": "VARCHAR"},  # the Spark engine stores no intervals: DuckDB's text of it
 }
 
 
@@ -553,12 +567,8 @@ def test_postgres_types_reach_the_lake_as_duckdb_reads_them(
     lake.create()
     run(engine, spark, lake, f"ATTACH 'datatable://main:{schema}' AS dt; CREATE TABLE copy AS SELECT * FROM dt.odd")
 
-    con = referee.connect()
-    lake.attach(con, "dl")
-    con.execute("LOAD postgres")
-    con.execute(f"ATTACH {referee.sql_literal(referee.postgres_conninfo(datatable_spec()))} AS pg (TYPE postgres)")
-    ours = {r[0]: r[1] for r in con.execute("DESCRIBE dl.copy").fetchall()}
-    theirs = {r[0]: r[1] for r in con.execute(f"DESCRIBE pg.{schema}.odd").fetchall()}
+    con = lake_and_postgres(lake)
+    ours, theirs = column_types(con, "dl.copy"), column_types(con, f"pg.{schema}.odd")
     known = KNOWN_TYPE_DIFFERENCES[engine]
     assert ours == {name: known.get(name, kind) for name, kind in theirs.items()}
     order = "ORDER BY i2 NULLS LAST"
@@ -567,9 +577,77 @@ def test_postgres_types_reach_the_lake_as_duckdb_reads_them(
         con.execute(f"SELECT {names} FROM dl.copy {order}").fetchall()
         == con.execute(f"SELECT {names} FROM pg.{schema}.odd {order}").fetchall()
     )
-    for name in known:  # the same value, as text
+    for name in known:  # the same value, as DuckDB's text of it
         got = con.execute(f'SELECT "{name}" FROM dl.copy {order}').fetchall()
-        assert got[1] == (None,) and got[0][0] is not None, name
+        assert got == con.execute(f'SELECT "{name}"::VARCHAR FROM pg.{schema}.odd {order}').fetchall(), name
+
+
+#: interval, uuid and time values as Postgres takes them: months, mixed signs, fractions, the extremes of a day
+TEXTUAL_VALUES = [
+    ("'1 year 2 mons 3 days 04:05:06.789'", "'12345678-1234-5678-1234-567812345678'", "'00:00:00'"),
+    ("'-1 mons +2 days -00:00:01.5'", "'{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}'", "'23:59:59.999999'"),
+    ("'-178000000 years'", "'A0EEBC999C0B4EF8BB6D6BB9BD380A12'", "'12:00:00.5'"),
+    ("'0 seconds'", "'00000000-0000-0000-0000-000000000000'", "'01:02:03'"),
+    ("'36 hours 0.000001 seconds'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "NULL"),
+    ("NULL", "NULL", "'13:14:15'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("engine", "partition_bytes"),
+    [("duckdb", None), ("spark", None), ("spark", 1)],
+    ids=["duckdb", "spark-driver", "spark-executors"],
+)
+def test_intervals_uuids_and_times_read_as_duckdb_reads_them(
+    engine: str, partition_bytes: int | None, spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    """Postgres ``interval``, ``uuid`` and ``time`` values in a Data Table read as DuckDB's postgres extension reads
+    them: a lake copy has DuckDB's types (the Spark engine stores an interval as DuckDB's text of it) and values, a
+    filter on a UUID finds its row, and a copy into another Data Table keeps Postgres's values and types. On Spark
+    both readers: the driver's and the executors' page ranges."""
+    schema = schemas.new()
+    pg(f"CREATE TABLE {schema}.src (id INTEGER, iv INTERVAL, u UUID, tm TIME)")
+    rows = ", ".join(f"({i}, {iv}, {u}, {tm})" for i, (iv, u, tm) in enumerate(TEXTUAL_VALUES))
+    pg(f"INSERT INTO {schema}.src VALUES {rows}")
+    lake = referee.postgres_lake(stack)
+    lake.create()
+    options = {} if partition_bytes is None else {"datatable_partition_bytes": partition_bytes}
+    response = run(
+        engine,
+        spark,
+        lake,
+        f"ATTACH 'datatable://main:{schema}' AS dt; ATTACH 'ducklake' AS dl; "
+        "CREATE TABLE dl.copy AS SELECT * FROM dt.src; "
+        "SELECT id FROM dt.src WHERE u = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'; "
+        "CREATE TABLE dt.pg_copy AS SELECT * FROM dt.src; "
+        "INSERT INTO dt.pg_copy SELECT * FROM dt.src WHERE id < 2",
+        **options,
+    )
+    commands = response["result"]["commands"]
+    if engine == "spark":
+        assert commands[2]["datatable_reads"][0]["reader"].startswith("executors:" if partition_bytes else "driver")
+    assert commands[3]["rows"] == [{"id": 1}]
+
+    con = lake_and_postgres(lake)
+    ours, theirs = column_types(con, "dl.copy"), column_types(con, f"pg.{schema}.src")
+    assert theirs == {"id": "INTEGER", "iv": "INTERVAL", "u": "UUID", "tm": "TIME"}
+    assert ours == (theirs if engine == "duckdb" else dict(theirs, iv="VARCHAR"))
+    assert (
+        con.execute("SELECT id, iv::VARCHAR, u, tm FROM dl.copy ORDER BY id").fetchall()
+        == con.execute(f"SELECT id, iv::VARCHAR, u, tm FROM pg.{schema}.src ORDER BY id").fetchall()
+    )
+    assert pg_columns(schema, "pg_copy") == [
+        ("id", "integer"),
+        ("iv", "interval" if engine == "duckdb" else "text"),
+        ("u", "uuid"),
+        ("tm", "time without time zone"),
+    ]
+    copied = pg(f"SELECT id, iv::text, u::text, tm::text FROM {schema}.pg_copy ORDER BY id, iv")
+    source = pg(f"SELECT id, iv::text, u::text, tm::text FROM {schema}.src ORDER BY id")
+    if engine != "duckdb":  # an interval reached Postgres as DuckDB's text of it
+        duckdb_text = dict(con.execute(f"SELECT id, iv::VARCHAR FROM pg.{schema}.src").fetchall())
+        source = [(i, duckdb_text[i], u, tm) for i, _iv, u, tm in source]
+    assert copied == sorted(source + [r for r in source if r[0] < 2], key=lambda r: (r[0], r[1] or ""))
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -28,7 +28,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     # format core and the pure engines over it
     "ducklake": frozenset({"connections", "exceptions", "sql"}),
     "lineage": frozenset({"sql", "exceptions"}),
-    "datatables": frozenset({"connections", "exceptions", "jsonsafe", "sql"}),
+    "datatables": frozenset({"connections", "ducklake", "exceptions", "jsonsafe", "sql"}),
     # planner and driver
     "spark": frozenset({"connections", "datatables", "ducklake", "exceptions", "interrupts", "jsonsafe", "sql"}),
     "duckdb_engine": frozenset(

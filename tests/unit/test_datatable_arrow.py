@@ -4,6 +4,7 @@ choices) and what a table created from a query gets."""
 from __future__ import annotations
 
 import decimal
+import uuid
 
 import pyarrow as pa
 import pytest
@@ -19,7 +20,8 @@ from airflow_provider_lakehouse.datatables.arrow import arrow_type_of, postgres_
         (1700, 12, 2, pa.decimal128(12, 2)),
         (1700, None, None, pa.float64()),  # numeric without a precision: DOUBLE, as DuckDB reads it
         (3802, None, None, pa.string()),  # jsonb
-        (2950, None, None, pa.string()),  # uuid
+        (2950, None, None, pa.uuid()),  # uuid: DuckDB's UUID
+        (1186, None, None, pa.month_day_nano_interval()),  # interval: DuckDB's INTERVAL
         (1184, None, None, pa.timestamp("us", "UTC")),
         (1007, None, None, pa.list_(pa.int32())),
         (25, None, None, pa.string()),
@@ -35,6 +37,24 @@ def test_values_become_what_their_arrow_type_holds() -> None:
     assert python_value({"a": [1]}, pa.string()) == '{"a": [1]}'
     assert python_value(decimal.Decimal("1.5"), pa.float64()) == 1.5
     assert python_value(None, pa.string()) is None
+    assert python_value(uuid.UUID(int=1), pa.uuid()) == uuid.UUID(int=1).bytes
+    assert python_value("1 year -2 mons +3 days -00:00:01.5", pa.month_day_nano_interval()) == pa.MonthDayNano(
+        [10, 3, -1_500_000_000]
+    )
+
+
+def test_rows_go_to_postgres_as_it_reads_them() -> None:
+    """Intervals as text Postgres reads exactly (psycopg would send Arrow's triple as a record), structs as JSON."""
+    table = pa.table(
+        {
+            "iv": pa.array([pa.MonthDayNano([-1, 2, -999]), None], pa.month_day_nano_interval()),
+            "s": pa.array([{"a": 1}, None], pa.struct([("a", pa.int64())])),
+            "n": [1, 2],
+        }
+    )
+    rows = list(rows_of(table))
+    assert rows[0][0] == "-1 mons 2 days 0 microseconds" and rows[1][:2] == (None, None)
+    assert rows[0][1].obj == {"a": 1} and [r[2] for r in rows] == [1, 2]
 
 
 @pytest.mark.parametrize(
@@ -44,6 +64,7 @@ def test_values_become_what_their_arrow_type_holds() -> None:
         (pa.uint64(), "NUMERIC(20, 0)"),
         (pa.float32(), "REAL"),
         (pa.string(), "TEXT"),
+        (pa.uuid(), "UUID"),
         (pa.timestamp("us"), "TIMESTAMP"),
         (pa.date32(), "DATE"),
         (pa.struct([("a", pa.int32())]), "JSONB"),
