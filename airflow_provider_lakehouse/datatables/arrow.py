@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_provider_lakehouse.ducklake.intervals import INTERVAL_TYPE, parse_interval
+from airflow_provider_lakehouse.exceptions import UnsupportedStatementError
 
 # Postgres type OIDs (pg_type) and how they read
 _ARROW_OF_OID: dict[int, pa.DataType] = {
@@ -28,7 +29,7 @@ _ARROW_OF_OID: dict[int, pa.DataType] = {
     20: pa.int64(),
     21: pa.int16(),
     23: pa.int32(),
-    26: pa.int64(),  # oid
+    26: pa.uint32(),  # oid: DuckDB's UINTEGER
     700: pa.float32(),
     701: pa.float64(),
     1082: pa.date32(),
@@ -40,7 +41,30 @@ _NUMERIC = 1700
 _BPCHAR = 1042  # char(n): blank-padded by Postgres, read without the padding (as DuckDB reads it)
 _UUID = 2950
 _INTERVAL = 1186
-_ARRAY_ELEMENT = {1000: 16, 1005: 21, 1007: 23, 1016: 20, 1021: 700, 1022: 701, 1009: 25, 1015: 25, 1182: 1082}
+_BPCHAR_ARRAY = 1014
+#: array type OID: its element's OID (an array reads as a list of what its element reads as, as in DuckDB)
+_ARRAY_ELEMENT = {
+    199: 114,  # json[]
+    1000: 16,
+    1001: 17,  # bytea[]
+    1005: 21,
+    1007: 23,
+    1009: 25,
+    1014: _BPCHAR,
+    1015: 25,
+    1016: 20,
+    1021: 700,
+    1022: 701,
+    1028: 26,  # oid[]
+    1115: 1114,  # timestamp[]
+    1182: 1082,
+    1183: 1083,  # time[]
+    1185: 1184,  # timestamptz[]
+    1187: 1186,  # interval[]
+    1231: 1700,  # numeric[]: its precision is the column's
+    2951: 2950,  # uuid[]
+    3807: 3802,  # jsonb[]
+}
 
 
 def arrow_type_of(type_code: int, precision: int | None, scale: int | None) -> pa.DataType:
@@ -50,7 +74,7 @@ def arrow_type_of(type_code: int, precision: int | None, scale: int | None) -> p
             return pa.decimal128(precision, scale or 0)
         return pa.float64()
     if type_code in _ARRAY_ELEMENT:
-        return pa.list_(arrow_type_of(_ARRAY_ELEMENT[type_code], None, None))
+        return pa.list_(arrow_type_of(_ARRAY_ELEMENT[type_code], precision, scale))
     if type_code == _UUID:
         return pa.uuid()
     if type_code == _INTERVAL:
@@ -83,26 +107,50 @@ class ResultColumns:
     def of(cls, description: Sequence[Any]) -> ResultColumns:
         types = [arrow_type_of(c.type_code, c.precision, c.scale) for c in description]
         schema = pa.schema([pa.field(c.name, t) for c, t in zip(description, types, strict=True)])
-        return cls(schema, tuple(c.type_code == _BPCHAR for c in description))
+        return cls(schema, tuple(c.type_code in (_BPCHAR, _BPCHAR_ARRAY) for c in description))
 
     def batch(self, rows: Sequence[Sequence[Any]]) -> pa.RecordBatch:
         columns = []
         for i, (field, trimmed) in enumerate(zip(self.schema, self.trimmed, strict=True)):
             values = [python_value(row[i], field.type) for row in rows]
-            columns.append([v.rstrip(" ") if trimmed and v is not None else v for v in values])
+            try:
+                columns.append(_array([_unpadded(v) for v in values] if trimmed else values, field.type))
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                # Postgres's result says an array, not how deep: int[][] comes as int[] holding lists
+                nested = any(isinstance(v, list) and any(isinstance(e, list) for e in v) for v in values)
+                reason = "multi-dimensional arrays are not read" if nested else str(exc)
+                raise UnsupportedStatementError(f"Data Table column {field.name!r} cannot be read: {reason}") from None
         return pa.record_batch(columns, schema=self.schema)
+
+
+def _array(values: list[Any], arrow_type: pa.DataType) -> pa.Array:
+    """``values`` as an array of ``arrow_type``: a list of UUIDs through its 16-byte storage (pyarrow builds no
+    nested extension type from Python values)."""
+    if pa.types.is_list(arrow_type) and isinstance(arrow_type.value_type, pa.UuidType):
+        return pa.array(values, pa.list_(pa.binary(16))).cast(arrow_type)
+    return pa.array(values, arrow_type)
+
+
+def _unpadded(value: Any) -> Any:
+    """A ``char(n)`` value, or a list of them, without Postgres's blank padding."""
+    if isinstance(value, list):
+        return [_unpadded(v) for v in value]
+    return value.rstrip(" ") if value is not None else None
 
 
 def python_value(value: Any, arrow_type: pa.DataType) -> Any:
     """``value`` as psycopg returned it, in a form Arrow takes for ``arrow_type``."""
     if value is None:
         return None
+    if pa.types.is_list(arrow_type) and isinstance(value, list):
+        return [python_value(v, arrow_type.value_type) for v in value]
     if isinstance(arrow_type, pa.UuidType):
         return value.bytes
     if arrow_type == INTERVAL_TYPE:
         return parse_interval(value)
     if pa.types.is_string(arrow_type) and not isinstance(value, str):
-        return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+        # a type without an Arrow counterpart (inet, money, bit, an enum) reads as text, as DuckDB reads it
+        return json.dumps(value, default=str) if isinstance(value, (dict, list)) else str(value)
     if pa.types.is_floating(arrow_type) and not isinstance(value, float):
         return float(value)
     return value

@@ -73,11 +73,12 @@ def datatable_frame(
 
 
 def _lake_types(schema: pa.Schema) -> dict[str, str]:
-    """The DuckLake types of the columns that Spark holds as text but DuckDB reads typed (``uuid``, ``time``), so
+    """The DuckLake types of the columns that Spark holds in another type than DuckDB reads them as (``uuid`` and
+    ``time`` as text, an ``oid``'s ``UINTEGER`` as a ``BIGINT``), so
     that ``CREATE TABLE dl.t AS SELECT * FROM dt.t`` makes the columns DuckDB's ``postgres`` extension would.
 
-    >>> _lake_types(pa.schema([("u", pa.uuid()), ("t", pa.time64("us")), ("s", pa.string())]))
-    {'u': 'uuid', 't': 'time'}
+    >>> _lake_types(pa.schema([("u", pa.uuid()), ("t", pa.time64("us")), ("s", pa.string()), ("o", pa.uint32())]))
+    {'u': 'uuid', 't': 'time', 'o': 'uint32'}
     """
     kinds = {}
     for column in schema:
@@ -85,6 +86,8 @@ def _lake_types(schema: pa.Schema) -> dict[str, str]:
             kinds[column.name] = "uuid"
         elif pa.types.is_time(column.type):
             kinds[column.name] = "time"
+        elif column.type == pa.uint32():  # an oid: Spark holds it as a BIGINT
+            kinds[column.name] = "uint32"
     return kinds
 
 

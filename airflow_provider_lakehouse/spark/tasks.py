@@ -88,11 +88,11 @@ def to_spark_table(table: pa.Table, schema: pa.Schema | None = None) -> pa.Table
 def _cast(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.ChunkedArray | pa.Array:
     if array.type == target:
         return array
-    if pa.types.is_string(target) and (isinstance(array.type, pa.UuidType) or array.type == INTERVAL_TYPE):
+    if _held_as_text(array.type):
         # Spark holds UUIDs as their text (the lake's UUID columns too) and has no interval: DuckDB's text of each
         chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
-        texts = [uuid_strings(c) if isinstance(c.type, pa.UuidType) else _interval_texts(c) for c in chunks]
-        return pa.chunked_array(texts, pa.string()) if isinstance(array, pa.ChunkedArray) else texts[0]
+        texts = [_as_text(c, target) for c in chunks]
+        return pa.chunked_array(texts, target) if isinstance(array, pa.ChunkedArray) else texts[0]
     if isinstance(array.type, pa.BaseExtensionType):
         array = (
             array.cast(array.type.storage_type)
@@ -105,7 +105,19 @@ def _cast(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.ChunkedA
     return array.cast(target)
 
 
-def _interval_texts(array: pa.Array) -> pa.Array:
+def _held_as_text(dtype: pa.DataType) -> bool:
+    """A UUID or an interval, or a list of them: values Spark gets as DuckDB's text of each."""
+    if pa.types.is_list(dtype):
+        return _held_as_text(dtype.value_type)
+    return isinstance(dtype, pa.UuidType) or dtype == INTERVAL_TYPE
+
+
+def _as_text(array: pa.Array, target: pa.DataType) -> pa.Array:
+    if isinstance(array, pa.ListArray):
+        values = _as_text(array.values, target.value_type)
+        return pa.ListArray.from_arrays(array.offsets, values, type=target, mask=array.is_null())
+    if isinstance(array.type, pa.UuidType):
+        return uuid_strings(array)
     return pa.array([None if v is None else interval_text(v) for v in array.to_pylist()], pa.string())
 
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import decimal
 import uuid
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
 
-from airflow_provider_lakehouse.datatables.arrow import arrow_type_of, postgres_type, python_value, rows_of
+from airflow_provider_lakehouse.datatables.arrow import (
+    ResultColumns,
+    arrow_type_of,
+    postgres_type,
+    python_value,
+    rows_of,
+)
+from airflow_provider_lakehouse.exceptions import UnsupportedStatementError
 
 
 @pytest.mark.parametrize(
@@ -95,3 +103,25 @@ def test_struct_and_map_values_are_sent_as_json() -> None:
     assert [r[0] for r in rows] == [1, 2]
     assert rows[0][1].obj == {"a": 1} and rows[0][2].obj == {"k": 1}
     assert rows[1][1:] == (None, None)
+
+
+def _described(type_code: int, precision: int | None = None, scale: int | None = None) -> list[SimpleNamespace]:
+    return [SimpleNamespace(name="c", type_code=type_code, precision=precision, scale=scale)]
+
+
+def test_arrays_read_as_lists_of_their_elements() -> None:
+    """numeric(10,2)[] keeps its precision, char(n)[] loses its padding, uuid[] holds UUIDs, as DuckDB reads them."""
+    numeric = ResultColumns.of(_described(1231, 10, 2)).batch([([decimal.Decimal("1.50"), None],)])
+    assert numeric.schema.field("c").type == pa.list_(pa.decimal128(10, 2))
+    assert ResultColumns.of(_described(1014)).batch([(["a  ", None],), (None,)]).to_pylist() == [
+        {"c": ["a", None]},
+        {"c": None},
+    ]
+    uuids = ResultColumns.of(_described(2951)).batch([([uuid.UUID(int=7)],)])
+    assert uuids.column(0).type == pa.list_(pa.uuid()) and uuids.column(0).to_pylist() == [[uuid.UUID(int=7)]]
+
+
+def test_a_multi_dimensional_array_fails_naming_its_column() -> None:
+    """Postgres's result says int[] for int[][]: the nested lists fail clearly, not inside pyarrow."""
+    with pytest.raises(UnsupportedStatementError, match="'c' cannot be read: multi-dimensional arrays"):
+        ResultColumns.of(_described(1007)).batch([([[1, 2], [3, 4]],)])
