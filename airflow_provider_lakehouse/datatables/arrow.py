@@ -82,12 +82,34 @@ def arrow_type_of(type_code: int, precision: int | None, scale: int | None) -> p
     return _ARROW_OF_OID.get(type_code, pa.string())
 
 
-def read_intervals_as_text(cursor: Any) -> None:
-    """Have ``cursor`` (before its ``execute``) hand over ``interval`` values as Postgres's text: psycopg's own
-    ``timedelta`` has no months, so ``1 mon`` would come back as days."""
+#: DuckDB's infinite dates and timestamps, as the raw Arrow values DuckDB reads as ``infinity`` and ``-infinity``
+#: (days and microseconds since the epoch: Arrow, Parquet and Spark keep them as they are)
+_INFINITIES = {
+    1082: {b"infinity": 2**31 - 1, b"-infinity": -(2**31 - 1)},
+    1114: {b"infinity": 2**63 - 1, b"-infinity": -(2**63 - 1)},
+    1184: {b"infinity": 2**63 - 1, b"-infinity": -(2**63 - 1)},
+}
+
+
+def prepare_cursor(cursor: Any) -> None:
+    """Have ``cursor`` (before its ``execute``) load values as DuckDB's ``postgres`` extension reads them:
+    ``interval`` as Postgres's text (psycopg's own ``timedelta`` has no months, so ``1 mon`` would come back as
+    days), and the dates and timestamps ``infinity`` and ``-infinity`` as DuckDB's (psycopg refuses them)."""
+    from psycopg.types.datetime import DateLoader, TimestampLoader, TimestamptzLoader
     from psycopg.types.string import TextLoader
 
     cursor.adapters.register_loader(_INTERVAL, TextLoader)
+    for oid, loader in ((1082, DateLoader), (1114, TimestampLoader), (1184, TimestamptzLoader)):
+        cursor.adapters.register_loader(oid, _with_infinities(loader, _INFINITIES[oid]))
+
+
+def _with_infinities(loader: type, infinities: Mapping[bytes, int]) -> type:
+    class InfinityLoader(loader):
+        def load(self, data: Any) -> Any:
+            infinite = infinities.get(bytes(data))
+            return infinite if infinite is not None else super().load(data)
+
+    return InfinityLoader
 
 
 @dataclass(frozen=True)

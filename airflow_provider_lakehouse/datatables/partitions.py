@@ -24,7 +24,7 @@ from airflow_provider_lakehouse.datatables.arrow import (
     ResultColumns,
     csv_chunks,
     csv_writable,
-    read_intervals_as_text,
+    prepare_cursor,
     rows_of,
 )
 
@@ -76,7 +76,7 @@ def read_page_range(piece: PageRange) -> Iterator[pa.RecordBatch]:
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         conn.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(piece.snapshot)))
         with conn.cursor(name="lakehouse_range") as cur:
-            read_intervals_as_text(cur)
+            prepare_cursor(cur)
             cur.execute(query)
             columns = ResultColumns.of(cur.description or [])
             while rows := cur.fetchmany(_FETCH_ROWS):

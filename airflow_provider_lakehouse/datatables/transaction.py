@@ -38,7 +38,7 @@ from airflow_provider_lakehouse.datatables.arrow import (
     csv_chunks,
     csv_writable,
     postgres_type,
-    read_intervals_as_text,
+    prepare_cursor,
     rows_of,
 )
 from airflow_provider_lakehouse.datatables.partitions import PART_COLUMN, StagingTable
@@ -116,7 +116,7 @@ class DataTableTransactions:
             query = sql.SQL("{} LIMIT {}").format(query, sql.Literal(limit))
         with conn.cursor(name=f"lakehouse_read_{uuid.uuid4().hex[:8]}") as cur:
             cur.itersize = _FETCH_ROWS
-            read_intervals_as_text(cur)
+            prepare_cursor(cur)
             cur.execute(query)
             columns = ResultColumns.of(cur.description or [])
             batches = []

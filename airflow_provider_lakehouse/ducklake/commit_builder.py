@@ -658,8 +658,10 @@ class CommitBuilder:
             return
         current[0] = bool(current[0]) or has_null
         current[1] = None if current[1] is None and s.contains_nan is None else bool(current[1]) or bool(s.contains_nan)
-        current[2] = merge_bound(current[2], s.min_value, column, take_max=False)
-        current[3] = merge_bound(current[3], s.max_value, column, take_max=True)
+        if s.value_count != 0 or s.min_value is not None or s.max_value is not None:
+            # a file with only NULLs in the column has no bounds to add: DuckDB keeps the table's
+            current[2] = merge_bound(current[2], s.min_value, column, take_max=False)
+            current[3] = merge_bound(current[3], s.max_value, column, take_max=True)
         if column.type == "geometry":
             current[4] = merge_geometry_stats(current[4], s.extra_stats)
 

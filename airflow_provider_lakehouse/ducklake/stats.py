@@ -116,7 +116,7 @@ def compute_stats(
                 lo, hi = (min(present), max(present)) if present else (None, None)
             elif len(values) - values.null_count:
                 minmax = pc.min_max(values)
-                lo, hi = minmax["min"].as_py(), minmax["max"].as_py()
+                lo, hi = _bound(minmax["min"]), _bound(minmax["max"])
         result.append(
             ColumnStats(
                 column_id=column.column_id,
@@ -130,6 +130,22 @@ def compute_stats(
             )
         )
     return result
+
+
+def _bound(scalar: pa.Scalar) -> Any:
+    """A min or max as Python, for :func:`format_stat`: DuckDB's infinite dates and timestamps (the largest and
+    smallest but one of their integers, which Python's dates cannot hold) as DuckDB's text of them; a date or
+    timestamp beyond Python's years as None (no bound, so nothing is pruned by it)."""
+    if pa.types.is_date32(scalar.type) or pa.types.is_timestamp(scalar.type):
+        width = 32 if pa.types.is_date32(scalar.type) else 64
+        raw = scalar.cast(pa.int32() if width == 32 else pa.int64()).as_py()
+        if abs(raw) == 2 ** (width - 1) - 1:
+            return "infinity" if raw > 0 else "-infinity"
+        try:
+            return scalar.as_py()
+        except (OverflowError, ValueError):
+            return None
+    return scalar.as_py()
 
 
 def _geometry_stats(column: Column, values: pa.Array) -> str:

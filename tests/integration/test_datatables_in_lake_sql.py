@@ -669,6 +669,38 @@ def test_intervals_uuids_and_times_read_as_duckdb_reads_them(
     assert copied == sorted(source + [r for r in source if r[0] < 2], key=lambda r: (r[0], r[1] or ""))
 
 
+@pytest.mark.parametrize(
+    ("engine", "partition_bytes"),
+    [("duckdb", None), ("spark", None), ("spark", 1)],
+    ids=["duckdb", "spark-driver", "spark-executors"],
+)
+def test_infinite_dates_and_timestamps_read_as_duckdb_reads_them(
+    engine: str, partition_bytes: int | None, spark: Any, stack: Any, schemas: Schemas
+) -> None:
+    """Postgres's ``infinity`` and ``-infinity`` dates and timestamps (psycopg refuses to load them) reach the lake
+    as DuckDB's infinities, as DuckDB's postgres extension reads them, next to ordinary values."""
+    schema = schemas.new()
+    pg(f"CREATE TABLE {schema}.src (id INTEGER, d DATE, ts TIMESTAMP, tz TIMESTAMPTZ, ds DATE[])")
+    pg(
+        f"INSERT INTO {schema}.src VALUES (1, 'infinity', 'infinity', 'infinity', '{{infinity,2024-02-29}}'), "
+        f"(2, '-infinity', '-infinity', '-infinity', NULL), (3, '2024-02-29', '2024-02-29 01:02:03.5', "
+        f"'2024-02-29 01:02:03+05', '{{-infinity}}'), (4, NULL, NULL, NULL, NULL)"
+    )
+    lake = referee.postgres_lake(stack)
+    lake.create()
+    options = {} if partition_bytes is None else {"datatable_partition_bytes": partition_bytes}
+    script = f"ATTACH 'datatable://main:{schema}' AS dt; ATTACH 'ducklake' AS dl; CREATE TABLE dl.copy AS SELECT * FROM dt.src"
+    run(engine, spark, lake, script, **options)
+
+    con = lake_and_postgres(lake)
+    assert column_types(con, "dl.copy") == column_types(con, f"pg.{schema}.src")
+    texts = "id, d::VARCHAR, ts::VARCHAR, tz::VARCHAR, ds::VARCHAR, isinf(d)"
+    assert (
+        con.execute(f"SELECT {texts} FROM dl.copy ORDER BY id").fetchall()
+        == con.execute(f"SELECT {texts} FROM pg.{schema}.src ORDER BY id").fetchall()
+    )
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_unquoted_names_find_postgres_tables_as_duckdb_does(
     engine: str, spark: Any, stack: Any, schemas: Schemas

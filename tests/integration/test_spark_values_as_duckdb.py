@@ -352,3 +352,66 @@ def test_create_table_as_stores_unsigned_results_in_duckdbs_types(
     ``CREATE TABLE ... AS`` stores DuckDB's (``u8 + i`` is DuckDB's ``INTEGER``)."""
     con = run_on_both(spark, *lakes, UNSIGNED_RESULTS)
     same_table(con, "computed")
+
+
+def test_infinite_dates_and_timestamps_are_written_and_read_as_duckdb_does(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup]
+) -> None:
+    """DuckDB's ``infinity`` and ``-infinity`` dates and timestamps: Spark inserts them from text, copies and filters
+    them, and its files' statistics are DuckDB's text of them (the writer's statistics failed on them with
+    Python's date range)."""
+    ours, theirs = lakes
+    con = run_on_both(
+        spark,
+        ours,
+        theirs,
+        [
+            "CREATE TABLE e (id INTEGER, d DATE, ts TIMESTAMP, tz TIMESTAMPTZ)",
+            "INSERT INTO e VALUES (1, 'infinity', 'infinity', '-infinity'), (2, '-infinity', '-infinity', 'infinity')",
+            "INSERT INTO e VALUES (3, DATE '2024-02-29', TIMESTAMP '2024-02-29 01:02:03.5', NULL)",
+            "CREATE TABLE later AS SELECT * FROM e WHERE d > DATE '2000-01-01'",
+            "INSERT INTO e SELECT id + 10, d, ts, tz FROM e WHERE d < DATE '3000-01-01' OR ts > TIMESTAMP '3000-01-01'",
+        ],
+        DATA_INLINING_ROW_LIMIT=0,
+    )
+    texts = "SELECT id, d::VARCHAR, ts::VARCHAR, tz::VARCHAR FROM {}.{} ORDER BY id"
+    for table in ("e", "later"):
+        ours_types, theirs_types = (con.sql(f"SELECT * FROM {side}.{table}").types for side in ("ours", "theirs"))
+        assert [str(t) for t in ours_types] == [str(t) for t in theirs_types]
+        assert con.sql(texts.format("ours", table)).fetchall() == con.sql(texts.format("theirs", table)).fetchall()
+    assert con.sql(texts.format("ours", "e")).fetchall()[0] == (1, "infinity", "infinity", "-infinity")
+    # each file's bounds are DuckDB's text (Spark writes a file per insert partition, DuckDB fewer): the table's
+    # bounds, merged from them, equal DuckDB's
+    table_stats = (
+        "SELECT s.column_id, min_value, max_value FROM {0}.ducklake_table_column_stats s "
+        "JOIN {0}.ducklake_table t USING (table_id) WHERE t.table_name = 'e' AND end_snapshot IS NULL ORDER BY 1"
+    )
+    ours_stats = con.sql(table_stats.format("__ducklake_metadata_ours")).fetchall()
+    assert ours_stats == con.sql(table_stats.format("__ducklake_metadata_theirs")).fetchall()
+    assert ours_stats[1:3] == [(2, "-infinity", "infinity"), (3, "-infinity", "infinity")]
+
+
+def test_a_file_of_nulls_leaves_the_tables_bounds_as_duckdb_leaves_them(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup]
+) -> None:
+    """A file whose column holds only NULLs has no bounds: the table's min and max stay those of its other files
+    (they became unknown, NULL, in ``ducklake_table_column_stats``), as DuckDB keeps them."""
+    ours, theirs = lakes
+    con = run_on_both(
+        spark,
+        ours,
+        theirs,
+        [
+            "CREATE TABLE a (id INTEGER, s VARCHAR, d DATE)",
+            "INSERT INTO a VALUES (1, 'x', DATE '2024-01-01')",
+            "INSERT INTO a VALUES (2, NULL, NULL)",
+            "INSERT INTO a VALUES (3, 'y', NULL)",
+        ],
+        DATA_INLINING_ROW_LIMIT=0,
+    )
+    table_stats = (
+        "SELECT column_id, contains_null, min_value, max_value FROM {}.ducklake_table_column_stats ORDER BY column_id"
+    )
+    ours_stats = con.sql(table_stats.format("__ducklake_metadata_ours")).fetchall()
+    assert ours_stats == con.sql(table_stats.format("__ducklake_metadata_theirs")).fetchall()
+    assert ours_stats[1:] == [(2, True, "x", "y"), (3, True, "2024-01-01", "2024-01-01")]
