@@ -74,8 +74,8 @@ def datatable_frame(
 
 def _lake_types(schema: pa.Schema) -> dict[str, str]:
     """The DuckLake types of the columns that Spark holds in another type than DuckDB reads them as (``uuid`` and
-    ``time`` as text, an ``oid``'s ``UINTEGER`` as a ``BIGINT``), so
-    that ``CREATE TABLE dl.t AS SELECT * FROM dt.t`` makes the columns DuckDB's ``postgres`` extension would.
+    ``time`` as text, an ``oid``'s ``UINTEGER`` as a ``BIGINT``), so that ``CREATE TABLE dl.t AS SELECT * FROM dt.t``
+    makes the columns DuckDB's ``postgres`` extension would.
 
     >>> _lake_types(pa.schema([("u", pa.uuid()), ("t", pa.time64("us")), ("s", pa.string()), ("o", pa.uint32())]))
     {'u': 'uuid', 't': 'time', 'o': 'uint32'}
