@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_provider_lakehouse.ducklake.intervals import INTERVAL_TYPE, parse_interval
+from airflow_provider_lakehouse.ducklake.types import INFINITE_DAYS, INFINITE_MICROS
 from airflow_provider_lakehouse.exceptions import UnsupportedStatementError
 
 # Postgres type OIDs (pg_type) and how they read
@@ -82,13 +83,8 @@ def arrow_type_of(type_code: int, precision: int | None, scale: int | None) -> p
     return _ARROW_OF_OID.get(type_code, pa.string())
 
 
-#: DuckDB's infinite dates and timestamps, as the raw Arrow values DuckDB reads as ``infinity`` and ``-infinity``
-#: (days and microseconds since the epoch: Arrow, Parquet and Spark keep them as they are)
-_INFINITIES = {
-    1082: {b"infinity": 2**31 - 1, b"-infinity": -(2**31 - 1)},
-    1114: {b"infinity": 2**63 - 1, b"-infinity": -(2**63 - 1)},
-    1184: {b"infinity": 2**63 - 1, b"-infinity": -(2**63 - 1)},
-}
+#: date, timestamp and timestamptz: the raw Arrow value of DuckDB's ``infinity`` in each (its negation: ``-infinity``)
+_INFINITE = {1082: INFINITE_DAYS, 1114: INFINITE_MICROS, 1184: INFINITE_MICROS}
 
 
 def prepare_cursor(cursor: Any) -> None:
@@ -100,14 +96,16 @@ def prepare_cursor(cursor: Any) -> None:
 
     cursor.adapters.register_loader(_INTERVAL, TextLoader)
     for oid, loader in ((1082, DateLoader), (1114, TimestampLoader), (1184, TimestamptzLoader)):
-        cursor.adapters.register_loader(oid, _with_infinities(loader, _INFINITIES[oid]))
+        cursor.adapters.register_loader(oid, _with_infinities(loader, _INFINITE[oid]))
 
 
-def _with_infinities(loader: type, infinities: Mapping[bytes, int]) -> type:
+def _with_infinities(loader: type, infinite: int) -> type:
+    infinities = {b"infinity": infinite, b"-infinity": -infinite}
+
     class InfinityLoader(loader):
         def load(self, data: Any) -> Any:
-            infinite = infinities.get(bytes(data))
-            return infinite if infinite is not None else super().load(data)
+            value = infinities.get(bytes(data))
+            return value if value is not None else super().load(data)
 
     return InfinityLoader
 
@@ -270,13 +268,10 @@ def csv_chunks(table: pa.Table, batch_rows: int = 65_536) -> Iterator[bytes]:
 def rows_of(table: pa.Table, batch_rows: int = 10_000) -> Iterator[Sequence[Any]]:
     """The rows of ``table`` as tuples of Python values (struct and map values as JSON, intervals as Postgres's
     text of them), batch by batch."""
-    converters = [_postgres_value_of(f.type) for f in table.schema]
-    converted = [i for i, convert in enumerate(converters) if convert is not None]
+    converters = [(i, convert) for i, f in enumerate(table.schema) if (convert := _postgres_value_of(f.type))]
     for batch in table.to_batches(max_chunksize=batch_rows):
         columns = [column.to_pylist() for column in batch.columns]
-        for i in converted:
-            convert = converters[i]
-            assert convert is not None
+        for i, convert in converters:
             columns[i] = [None if v is None else convert(v) for v in columns[i]]
         yield from zip(*columns, strict=True)
 

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from airflow_provider_lakehouse.ducklake.geometry import InvalidGeometryError, geometry_stats
 from airflow_provider_lakehouse.ducklake.model import ColumnStats
 from airflow_provider_lakehouse.ducklake.pruning import parse_stat
-from airflow_provider_lakehouse.ducklake.types import NESTED, WIDE_INTEGERS, Column
+from airflow_provider_lakehouse.ducklake.types import INFINITE_DAYS, INFINITE_MICROS, NESTED, WIDE_INTEGERS, Column
 
 
 def format_stat(value: Any, column: Column) -> str | None:
@@ -137,9 +137,9 @@ def _bound(scalar: pa.Scalar) -> Any:
     smallest but one of their integers, which Python's dates cannot hold) as DuckDB's text of them; a date or
     timestamp beyond Python's years as None (no bound, so nothing is pruned by it)."""
     if pa.types.is_date32(scalar.type) or pa.types.is_timestamp(scalar.type):
-        width = 32 if pa.types.is_date32(scalar.type) else 64
-        raw = scalar.cast(pa.int32() if width == 32 else pa.int64()).as_py()
-        if abs(raw) == 2 ** (width - 1) - 1:
+        days = pa.types.is_date32(scalar.type)
+        raw = scalar.cast(pa.int32() if days else pa.int64()).as_py()
+        if abs(raw) == (INFINITE_DAYS if days else INFINITE_MICROS):
             return "infinity" if raw > 0 else "-infinity"
         try:
             return scalar.as_py()

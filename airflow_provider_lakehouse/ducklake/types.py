@@ -148,6 +148,12 @@ def arrow_schema(columns: Sequence[Column], *, with_ids: bool = False) -> pa.Sch
     return pa.schema([_arrow_field(c, c.name, with_ids) for c in columns])
 
 
+#: DuckDB's ``infinity`` date and timestamp: the largest day and microsecond counts but one (``-infinity`` is their
+#: negation). Arrow, Parquet and Spark hold them as these integers, which Python's dates cannot.
+INFINITE_DAYS = 2**31 - 1
+INFINITE_MICROS = 2**63 - 1
+
+
 def ducklake_type(dtype: pa.DataType) -> str:
     """DuckLake type string for an Arrow type (nested types give just ``struct``/``list``/``map``).
 

@@ -26,8 +26,10 @@ from airflow_provider_lakehouse.datatables.partitions import (
     stage_partition,
 )
 from airflow_provider_lakehouse.datatables.transaction import DataTableTransactions
+from airflow_provider_lakehouse.ducklake.intervals import INTERVAL_TYPE
+from airflow_provider_lakehouse.ducklake.types import ducklake_type
 from airflow_provider_lakehouse.spark.scans import partitioned_read
-from airflow_provider_lakehouse.spark.source_types import tag_types
+from airflow_provider_lakehouse.spark.source_types import UNTYPED_IN_SPARK, tag_types
 from airflow_provider_lakehouse.spark.tasks import spark_arrow_schema, to_spark_batch, to_spark_table
 
 #: bytes of a Data Table table above which executors read it in page ranges of about this size
@@ -82,12 +84,10 @@ def _lake_types(schema: pa.Schema) -> dict[str, str]:
     """
     kinds = {}
     for column in schema:
-        if isinstance(column.type, pa.UuidType):
-            kinds[column.name] = "uuid"
-        elif pa.types.is_time(column.type):
-            kinds[column.name] = "time"
-        elif column.type == pa.uint32():  # an oid: Spark holds it as a BIGINT
-            kinds[column.name] = "uint32"
+        if column.type != INTERVAL_TYPE:  # no DuckLake type on Spark: an interval stays DuckDB's text of it
+            kind = ducklake_type(column.type)
+            if kind in UNTYPED_IN_SPARK:
+                kinds[column.name] = kind
     return kinds
 
 

@@ -21,7 +21,6 @@ import pyarrow as pa
 
 from airflow_provider_lakehouse.connections.lake import DuckLakeSpec
 from airflow_provider_lakehouse.connections.specs import PostgresSpec
-from airflow_provider_lakehouse.datatables.arrow import retyped
 from airflow_provider_lakehouse.datatables.transaction import (
     DataTableTransactions,
     resolve_earlier_tries,
@@ -1246,21 +1245,15 @@ def _arrow_schema_of(frame: Any) -> pa.Schema:
     return pa.schema([pa.field(f.name, f.type, nullable=True) for f in schema])
 
 
-#: the Arrow type a created Data Table column gets for a lake type Spark holds as text (as DuckDB creates them)
-_POSTGRES_TYPED = {"uuid": pa.uuid(), "time": pa.time64("us")}
+#: the lake types Spark holds as text that a created Data Table column takes as DuckDB creates it
+_POSTGRES_TYPED = frozenset({"uuid", "time"})
 
 
 def _postgres_columns_of(frame: Any) -> pa.Schema:
     """The columns a Data Table created from ``frame`` gets: :func:`_arrow_schema_of`, with the UUIDs and times
     passed through from a lake table or a Data Table (Spark holds both as text) typed as DuckDB types them."""
-    columns = _arrow_schema_of(frame)
-    lake_types = passed_through_types(frame.schema)
-    typed = {
-        i: _POSTGRES_TYPED[lake_types[f.name]]
-        for i, f in enumerate(columns)
-        if lake_types.get(f.name) in _POSTGRES_TYPED
-    }
-    return retyped(columns, typed)
+    passed = {name: kind for name, kind in passed_through_types(frame.schema).items() if kind in _POSTGRES_TYPED}
+    return with_lake_types(_arrow_schema_of(frame), passed)
 
 
 def _true_expression() -> Any:

@@ -601,6 +601,18 @@ def test_postgres_types_reach_the_lake_as_duckdb_reads_them(
         assert got == con.execute(f'SELECT "{name}"::VARCHAR FROM pg.{schema}.odd {order}').fetchall(), name
 
 
+#: each engine, and on Spark both Data Table readers: the driver's, and the executors' page ranges (1 byte a range)
+EVERY_READER = pytest.mark.parametrize(
+    ("engine", "partition_bytes"),
+    [("duckdb", None), ("spark", None), ("spark", 1)],
+    ids=["duckdb", "spark-driver", "spark-executors"],
+)
+
+
+def reader_options(partition_bytes: int | None) -> dict[str, int]:
+    return {} if partition_bytes is None else {"datatable_partition_bytes": partition_bytes}
+
+
 #: interval, uuid and time values as Postgres takes them: months, mixed signs, fractions, the extremes of a day
 TEXTUAL_VALUES = [
     ("'1 year 2 mons 3 days 04:05:06.789'", "'12345678-1234-5678-1234-567812345678'", "'00:00:00'"),
@@ -612,11 +624,7 @@ TEXTUAL_VALUES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("engine", "partition_bytes"),
-    [("duckdb", None), ("spark", None), ("spark", 1)],
-    ids=["duckdb", "spark-driver", "spark-executors"],
-)
+@EVERY_READER
 def test_intervals_uuids_and_times_read_as_duckdb_reads_them(
     engine: str, partition_bytes: int | None, spark: Any, stack: Any, schemas: Schemas
 ) -> None:
@@ -630,7 +638,6 @@ def test_intervals_uuids_and_times_read_as_duckdb_reads_them(
     pg(f"INSERT INTO {schema}.src VALUES {rows}")
     lake = referee.postgres_lake(stack)
     lake.create()
-    options = {} if partition_bytes is None else {"datatable_partition_bytes": partition_bytes}
     response = run(
         engine,
         spark,
@@ -640,7 +647,7 @@ def test_intervals_uuids_and_times_read_as_duckdb_reads_them(
         "SELECT id FROM dt.src WHERE u = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'; "
         "CREATE TABLE dt.pg_copy AS SELECT * FROM dt.src; "
         "INSERT INTO dt.pg_copy SELECT * FROM dt.src WHERE id < 2",
-        **options,
+        **reader_options(partition_bytes),
     )
     commands = response["result"]["commands"]
     if engine == "spark":
@@ -669,11 +676,7 @@ def test_intervals_uuids_and_times_read_as_duckdb_reads_them(
     assert copied == sorted(source + [r for r in source if r[0] < 2], key=lambda r: (r[0], r[1] or ""))
 
 
-@pytest.mark.parametrize(
-    ("engine", "partition_bytes"),
-    [("duckdb", None), ("spark", None), ("spark", 1)],
-    ids=["duckdb", "spark-driver", "spark-executors"],
-)
+@EVERY_READER
 def test_infinite_dates_and_timestamps_read_as_duckdb_reads_them(
     engine: str, partition_bytes: int | None, spark: Any, stack: Any, schemas: Schemas
 ) -> None:
@@ -688,9 +691,8 @@ def test_infinite_dates_and_timestamps_read_as_duckdb_reads_them(
     )
     lake = referee.postgres_lake(stack)
     lake.create()
-    options = {} if partition_bytes is None else {"datatable_partition_bytes": partition_bytes}
     script = f"ATTACH 'datatable://main:{schema}' AS dt; ATTACH 'ducklake' AS dl; CREATE TABLE dl.copy AS SELECT * FROM dt.src"
-    run(engine, spark, lake, script, **options)
+    run(engine, spark, lake, script, **reader_options(partition_bytes))
 
     con = lake_and_postgres(lake)
     assert column_types(con, "dl.copy") == column_types(con, f"pg.{schema}.src")
