@@ -20,7 +20,8 @@ DuckDB 1.5's rules, from its source (``TryCastDecimalToFloatingPoint``, ``TryCas
 Text is parsed and printed by DuckDB's own casts where the ``duckdb`` package is installed: DuckDB's text forms
 are too many to copy (``' 42 '`` and ``'4.2'`` are integers, ``'yes'`` a boolean, a double prints as
 ``123456789.0`` and ``1.5e-07``, a list as ``[1, 2]``), and pyarrow's differ or fail. Without ``duckdb`` (an
-executor without the ``duckdb`` extra), text goes through pyarrow. A value that does not fit the column fails as
+executor without the ``duckdb`` extra), text goes through pyarrow. So do lists, structs and maps whose element
+types change (``[2.5]`` into ``INTEGER[]`` is ``[3]``, where pyarrow refuses to drop the digit). A value that does not fit the column fails as
 in DuckDB (:class:`pyarrow.ArrowInvalid`); other pairs are pyarrow's casts, which agree with DuckDB's.
 """
 
@@ -55,7 +56,10 @@ def cast_as_duckdb(array: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa
 
 def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
     source = array.type
-    if _is_text(source) != _is_text(target) and not pa.types.is_null(source):
+    # text, and nested values whose elements may change type (a list of decimals into INTEGER[] rounds each),
+    # go through DuckDB's own casts
+    through_duckdb = _is_text(source) != _is_text(target) or (_is_nested(source) and source != target)
+    if through_duckdb and not pa.types.is_null(source):
         converted = _cast_in_duckdb(array, target)
         if converted is not None:
             return converted
@@ -196,6 +200,12 @@ def _refuse_beyond_float32(array: pa.Array) -> None:
         raise pa.ArrowInvalid(f"Type DOUBLE with value {bad} can't be cast because the value is out of range for FLOAT")
 
 
+def _is_nested(dtype: pa.DataType) -> bool:
+    return (
+        pa.types.is_list(dtype) or pa.types.is_large_list(dtype) or pa.types.is_struct(dtype) or pa.types.is_map(dtype)
+    )
+
+
 def _is_text(dtype: pa.DataType) -> bool:
     return pa.types.is_string(dtype) or pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype)
 
@@ -208,6 +218,18 @@ def _duckdb_type(dtype: pa.DataType) -> str | None:
         return f"DECIMAL({dtype.precision}, {dtype.scale})"
     if pa.types.is_timestamp(dtype):
         return "TIMESTAMPTZ" if dtype.tz else "TIMESTAMP"
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        element = _duckdb_type(dtype.value_type)
+        return None if element is None else f"{element}[]"
+    if pa.types.is_map(dtype):
+        key, value = _duckdb_type(dtype.key_type), _duckdb_type(dtype.item_type)
+        return None if key is None or value is None else f"MAP({key}, {value})"
+    if pa.types.is_struct(dtype):
+        fields = [(f.name, _duckdb_type(f.type)) for f in dtype]
+        if not fields or any(kind is None for _name, kind in fields):
+            return None
+        quoted = ", ".join('"' + name.replace('"', '""') + f'" {kind}' for name, kind in fields)
+        return f"STRUCT({quoted})"
     return _SIMPLE_TYPES.get(dtype)
 
 

@@ -745,7 +745,8 @@ class PlanRunner:
             raise LakehouseError(f"INSERT names {len(names)} columns but the query gives {len(frame.columns)}.")
         if details.overwrite:
             tx.delete_where(target, _true_expression())
-        rows = self._write(tx, target, frame.toDF(*names))
+        by_kind = frozenset(names[i].lower() for i in details.by_kind)
+        rows = self._write(tx, target, frame.toDF(*names), by_kind=by_kind)
         result.data.update(affected_rows=rows, target=target, status="executed")
 
     def _step_delete(
@@ -854,9 +855,12 @@ class PlanRunner:
     }
 
     # -- helpers -------------------------------------------------------------------------------
-    def _write(self, tx: Transaction, target: str, frame: Any) -> int:
-        """Executors write ``frame`` as data files of ``target``; the files join the transaction."""
-        task = self._write_task(tx, target)
+    def _write(self, tx: Transaction, target: str, frame: Any, by_kind: frozenset[str] = frozenset()) -> int:
+        """Executors write ``frame`` as data files of ``target``; the files join the transaction.
+
+        :param by_kind: columns of ``frame`` that hold an ``INSERT``'s values in one struct field per kind of value
+            (see :mod:`.insert_values`)."""
+        task = self._write_task(tx, target, by_kind)
         return self._run_write(
             tx,
             target,
@@ -883,7 +887,7 @@ class PlanRunner:
             lambda: work.mapInArrow(lambda batches: copy_pieces(copy, batches), f"{META_COLUMN} binary").toArrow(),
         )
 
-    def _write_task(self, tx: Transaction, target: str) -> WriteTask:
+    def _write_task(self, tx: Transaction, target: str, by_kind: frozenset[str] = frozenset()) -> WriteTask:
         import uuid
 
         columns = tuple(tx.table_columns(target))
@@ -897,6 +901,7 @@ class PlanRunner:
             tag=uuid.uuid4().hex[:12],
             partitioning=tx.table_partitioning(target),
             sort_keys=tx.table_sort_keys(target),
+            by_kind=by_kind,
         )
 
     def _run_write(self, tx: Transaction, target: str, task: WriteTask, job: Callable[[], pa.Table]) -> int:

@@ -38,6 +38,7 @@ from airflow_provider_lakehouse.exceptions import (
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.decimal_types import duckdb_literal_types
 from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions, mark_moved_indexes
+from airflow_provider_lakehouse.spark.insert_values import values_by_kind
 from airflow_provider_lakehouse.spark.pattern_calls import parse_spark
 from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
@@ -648,13 +649,15 @@ class _Planner:
         source = tree.expression
         if source is None:
             raise _fail(statement, "INSERT needs VALUES or a query.")
+        by_kind: tuple[int, ...] = ()
         if isinstance(source, exp.Values):
-            source = exp.select("*").from_(source.copy())
+            values, by_kind = values_by_kind(source) if self.dialect == "duckdb" else (source, ())
+            source = exp.select("*").from_(values.copy())
         by_name = bool(tree.args.get("by_name"))
         return self._query(
             statement,
             source,
-            steps.Insert(columns=columns, by_name=by_name, overwrite=bool(tree.args.get("overwrite"))),
+            steps.Insert(columns=columns, by_name=by_name, overwrite=bool(tree.args.get("overwrite")), by_kind=by_kind),
             target=self.table_name(statement, target),
         )
 

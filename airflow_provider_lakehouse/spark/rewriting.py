@@ -81,7 +81,31 @@ def spark_text(tree: exp.Expr, *, duckdb_operators: bool = False) -> str:
             _parenthesize_for_spark(node)
         return node
 
-    return bottom_up(tree.copy(), as_spark_reads_it).sql("spark")
+    return bottom_up(_named_structs_in_values(tree.copy()), as_spark_reads_it).sql("spark")
+
+
+def _named_structs_in_values(tree: exp.Expr) -> exp.Expr:
+    """Each struct literal inside ``VALUES`` as ``named_struct('k', v)``: Spark's parser takes a row's
+    ``STRUCT(v AS k)`` for the row itself (``VALUES (STRUCT(1 AS a))`` is a column of integers, not of structs).
+
+    >>> _named_structs_in_values(sqlglot.parse_one("SELECT * FROM VALUES (STRUCT(1 AS a))", read="spark")).sql("spark")
+    "SELECT * FROM VALUES (NAMED_STRUCT('a', 1))"
+    """
+    for values in list(tree.find_all(exp.Values)):
+        for struct in reversed(list(values.find_all(exp.Struct))):  # the innermost first
+            fields = struct.expressions
+            if fields and all(isinstance(f, (exp.PropertyEQ, exp.Alias)) for f in fields):
+                pairs = [part for f in fields for part in (exp.Literal.string(_field_name(f)), _field_value(f))]
+                struct.replace(exp.Anonymous(this="named_struct", expressions=pairs))
+    return tree
+
+
+def _field_name(field: exp.Expr) -> str:
+    return field.alias if isinstance(field, exp.Alias) else field.this.name
+
+
+def _field_value(field: exp.Expr) -> exp.Expr:
+    return field.this if isinstance(field, exp.Alias) else field.expression
 
 
 #: How tightly Spark binds each binary operator (higher binds tighter; its grammar's order). sqlglot writes a tree

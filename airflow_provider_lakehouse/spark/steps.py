@@ -266,13 +266,16 @@ class RenameTable(StepDetails):
 # -- data changes ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Insert(StepDetails):
-    """``INSERT``: ``columns`` listed (None: by position), ``by_name`` (``INSERT ... BY NAME``), ``overwrite``."""
+    """``INSERT``: ``columns`` listed (None: by position), ``by_name`` (``INSERT ... BY NAME``), ``overwrite``, and
+    ``by_kind``: the positions of the ``VALUES`` columns planned as one struct field per kind of value, which the
+    writer casts to the column's type one by one (see :mod:`~airflow_provider_lakehouse.spark.insert_values`)."""
 
     kind: ClassVar[str] = "insert"
     writes: ClassVar[bool] = True
     columns: tuple[str, ...] | None = None
     by_name: bool = False
     overwrite: bool = False
+    by_kind: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

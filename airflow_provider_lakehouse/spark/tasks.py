@@ -201,6 +201,8 @@ class WriteTask:
     :param tag: in every file name and in the lease's, so the driver can find the files of a failed write.
     :param partitioning: the table's partition spec: rows are split into one file per partition, as DuckDB does.
     :param sort_keys: the table's sort order (``SET SORTED BY``): each file is written sorted, as DuckDB does.
+    :param by_kind: the (lower-case) names of incoming columns that hold an ``INSERT``'s values in one struct field
+        per kind of value, each cast to the column's type on its own (see :mod:`.insert_values`).
     """
 
     data_path: str
@@ -211,6 +213,7 @@ class WriteTask:
     target_file_bytes: int = DEFAULT_TARGET_FILE_BYTES
     partitioning: Partitioning | None = None
     sort_keys: tuple[SortKey, ...] = ()
+    by_kind: frozenset[str] = frozenset()
 
     @property
     def lease_uri(self) -> str:
@@ -277,7 +280,7 @@ def write_batches(task: WriteTask, batches: Iterable[pa.RecordBatch]) -> Iterato
                 storage,
                 task.table_dir,
                 task.columns,
-                conform_to_table(task.columns, part),
+                conform_to_table(task.columns, part, task.by_kind),
                 task.partitioning,
                 row_ids=row_ids,
                 tag=task.tag,
@@ -346,9 +349,38 @@ def _store_as(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.Chun
     return cast_as_duckdb(array, target)
 
 
-def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
+def _collapse_kinds(array: pa.ChunkedArray, column: Column, target: pa.DataType) -> pa.Array:
+    """One column from an ``INSERT``'s values planned by kind (see :mod:`.insert_values`): each struct field cast to
+    ``column``'s type as DuckDB casts it (to text where the writer takes text: UUIDs, JSON, geometries), each row's
+    value taken from the one field that holds it.
+
+    >>> kinds = pa.chunked_array([pa.array([{"k0": 1, "k1": None}, {"k0": None, "k1": "2"}, {"k0": None, "k1": None}])])
+    >>> _collapse_kinds(kinds, Column(1, "x", "int64"), pa.int64()).to_pylist()
+    [1, 2, None]
+    """
+    stored = pa.string() if column.type in ("uuid", "json", "geometry") else target
+
+    def cast(field: pa.Array) -> pa.Array:
+        if field.type == stored or pa.types.is_null(field.type):
+            return field.cast(stored)
+        try:
+            return _store_as(field, stored)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise ValueError(
+                f"Column {column.name!r}: cannot store {field.type} values as {column.type}: {exc}"
+            ) from None
+
+    structs = array.combine_chunks()
+    fields = [cast(structs.field(i)) for i in range(structs.type.num_fields)]
+    return fields[0] if len(fields) == 1 else pc.coalesce(*fields)
+
+
+def conform_to_table(columns: Sequence[Column], data: pa.Table, by_kind: frozenset[str] = frozenset()) -> pa.Table:
     """Match ``data``'s columns to the table's by name (any case), fill missing ones with their default and
     cast to the table's types (a failing cast names the column).
+
+    :param by_kind: lower-case names of ``data``'s columns that hold one struct field per kind of value: each field
+        is cast on its own, and each row takes its value from its field (see :mod:`.insert_values`).
 
     :raises ValueError: for a column the table does not have, or a value that does not fit.
     """
@@ -367,6 +399,8 @@ def conform_to_table(columns: Sequence[Column], data: pa.Table) -> pa.Table:
             continue
         array = data.column(source)
         target = arrow_type(column)
+        if source.lower() in by_kind:
+            array = _collapse_kinds(array, column, target)
         if column.type in NANOSECOND_TYPES and array.null_count < len(array):
             # Spark holds times in microseconds: the values reached us without their nanoseconds
             raise ValueError(

@@ -20,6 +20,14 @@ def setup(request: pytest.FixtureRequest, tmp_path: Path) -> LakeSetup:
     return referee.postgres_lake(request.getfixturevalue("stack"))
 
 
+@pytest.fixture
+def lakes(tmp_path: Path) -> tuple[LakeSetup, LakeSetup]:
+    """Two empty SQLite-catalog lakes: ``ours`` for the Spark side of a comparison, ``theirs`` for DuckDB's."""
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "theirs").mkdir()
+    return referee.sqlite_lake(tmp_path / "ours"), referee.sqlite_lake(tmp_path / "theirs")
+
+
 @pytest.fixture(scope="module")
 def stackless_spark() -> Iterator[Any]:
     """Local Spark for one test module that reads only local lakes (no server; the S3A jars on its class path all

@@ -179,13 +179,6 @@ def test_python_writes_are_read_by_duckdb_with_its_statistics(tmp_path: Path) ->
     assert '"xmax": 100000000000000000000.000000' in _stats(con, "ours")[1][0][3]
 
 
-@pytest.fixture
-def lakes(tmp_path: Path) -> tuple[LakeSetup, LakeSetup]:
-    (tmp_path / "ours").mkdir()
-    (tmp_path / "theirs").mkdir()
-    return referee.sqlite_lake(tmp_path / "ours"), referee.sqlite_lake(tmp_path / "theirs")
-
-
 @pytest.mark.slow
 def test_spark_reads_and_writes_geometry_as_duckdb(spark: Any, lakes: tuple[LakeSetup, LakeSetup]) -> None:
     """A ``SELECT`` returns DuckDB's bytes; ``CREATE TABLE … AS``, ``INSERT … SELECT`` and an ``UPDATE`` of

@@ -43,13 +43,6 @@ def same_table(con: Any, table: str) -> None:
     ), f"{table}: rows differ"
 
 
-@pytest.fixture
-def lakes(tmp_path: Path) -> tuple[LakeSetup, LakeSetup]:
-    (tmp_path / "ours").mkdir()
-    (tmp_path / "theirs").mkdir()
-    return referee.sqlite_lake(tmp_path / "ours"), referee.sqlite_lake(tmp_path / "theirs")
-
-
 CASTS = [
     "CREATE TABLE v (id INTEGER, d DOUBLE, f FLOAT, dec DECIMAL(10, 2), i INTEGER, b BIGINT, flag BOOLEAN, "
     "s VARCHAR, ts TIMESTAMP)",

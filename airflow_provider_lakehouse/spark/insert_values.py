@@ -1,0 +1,118 @@
+"""An ``INSERT ... VALUES`` as DuckDB binds it: each value cast to the type of its column on its own (pure: sqlglot).
+
+DuckDB casts every value of ``INSERT INTO t VALUES (...), (...)`` straight to the type of the column it goes
+into: ``'2'``, ``2.5`` and ``2.5::DOUBLE`` into an ``INTEGER`` column are 2, 3 and 2, and ``1`` and ``DATE
+'2020-01-01'`` into a ``VARCHAR`` column are ``'1'`` and ``'2020-01-01'``. Spark first gives each column of an
+inline table one type for all its rows: it refuses rows that mix kinds it does not unify (``'2'`` and ``1``,
+``DATE`` and text), and unifies others into a type whose cast differs (``1`` and ``2.5`` become ``DECIMAL(11, 1)``,
+so ``'1.0'`` in a ``VARCHAR`` column where DuckDB stores ``'1'``).
+
+So a ``VALUES`` column whose rows hold values of different kinds is planned as a struct with one field per kind,
+each row's value in the field of its kind and ``NULL`` in the others; the writer casts each field to the
+column's type as DuckDB does and takes each row's value from its own field (``conform_to_table`` in
+:mod:`.tasks`). Columns of
+one kind stay as they are: Spark's type for them is exact (wider integers, decimals of one scale).
+
+>>> import sqlglot
+>>> tree = sqlglot.parse_one("INSERT INTO t VALUES (1, 'a'), ('2', 'b')", read="duckdb")
+>>> values, columns = values_by_kind(tree.expression)
+>>> values.sql("duckdb"), columns
+("VALUES ({'k0': 1, 'k1': NULL}, 'a'), ({'k0': NULL, 'k1': '2'}, 'b')", (0,))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlglot import exp
+
+#: a column with more kinds of value than this keeps Spark's one type for all its rows (a struct per row kind
+#: would grow with the statement, e.g. a thousand rows of ``now() + INTERVAL (n) DAY``)
+MAX_KINDS = 16
+#: the field names of a column planned by kind
+KIND_FIELD = "k{}"
+#: the kind of ``[]``
+EMPTY_LIST = "list[]"
+
+
+def value_kind(node: exp.Expr) -> str | None:
+    """What decides how DuckDB casts ``node`` into a column, as a key: values of one kind cast alike after Spark
+    unified them. None for ``NULL``, which fits every kind.
+
+    >>> import sqlglot
+    >>> [value_kind(sqlglot.parse_one(v, read="duckdb")) for v in ("1", "-2.50", "1e3", "'x'", "NULL", "DATE '2020-01-01'")]
+    ['integer', 'decimal:2', 'double', 'varchar', None, 'cast:date']
+    >>> value_kind(sqlglot.parse_one("{'a': 1, 'b': [1.5, NULL]}", read="duckdb"))
+    'struct{a:integer,b:list[decimal:1]}'
+    """
+    while isinstance(node, (exp.Paren, exp.Neg)):
+        node = node.this
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Boolean):
+        return "boolean"
+    if isinstance(node, exp.Literal):
+        return _literal_kind(node)
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        return "cast:" + node.to.sql("duckdb").lower()
+    if isinstance(node, exp.Array):
+        elements = sorted({kind for kind in map(value_kind, node.expressions) if kind is not None})
+        return f"list[{','.join(elements)}]"
+    if isinstance(node, exp.Struct) and all(isinstance(e, exp.PropertyEQ) for e in node.expressions):
+        fields = ",".join(f"{e.this.name.lower()}:{value_kind(e.expression)}" for e in node.expressions)
+        return f"struct{{{fields}}}"
+    return "expr:" + node.sql("duckdb")
+
+
+def _literal_kind(node: exp.Literal) -> str:
+    """DuckDB's literal types: a string literal, an integer literal (of any width: Spark widens them exactly),
+    a decimal by its scale (DuckDB prints ``2.50`` as ``2.50``, so scales must not be unified) or a double."""
+    if node.is_string:
+        return "varchar"
+    text = node.this.lower()
+    if "e" in text:
+        return "double"
+    if "." in text:
+        return f"decimal:{len(text.split('.', 1)[1])}"
+    return "integer"
+
+
+def values_by_kind(values: exp.Values) -> tuple[exp.Values, tuple[int, ...]]:
+    """``values`` with each column that mixes kinds of value turned into a struct of one field per kind (see the
+    module's docstring), and the positions of those columns."""
+    rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in values.expressions]
+    if len(rows) < 2 or len({len(row) for row in rows}) != 1:
+        return values, ()  # one row has nothing to unify; ragged rows fail in Spark with its own message
+    by_kind: list[int] = []
+    new_rows = [list(row) for row in rows]
+    for position in range(len(rows[0])):
+        cells = [row[position] for row in rows]
+        kinds = [value_kind(cell) for cell in cells]
+        distinct = list(dict.fromkeys(kind for kind in kinds if kind is not None))
+        lists = [k for k in distinct if k.startswith("list[") and k != EMPTY_LIST]
+        if EMPTY_LIST in distinct and lists:
+            # Spark's type of [] (array<void>) widens exactly to another list's: [] joins that kind
+            distinct.remove(EMPTY_LIST)
+            kinds = [lists[0] if kind == EMPTY_LIST else kind for kind in kinds]
+        if len(distinct) < 2 or len(distinct) > MAX_KINDS:
+            continue
+        by_kind.append(position)
+        for row, cell, kind in zip(new_rows, cells, kinds, strict=True):
+            row[position] = _struct_of_kinds(cell, distinct, kind)
+    if not by_kind:
+        return values, ()
+    planned = values.copy()
+    planned.set("expressions", [exp.Tuple(expressions=row) for row in new_rows])
+    return planned, tuple(by_kind)
+
+
+def _struct_of_kinds(cell: exp.Expr, kinds: Sequence[str], kind: str | None) -> exp.Struct:
+    return exp.Struct(
+        expressions=[
+            exp.PropertyEQ(
+                this=exp.to_identifier(KIND_FIELD.format(i)),
+                expression=cell.copy() if kind == other else exp.Null(),
+            )
+            for i, other in enumerate(kinds)
+        ]
+    )

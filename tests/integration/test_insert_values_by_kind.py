@@ -1,0 +1,94 @@
+"""``INSERT ... VALUES`` rows of mixed kinds on Spark land as DuckDB 1.5 stores them: DuckDB casts each value to its
+column's type on its own, where Spark's inline table wants one type per column (it refused ``('2'), (1)`` and
+turned ``(1), (2.5)`` into ``'1.0'`` in a ``VARCHAR`` column). The same script run by DuckDB on a second lake is
+the referee, and DuckDB reads both lakes. Struct literals in ``VALUES`` keep their struct type (Spark's parser took
+``VALUES (STRUCT(1 AS a))`` for a row of one integer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_provider_lakehouse.exceptions import StatementError
+from tests import referee
+from tests.integration.test_spark_sql import run
+from tests.integration.test_spark_values_as_duckdb import run_on_both, same_table
+from tests.referee import LakeSetup, lake_snapshots
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+MIXED = {
+    "text_and_dates": [
+        "CREATE TABLE t (d DATE, s VARCHAR, ts TIMESTAMP)",
+        "INSERT INTO t VALUES ('2020-01-01', DATE '2020-01-01', DATE '2020-01-01'), "
+        "(DATE '2021-02-03', 'x', '2021-01-01 10:00:00'), (NULL, NULL, NULL)",
+    ],
+    "text_and_numbers": [
+        "CREATE TABLE t (i INTEGER, s VARCHAR, d DOUBLE, x DECIMAL(6, 2))",
+        "INSERT INTO t VALUES ('2', 1, '1e3', '1.005'), (2.5, 2.50, 2, 1.005), (2.5::DOUBLE, 1e3, 2.5, 1.005::DOUBLE), "
+        "(3.5::DOUBLE, 2.5::DOUBLE, 0.1::FLOAT, 7)",
+    ],
+    "booleans_and_times": [
+        "CREATE TABLE t (b BOOLEAN, tm TIME, tz TIMESTAMPTZ)",
+        "INSERT INTO t VALUES ('true', '10:00:00', '2021-01-01 10:00:00+02'), "
+        "(false, TIME '11:00:00', TIMESTAMP '2020-01-01 00:00:00'), (1, NULL, NULL)",
+    ],
+    "named_columns_out_of_order": [
+        "CREATE TABLE t (s VARCHAR, i INTEGER, extra INTEGER DEFAULT 7)",
+        "INSERT INTO t (i, s) VALUES (1, 2.50), ('3', 1e3), (2.5::DOUBLE, DATE '2020-01-01'), (3.5::DOUBLE, true)",
+    ],
+    "lists_structs_maps": [
+        "CREATE TABLE t (l INTEGER[], s STRUCT(a INTEGER, b VARCHAR), m MAP(VARCHAR, INTEGER), txt VARCHAR)",
+        "INSERT INTO t VALUES ([1, 2], {'a': 1, 'b': 'x'}, MAP {'a': 1}, [1, 2]), "
+        "('[3, 4]', {'a': '2', 'b': 3}, MAP {'b': 2.5}, []), ([], NULL, NULL, 'x'), ([2.5], NULL, NULL, NULL)",
+    ],
+    "uuids_and_blobs": [
+        "CREATE TABLE t (u UUID, b BLOB)",
+        "INSERT INTO t VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'abc'), "
+        "('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12'::UUID, '\\xAA'::BLOB), (NULL, NULL)",
+    ],
+    "partitioned_by_a_mixed_column": [
+        "CREATE TABLE t (k INTEGER, v VARCHAR)",
+        "ALTER TABLE t SET PARTITIONED BY (k)",
+        "INSERT INTO t VALUES ('1', 1), (1, 'a'), (2.5, DATE '2020-01-01'), ('3', 2.50)",
+    ],
+    "one_struct_column": [
+        "CREATE TABLE t (s STRUCT(a DOUBLE))",
+        "INSERT INTO t VALUES ({'a': 1}), ({'a': 2.5})",
+        "INSERT INTO t VALUES ({'a': 4})",
+    ],
+    # not an INSERT: the struct literals of a query's VALUES keep their type too
+    "struct_values_in_a_query": ["CREATE TABLE t AS SELECT * FROM (VALUES ({'a': 1}), ({'a': 2.5})) v(x)"],
+    "nested_struct_values_in_a_query": [
+        "CREATE TABLE t AS SELECT * FROM (VALUES ({'a': 1, 'b': [{'c': 'x'}]}), ({'a': 2, 'b': []})) v(x)"
+    ],
+}
+
+
+@pytest.mark.parametrize("name", list(MIXED))
+def test_mixed_values_are_cast_one_by_one_as_duckdb(spark: Any, lakes: tuple[LakeSetup, LakeSetup], name: str) -> None:
+    ours, theirs = lakes
+    con = run_on_both(spark, ours, theirs, MIXED[name])
+    same_table(con, "t")
+
+
+def test_a_value_that_does_not_fit_fails_the_insert_and_leaves_nothing(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup]
+) -> None:
+    """DuckDB refuses ``'x'`` for an INTEGER column (``Could not convert string 'x' to INT32``): so does the task,
+    naming the column, with no snapshot and no data file of the insert."""
+    ours, theirs = lakes
+    run(spark, ours, "ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE t (i INTEGER, s VARCHAR)")
+    snapshots = lake_snapshots(ours.open())
+    con = referee.connect()
+    theirs.attach(con, "theirs")
+    con.sql("CREATE TABLE theirs.t (i INTEGER, s VARCHAR)")
+    with pytest.raises(Exception, match="Could not convert string 'x' to INT32"):
+        con.sql("INSERT INTO theirs.t VALUES (1, 'a'), ('x', 2)")
+    with pytest.raises(StatementError) as failure:
+        run(spark, ours, "ATTACH 'ducklake' AS dl; USE dl; INSERT INTO t VALUES (1, 'a'), ('x', 2)")
+    assert "Column 'i'" in str(failure.value) and "'x'" in str(failure.value)
+    assert lake_snapshots(ours.open()) == snapshots
+    assert not [uri for uri in ours.file_uris() if uri.endswith(".parquet")]
