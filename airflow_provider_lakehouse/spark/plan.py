@@ -40,6 +40,7 @@ from airflow_provider_lakehouse.spark.decimal_types import duckdb_literal_types
 from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions, mark_moved_indexes
 from airflow_provider_lakehouse.spark.insert_values import values_by_kind
 from airflow_provider_lakehouse.spark.pattern_calls import parse_spark
+from airflow_provider_lakehouse.spark.query_values import typed_text_in_values, values_combine_error
 from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
@@ -417,7 +418,9 @@ class _Planner:
         # the tree's tables: its identifiers tell calls from names)
         duckdb_error = self._write_to_read_only(tree, is_call)
         if duckdb_error is None and self.dialect == "duckdb" and not is_call:
-            duckdb_error = missing_function_error(text, tree) or strftime_format_error(tree, text)
+            duckdb_error = (
+                missing_function_error(text, tree) or strftime_format_error(tree, text) or values_combine_error(tree)
+            )
         step = self._call(statement, tree) if is_call else self._handle(statement, tree)
         return replace(step, duckdb_error=duckdb_error) if duckdb_error and not step.duckdb_error else step
 
@@ -1230,6 +1233,7 @@ class _Planner:
         """``tree`` as Spark SQL text, with DuckDB's semantics kept when the script is DuckDB SQL."""
         if self.dialect == "duckdb":
             tree = mark_moved_indexes(tree.copy())  # before the casts in l[i] become markers of unknown type
+            tree = typed_text_in_values(tree)  # VALUES (DATE '2021-02-03'), ('2020-01-01') is a DATE column
             tree = duckdb_semantics(tree)  # DuckDB's casts and arithmetic (see .semantics)
             tree = duckdb_functions(tree)  # DuckDB's functions Spark names alike but computes differently
             tree = duckdb_literal_types(_duckdb_functions_for_spark(tree), MARKERS)  # 0.5 is DECIMAL(2, 1)

@@ -6,7 +6,7 @@ attribute, so a step's kind can never disagree with what it holds. Pure: no Spar
 >>> CreateTable(columns=(ColumnDef("id", "INT", nullable=False),)).kind, AddColumn(ColumnDef("v", "DOUBLE")).kind
 ('create_table', 'alter')
 >>> details_from_json(details_to_json(Insert(columns=("a",), by_name=False)))
-Insert(columns=('a',), by_name=False, overwrite=False)
+Insert(columns=('a',), by_name=False, overwrite=False, by_kind=())
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``INSERT ... VALUES`` rows of mixed kinds on Spark land as DuckDB 1.5 stores them: DuckDB casts each value to its
+"""``VALUES`` rows of mixed kinds on Spark land as DuckDB 1.5 stores them: DuckDB casts each value to its
 column's type on its own, where Spark's inline table wants one type per column (it refused ``('2'), (1)`` and
 turned ``(1), (2.5)`` into ``'1.0'`` in a ``VARCHAR`` column). The same script run by DuckDB on a second lake is
 the referee, and DuckDB reads both lakes. Struct literals in ``VALUES`` keep their struct type (Spark's parser took
@@ -59,7 +59,18 @@ MIXED = {
         "INSERT INTO t VALUES ({'a': 1}), ({'a': 2.5})",
         "INSERT INTO t VALUES ({'a': 4})",
     ],
-    # not an INSERT: the struct literals of a query's VALUES keep their type too
+    # not an INSERT: a query's VALUES, typed by their first row; text after it takes the column's type
+    "text_after_typed_values_in_a_query": [
+        "CREATE TABLE t AS SELECT * FROM (VALUES (DATE '2021-02-03', 1, true, 1.5, -5), "
+        "('2020-01-01', '2', 'false', '2.25', '7'), (NULL, NULL, NULL, NULL, 3000000000)) v(d, i, b, x, n)"
+    ],
+    "text_after_timestamps_in_a_merge_source": [
+        "CREATE TABLE t (id INTEGER, seen TIMESTAMP)",
+        "INSERT INTO t VALUES (1, NULL)",
+        "MERGE INTO t USING (SELECT * FROM (VALUES (1, TIMESTAMP '2020-01-01 10:00:00'), (2, '2021-06-01 12:30:00')) "
+        "s(id, seen)) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET seen = s.seen WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.seen)",
+    ],
+    # the struct literals of a query's VALUES keep their type too
     "struct_values_in_a_query": ["CREATE TABLE t AS SELECT * FROM (VALUES ({'a': 1}), ({'a': 2.5})) v(x)"],
     "nested_struct_values_in_a_query": [
         "CREATE TABLE t AS SELECT * FROM (VALUES ({'a': 1, 'b': [{'c': 'x'}]}), ({'a': 2, 'b': []})) v(x)"
@@ -92,3 +103,20 @@ def test_a_value_that_does_not_fit_fails_the_insert_and_leaves_nothing(
     assert "Column 'i'" in str(failure.value) and "'x'" in str(failure.value)
     assert lake_snapshots(ours.open()) == snapshots
     assert not [uri for uri in ours.file_uris() if uri.endswith(".parquet")]
+
+
+@pytest.mark.parametrize(
+    "values", ["('2'), (1)", "('2020-01-01'), (DATE '2021-01-01')", "(NULL), ('x'), (true)", "('a'), (2.5)"]
+)
+def test_typed_values_after_text_fail_as_in_duckdb(spark: Any, lakes: tuple[LakeSetup, LakeSetup], values: str) -> None:
+    """DuckDB types a query's VALUES column by its first value: text, with which no later number, boolean or date
+    combines. Spark made the column of the later type; the statement now fails with DuckDB's message."""
+    ours, theirs = lakes
+    query = f"CREATE TABLE t AS SELECT * FROM (VALUES {values}) v(x)"
+    con = referee.connect()
+    theirs.attach(con, "theirs")
+    with pytest.raises(Exception, match="Cannot combine types VARCHAR and"):
+        con.sql(f"USE theirs; {query}")
+    with pytest.raises(StatementError, match="Cannot combine types VARCHAR and"):
+        run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE keep (i INTEGER); {query}")
+    assert lake_snapshots(ours.open()) == [0]
