@@ -153,14 +153,16 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
         ):
             return _blob_literal(node.this.name, lenient=isinstance(node, exp.TryCast) or bool(node.args.get("safe")))
         if isinstance(node, (exp.Cast, exp.TryCast)) and (
-            _is_integer(node.to) or node.to.is_type(exp.DataType.Type.DATE, exp.DataType.Type.DECIMAL)
+            _is_integer(node.to)
+            or node.to.is_type(exp.DataType.Type.DATE, exp.DataType.Type.DECIMAL, exp.DataType.Type.TIME)
         ):
             return exp.Anonymous(
                 this=CAST,
                 expressions=[
                     node.this,
-                    # an unsigned type keeps DuckDB's name (Spark's SMALLINT for UTINYINT would lose its range)
-                    exp.Literal.string(node.to.sql("duckdb" if node.to.this in _UNSIGNED_TYPES else "spark")),
+                    # an unsigned type keeps DuckDB's name (Spark's SMALLINT for UTINYINT would lose its range),
+                    # and so does TIME (Spark's name for it is TIMESTAMP)
+                    exp.Literal.string(node.to.sql("duckdb" if node.to.this in _DUCKDB_NAMED else "spark")),
                     exp.Boolean(this=isinstance(node, exp.TryCast) or bool(node.args.get("safe"))),
                     exp.Literal.number(next(counter)),
                 ],
@@ -488,6 +490,9 @@ def duckdb_output_types(
         dtype = inner.type
         if _is_marker(inner) and inner.name.lower() == CAST:
             dtype = exp.DataType.build(inner.expressions[1].name, dialect="duckdb")
+            if dtype.is_type(exp.DataType.Type.TIME):  # Spark's text of a time (see time_text)
+                found[projection.alias_or_name] = "time"
+                continue
         if dtype is not None and dtype.this in unsigned:
             found[projection.alias_or_name] = unsigned[dtype.this]
     return found
@@ -566,8 +571,32 @@ def _resolve_marker(node: exp.Anonymous, operands: tuple[Operand, ...]) -> exp.E
     category, dtype = operands[0] if operands else ("unknown", None)
     if args[1].name.upper() in _UNSIGNED:
         return _unsigned_cast(args[0], args[1].name.upper(), bool(args[2].this), category, dtype)
+    if args[1].name.upper() == "TIME":
+        return time_text(args[0], bool(args[2].this), dtype)
     target = exp.DataType.build(args[1].name, dialect="spark")
     return _cast(args[0], target, bool(args[2].this), category)
+
+
+def time_text(x: exp.Expr, safe: bool, dtype: exp.DataType | None) -> exp.Expr:
+    """DuckDB's ``CAST(x AS TIME)`` on Spark, which has no time type: the text a lake ``TIME`` column holds there
+    (``HH:MM:SS``, then ``.ffffff`` when there are microseconds; see :mod:`.source_types`), so that it compares
+    with such columns and a ``CREATE TABLE ... AS`` stores a ``TIME`` (:func:`duckdb_output_types`). A timestamp
+    gives its time of day; text is read as a time of day as DuckDB reads it (``'10:00'``, ``' 10:00:00.5 '``), and
+    text that is no time fails (``TRY_CAST``: NULL).
+
+    >>> time_text(exp.column("s"), False, exp.DataType.build("string")).sql("spark")[:60]
+    "CASE WHEN DATE_FORMAT(CAST(CONCAT('1970-01-01 ', TRIM(CAST(s"
+    """
+    if dtype is not None and dtype.is_type(*_TIMESTAMP_TYPES):
+        moment: exp.Expr = x.copy()
+    else:
+        parse = "TRY_TO_TIMESTAMP" if safe else "TO_TIMESTAMP"
+        moment = spark_expression(f"{parse}(CONCAT('1970-01-01 ', TRIM(CAST(_x AS STRING))))", _x=x)
+    return spark_expression(
+        "CASE WHEN DATE_FORMAT(_t, 'SSSSSS') = '000000' THEN DATE_FORMAT(_t, 'HH:mm:ss') "
+        "ELSE DATE_FORMAT(_t, 'HH:mm:ss.SSSSSS') END",
+        _t=moment,
+    )
 
 
 #: DuckDB's unsigned integer types: the Spark type that holds each (as the lake's columns are read), its largest
@@ -585,6 +614,15 @@ _UNSIGNED_TYPES = {
     exp.DataType.Type.UINT,
     exp.DataType.Type.UBIGINT,
 }
+_TIMESTAMP_TYPES = (
+    exp.DataType.Type.TIMESTAMP,
+    exp.DataType.Type.TIMESTAMPTZ,
+    exp.DataType.Type.TIMESTAMPLTZ,
+    exp.DataType.Type.TIMESTAMPNTZ,
+    exp.DataType.Type.DATETIME,
+)
+#: cast targets whose marker keeps DuckDB's name of the type
+_DUCKDB_NAMED = {*_UNSIGNED_TYPES, exp.DataType.Type.TIME}
 #: DuckDB's names of the integer types it names in an out-of-range cast's error
 _DUCKDB_INTEGER_NAMES = {"tinyint": "INT8", "smallint": "INT16", "int": "INT32", "bigint": "INT64"}
 
