@@ -79,6 +79,7 @@ from airflow_provider_lakehouse.spark.semantics import (
     resolve,
     spark_schema_of,
 )
+from airflow_provider_lakehouse.spark.set_operations import has_set_operation
 from airflow_provider_lakehouse.spark.source_types import (
     UNTYPED_IN_SPARK,
     passed_through_types,
@@ -949,7 +950,7 @@ class PlanRunner:
         """``spark.sql`` of a planned query, DuckDB's cast and division semantics resolved for its operands'
         types (see :mod:`.semantics`)."""
         text = query or ""
-        if has_markers(text):
+        if has_markers(text) or has_set_operation(text):  # set operations: DuckDB's column types (.set_operations)
             text = resolve(text, *self._schemas_of(text))
         return self._reads.sql(self.spark, text, args)
 

@@ -27,6 +27,14 @@ OPERANDS = "__lh_operands"
 MARKERS = (INT_DIV, CAST, TYPED, ARITHMETIC, OPERANDS)
 #: Marker ids are unique in the process: a statement's Spark SQL may be assembled from several rewritten pieces.
 marker_ids = itertools.count(1)
+#: sqlglot's timestamp types (Spark's TIMESTAMP is sqlglot's TIMESTAMPTZ, its TIMESTAMP_NTZ TIMESTAMPNTZ)
+TIMESTAMP_TYPES = (
+    exp.DataType.Type.TIMESTAMP,
+    exp.DataType.Type.TIMESTAMPTZ,
+    exp.DataType.Type.TIMESTAMPLTZ,
+    exp.DataType.Type.TIMESTAMPNTZ,
+    exp.DataType.Type.DATETIME,
+)
 
 
 def bottom_up(tree: exp.Expr, rewrite: Callable[[Any], exp.Expr]) -> exp.Expr:

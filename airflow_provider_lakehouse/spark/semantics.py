@@ -87,6 +87,7 @@ from airflow_provider_lakehouse.spark.rewriting import (
     CAST,
     INT_DIV,
     MARKERS,
+    TIMESTAMP_TYPES,
     TYPED,
     bottom_up,
     int_literal,
@@ -98,6 +99,7 @@ from airflow_provider_lakehouse.spark.rewriting import (
     typed_call,
     typed_copy,
 )
+from airflow_provider_lakehouse.spark.set_operations import has_set_operation, text_where_duckdb_unites_with_text
 from airflow_provider_lakehouse.spark.typed_functions import Operand, as_float, in_float, resolve_typed
 
 _DOUBLE = exp.DataType.build("double")
@@ -420,8 +422,19 @@ def resolve(
     """
     tree, arithmetic = _operators_of_markers(parse_spark(sql))
     tree, operands_together = unwrapped(tree)
-    # Innermost markers first, and the types inferred again after each round: a marker's operand may be another
-    # marker (CAST(1.5::FLOAT AS INTEGER)), whose type is known only once it is resolved.
+    tree = _resolve_markers(tree, schemas)
+    if has_set_operation(sql):  # once its inputs' types are known; its to_text markers are resolved in turn
+        tree = _resolve_markers(text_where_duckdb_unites_with_text(tree, schemas), schemas)
+    if arithmetic:  # last, so that it sees the operands' resolved types (sum(x) * 2)
+        tree = _duckdb_arithmetic(tree, _with_unsigned_types(schemas, lake_types or {}))
+    if operands_together and may_meet_a_float(sql, schemas):  # after arithmetic, which may make FLOATs
+        tree = floats_as_duckdb(tree, schemas)
+    return spark_text(_exact_log10(tree), duckdb_operators=True)  # markers come from DuckDB SQL only
+
+
+def _resolve_markers(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str]]) -> exp.Expr:
+    """Innermost markers first, and the types inferred again after each round: a marker's operand may be another
+    marker (CAST(1.5::FLOAT AS INTEGER)), whose type is known only once it is resolved."""
     while innermost := [
         m for m in _markers(tree) if not any(_is_marker(d) for d in m.find_all(exp.Anonymous) if d is not m)
     ]:
@@ -433,11 +446,7 @@ def resolve(
                 tree = resolved
             else:
                 replaced.replace(resolved)
-    if arithmetic:  # last, so that it sees the operands' resolved types (sum(x) * 2)
-        tree = _duckdb_arithmetic(tree, _with_unsigned_types(schemas, lake_types or {}))
-    if operands_together and may_meet_a_float(sql, schemas):  # after arithmetic, which may make FLOATs
-        tree = floats_as_duckdb(tree, schemas)
-    return spark_text(_exact_log10(tree), duckdb_operators=True)  # markers come from DuckDB SQL only
+    return tree
 
 
 def duckdb_output_types(
@@ -587,7 +596,7 @@ def time_text(x: exp.Expr, safe: bool, dtype: exp.DataType | None) -> exp.Expr:
     >>> time_text(exp.column("s"), False, exp.DataType.build("string")).sql("spark")[:60]
     "CASE WHEN DATE_FORMAT(CAST(CONCAT('1970-01-01 ', TRIM(CAST(s"
     """
-    if dtype is not None and dtype.is_type(*_TIMESTAMP_TYPES):
+    if dtype is not None and dtype.is_type(*TIMESTAMP_TYPES):
         moment: exp.Expr = x.copy()
     else:
         parse = "TRY_TO_TIMESTAMP" if safe else "TO_TIMESTAMP"
@@ -614,13 +623,6 @@ _UNSIGNED_TYPES = {
     exp.DataType.Type.UINT,
     exp.DataType.Type.UBIGINT,
 }
-_TIMESTAMP_TYPES = (
-    exp.DataType.Type.TIMESTAMP,
-    exp.DataType.Type.TIMESTAMPTZ,
-    exp.DataType.Type.TIMESTAMPLTZ,
-    exp.DataType.Type.TIMESTAMPNTZ,
-    exp.DataType.Type.DATETIME,
-)
 #: cast targets whose marker keeps DuckDB's name of the type
 _DUCKDB_NAMED = {*_UNSIGNED_TYPES, exp.DataType.Type.TIME}
 #: DuckDB's names of the integer types it names in an out-of-range cast's error

@@ -1,8 +1,15 @@
-"""``VALUES`` rows of mixed kinds on Spark land as DuckDB 1.5 stores them: DuckDB casts each value to its
-column's type on its own, where Spark's inline table wants one type per column (it refused ``('2'), (1)`` and
-turned ``(1), (2.5)`` into ``'1.0'`` in a ``VARCHAR`` column). The same script run by DuckDB on a second lake is
-the referee, and DuckDB reads both lakes. Struct literals in ``VALUES`` keep their struct type (Spark's parser took
-``VALUES (STRUCT(1 AS a))`` for a row of one integer)."""
+"""Values of mixed kinds computed on Spark land as DuckDB 1.5 stores them; the same script run by DuckDB on a second
+lake is the referee, and DuckDB reads both lakes.
+
+- ``INSERT ... VALUES``: DuckDB casts each value to its column's type on its own, where Spark's inline table wants
+  one type per column (it refused ``('2'), (1)`` and turned ``(1), (2.5)`` into ``'1.0'`` in a ``VARCHAR`` column).
+- A query's ``VALUES`` are typed by their first row; struct literals keep their type (Spark's parser took ``VALUES
+  (STRUCT(1 AS a))`` for a row of one integer).
+- ``TIME`` literals and casts: Spark has no time type, and they were sqlglot's ``CAST(... AS TIMESTAMP)``, today's
+  date at that time, stored as a ``TIMESTAMP WITH TIME ZONE``.
+- Set operations: text united with numbers, booleans, dates or timestamps is text (Spark cast the text to the other
+  type), booleans united with integers are integers (Spark refused the pair).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,7 @@ import pytest
 
 from airflow_provider_lakehouse.exceptions import StatementError
 from tests import referee
-from tests.integration.test_spark_sql import run
+from tests.integration.test_spark_sql import duck_rows, run, selected
 from tests.integration.test_spark_values_as_duckdb import run_on_both, same_table
 from tests.referee import LakeSetup, lake_snapshots
 
@@ -77,11 +84,71 @@ MIXED = {
     ],
 }
 
+#: TIME values computed on Spark (which has no time type; lake TIME columns are text there)
+TIMES = {
+    "literals_and_casts_in_create_table_as": [
+        "CREATE TABLE t AS SELECT 1 AS id, TIME '10:00:00' AS a, CAST('11:00:00.5' AS TIME) AS b, "
+        "TRY_CAST('x' AS TIME) AS c, CAST(' 7:05:03 ' AS TIME) AS d, "
+        "CAST(TIMESTAMP '2020-01-01 23:59:59.123456' AS TIME) AS e, '10:00:00.250'::TIME AS f"
+    ],
+    "inserted_compared_and_deleted": [
+        "CREATE TABLE t (id INTEGER, tm TIME)",
+        "INSERT INTO t VALUES (1, TIME '10:00:00'), (2, '11:30:00.5'), (3, NULL)",
+        "INSERT INTO t SELECT 4, CAST('12:00' AS TIME)",
+        "INSERT INTO t SELECT id + 10, tm FROM t WHERE tm > TIME '10:30:00'",
+        "DELETE FROM t WHERE tm = TIME '10:00:00'",
+    ],
+    "updated_and_merged": [
+        "CREATE TABLE t (id INTEGER, tm TIME)",
+        "INSERT INTO t VALUES (1, TIME '10:00:00.123456'), (2, TIME '23:59:59')",
+        "UPDATE t SET tm = CAST(TIMESTAMP '2020-01-01 08:15:00' AS TIME) WHERE id = 1",
+        "MERGE INTO t USING (SELECT 1 AS id, TIME '09:00:00' AS tm UNION ALL SELECT 5, TIME '08:00:00.25') s "
+        "ON t.id = s.id WHEN MATCHED THEN UPDATE SET tm = s.tm WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.tm)",
+        "INSERT INTO t SELECT 3, max(tm) FROM t",
+    ],
+    "comparisons_stored": [
+        "CREATE TABLE t (id INTEGER, tm TIME)",
+        "INSERT INTO t VALUES (1, TIME '10:00:00'), (2, TIME '10:00:00.5'), (3, NULL)",
+        "CREATE OR REPLACE TABLE t AS SELECT id, tm, tm = TIME '10:00:00.5' AS eq, tm < TIME '10:00:00.2' AS lt, "
+        "TIME '10:00:00' > TIME '09:59:59' AS gt, TIME '06:30:00' AS fixed, CAST(tm AS TIME) AS same FROM t",
+    ],
+}
 
-@pytest.mark.parametrize("name", list(MIXED))
-def test_mixed_values_are_cast_one_by_one_as_duckdb(spark: Any, lakes: tuple[LakeSetup, LakeSetup], name: str) -> None:
+#: set operations: text united with other scalars is text, booleans united with integers integers
+SET_OPERATIONS = {
+    "literals": [
+        "CREATE TABLE t AS SELECT 1 AS i, DATE '2020-01-01' AS d, true AS b, 1.5 AS x, 1e10::DOUBLE AS f, "
+        "TIMESTAMP '2020-01-01 10:00:00.5' AS ts, TIMESTAMPTZ '2020-01-01 10:00:00+02' AS tz "
+        "UNION ALL SELECT '2', '2020-01-02', 'false', 'b', 'y', 'z', 'w'"
+    ],
+    "text_first": ["CREATE TABLE t AS SELECT 'a' AS x, 7 AS n UNION ALL SELECT 1, 8 UNION ALL SELECT 2.5, 9"],
+    "columns_of_tables": [
+        "CREATE TABLE src (d DATE, s VARCHAR, n INTEGER, flag BOOLEAN)",
+        "INSERT INTO src VALUES (DATE '2020-01-01', 'x', 1, true), (NULL, NULL, NULL, NULL)",
+        "CREATE TABLE t AS SELECT d AS a, n AS b, flag AS c FROM src UNION ALL SELECT s, s, n FROM src",
+    ],
+    "insert_into_text": [
+        "CREATE TABLE t (s VARCHAR)",
+        "INSERT INTO t VALUES ('a')",
+        "INSERT INTO t SELECT 5 UNION ALL SELECT s FROM t",
+    ],
+    "intersect_and_except": [
+        "CREATE TABLE t AS SELECT * FROM (SELECT 1 AS x INTERSECT SELECT '1') "
+        "UNION ALL SELECT * FROM (SELECT 2 AS x EXCEPT SELECT '3')"
+    ],
+    "booleans_with_integers": [
+        "CREATE TABLE t AS SELECT 1::BIGINT AS x, true AS y UNION ALL SELECT false, false UNION ALL SELECT 7, true"
+    ],
+}
+
+
+SCRIPTS = {**MIXED, **TIMES, **SET_OPERATIONS}
+
+
+@pytest.mark.parametrize("name", list(SCRIPTS))
+def test_values_computed_on_spark_have_duckdbs_types(spark: Any, lakes: tuple[LakeSetup, LakeSetup], name: str) -> None:
     ours, theirs = lakes
-    con = run_on_both(spark, ours, theirs, MIXED[name])
+    con = run_on_both(spark, ours, theirs, SCRIPTS[name])
     same_table(con, "t")
 
 
@@ -120,3 +187,14 @@ def test_typed_values_after_text_fail_as_in_duckdb(spark: Any, lakes: tuple[Lake
     with pytest.raises(StatementError, match="Cannot combine types VARCHAR and"):
         run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE keep (i INTEGER); {query}")
     assert lake_snapshots(ours.open()) == [0]
+
+
+def test_a_select_returns_duckdbs_times(spark: Any, lakes: tuple[LakeSetup, LakeSetup]) -> None:
+    """The rows a SELECT returns (the task's XCom): DuckDB's times, not timestamps of the day the task ran."""
+    ours, _theirs = lakes
+    query = (
+        "SELECT TIME '10:00:00' AS a, CAST('23:59:59.999999' AS TIME) AS b, "
+        "CAST(TIMESTAMP '2020-01-01 00:00:01.5' AS TIME) AS c, TRY_CAST('soon' AS TIME) AS d"
+    )
+    ours_rows = selected(run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; {query}"))
+    assert ours_rows == duck_rows(referee.connect(), query)
