@@ -233,8 +233,16 @@ def test_a_file_finished_after_its_job_failed_is_removed_by_its_executor(spark: 
     deadline = time.monotonic() + 60
     while spark.sparkContext.statusTracker().getActiveStageIds() and time.monotonic() < deadline:
         time.sleep(0.2)
-    time.sleep(8)  # partition 0's worker wakes, writes its file, finds the lease gone and deletes the file
-    assert [f.uri for f in lake.storage.list_files(table_dir)] == []
+    # partition 0's worker wakes, writes its file, finds the lease gone and deletes the file: on a loaded machine
+    # that takes longer than on an idle one, so wait for it (a fixed 8 s failed once with two suites' load)
+    left = [f.uri for f in lake.storage.list_files(table_dir)]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(1)
+        left = [f.uri for f in lake.storage.list_files(table_dir)]
+        if not left and time.monotonic() > deadline - 50:  # empty, and at least 10 s after the job ended
+            break
+    assert left == []
 
 
 def test_transaction_is_one_snapshot_and_failures_leave_none(spark: Any, setup: LakeSetup) -> None:
