@@ -7,6 +7,7 @@
     python -m tests.fuzz.spark_against_duckdb 900 40 --alter-columns  # ALTER COLUMN TYPE/DEFAULT/NOT NULL too
     python -m tests.fuzz.spark_against_duckdb 1100 40 --filters     # decimal literals in WHERE and arithmetic
     python -m tests.fuzz.spark_against_duckdb 1300 40 --partitions  # partitioned tables, files compared too
+    python -m tests.fuzz.spark_against_duckdb 1500 40 --mixed-values  # text and other types' values in inserts
 
 Each seed makes one table of random column types and a script of random changes: inserts of random values (and
 ``NULL``), deletes, updates with constants and expressions, merges, added, dropped and renamed columns, copies of
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -130,9 +132,27 @@ class ScriptMaker:
     alter_columns: bool = False
     filters: bool = False
     partitions: bool = False
+    mixed_values: bool = False
 
     def value(self, kind: str) -> str:
+        if self.mixed_values and self.rng.random() < 0.3:
+            return self.mixed_value(kind)
         return "NULL" if self.rng.random() < 0.15 else (LITERALS | ODD_LITERALS | GEOMETRY_LITERALS)[kind](self.rng)
+
+    def mixed_value(self, kind: str) -> str:
+        """A value of another kind than ``kind``'s literals: its text (``'2020-01-01'`` for a date, ``'5'`` for a
+        number), a literal of another numeric type for a number, or a literal of any other type (which DuckDB may
+        refuse: then both sides must fail)."""
+        literal = (LITERALS | ODD_LITERALS | GEOMETRY_LITERALS)[kind](self.rng)
+        roll = self.rng.random()
+        typed = re.match(r"^[A-Z_]+ ('.*')$", literal)
+        if roll < 0.4 and typed:
+            return typed.group(1)  # DATE '2020-01-01' -> '2020-01-01'
+        if roll < 0.6 and kind in NUMERIC:
+            return LITERALS[self.rng.choice(sorted(NUMERIC & set(LITERALS)))](self.rng)
+        if roll < 0.85:
+            return "'" + literal.replace("'", "''") + "'"
+        return LITERALS[self.rng.choice(sorted(LITERALS))](self.rng)
 
     def script(self) -> list[str]:
         self.columns = {"id": "INTEGER"} | {f"c{i}": self.rng.choice(self.types) for i in range(self.rng.randint(1, 4))}
@@ -335,12 +355,20 @@ def compare(
     alter_columns: bool = False,
     filters: bool = False,
     partitions: bool = False,
+    mixed_values: bool = False,
 ) -> str | None:
     """The difference seed ``seed`` shows, or None. With ``autocommit``, each statement commits on its own on
     both sides, and a failing one ends the script keeping what ran before it. With ``partitions``, DuckDB writes
     every insert to files and the two tables' files must sit in the same partitions (with a ``HUGEINT`` column too).
     """
-    maker = ScriptMaker(random.Random(seed), types, alter_columns=alter_columns, filters=filters, partitions=partitions)
+    maker = ScriptMaker(
+        random.Random(seed),
+        types,
+        alter_columns=alter_columns,
+        filters=filters,
+        partitions=partitions,
+        mixed_values=mixed_values,
+    )
     statements = maker.script()
     parts = [statements[:1], statements[1:]] if seed % 2 == 0 else [statements]
     if autocommit:
@@ -423,12 +451,15 @@ def main() -> None:
     parser.add_argument("--alter-columns", action="store_true", help="ALTER COLUMN TYPE/DEFAULT/NOT NULL, TRUNCATE")
     parser.add_argument("--filters", action="store_true", help="decimal literals in conditions and arithmetic")
     parser.add_argument("--partitions", action="store_true", help="partitioned tables, their files compared too")
+    parser.add_argument(
+        "--mixed-values", action="store_true", help="values of other kinds than their column's: text, other types"
+    )
     args = parser.parse_args()
     if args.odd_types:
         args.types = "|".join([*args.types.split("|"), *ODD_LITERALS])
     spark = local_session({"spark.master": "local[2]", "spark.sql.shuffle.partitions": "2"})
     types = args.types.split("|")
-    modes = (args.autocommit, args.alter_columns, args.filters, args.partitions)
+    modes = (args.autocommit, args.alter_columns, args.filters, args.partitions, args.mixed_values)
     run_seeds(args.first_seed, args.count, lambda seed: compare(spark, seed, types, *modes))
 
 
