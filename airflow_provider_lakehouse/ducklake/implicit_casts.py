@@ -66,6 +66,8 @@ def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
     if pa.types.is_decimal(source):
         if pa.types.is_floating(target):
             return _decimal_to_float(array, target)
+        if pa.types.is_boolean(target):  # DuckDB: any value but zero is true (pyarrow has no such cast)
+            return pc.not_equal(array, pa.scalar(0, array.type))
         if pa.types.is_decimal(target) and target.scale < source.scale:
             array = _round_decimal(array, target.scale)
         elif pa.types.is_integer(target) and source.scale > 0:

@@ -135,6 +135,34 @@ def test_text_is_parsed_and_printed_as_duckdb_does(array: pa.Array, target: pa.D
     assert same(ours(array, target), duckdb_cast(array, name))
 
 
+OTHER_CASES = [
+    # pyarrow has no decimal-to-boolean cast: DuckDB's is "not zero"
+    (
+        pa.array([Decimal("611145985940.9043881768"), Decimal("0"), Decimal("-0.5"), None], pa.decimal128(22, 10)),
+        pa.bool_(),
+        "BOOLEAN",
+    ),
+    (pa.array([2.5, 0.0, -0.0, float("nan"), None]), pa.bool_(), "BOOLEAN"),
+    # nested values whose elements change type: pyarrow refuses to drop a digit, DuckDB rounds
+    (
+        pa.array([[Decimal("2.5"), Decimal("-1.5")], None], pa.list_(pa.decimal128(2, 1))),
+        pa.list_(pa.int32()),
+        "INTEGER[]",
+    ),
+    (pa.array(["[3, 4]", "[]", None]), pa.list_(pa.int32()), "INTEGER[]"),
+    (
+        pa.array([{"a": Decimal("2.5")}], pa.struct([("a", pa.decimal128(2, 1))])),
+        pa.struct([("a", pa.int32())]),
+        "STRUCT(a INTEGER)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("array", "target", "name"), OTHER_CASES, ids=[f"{c[0].type}-{c[2]}" for c in OTHER_CASES])
+def test_booleans_and_nested_values_are_cast_as_duckdb_does(array: pa.Array, target: pa.DataType, name: str) -> None:
+    assert same(ours(array, target), duckdb_cast(array, name))
+
+
 def test_text_that_is_no_number_fails_naming_the_value() -> None:
     with pytest.raises(pa.ArrowInvalid, match="abc"):
         cast_as_duckdb(pa.array(["1", "abc"]), pa.int32())
