@@ -50,3 +50,38 @@ def stored_default(value: Any) -> tuple[str, bool]:
         return f"CAST('{'t' if value else 'f'}' AS BOOLEAN)", True
     text = repr(value) if isinstance(value, (int, float)) else str(value)
     return text, _CAST_OF_TEXT.match(text) is not None
+
+
+def check_default(column: Column) -> None:
+    """Fail as DuckDB fails a ``DEFAULT`` its column's type cannot hold (``UINTEGER DEFAULT -344``, ``TINYINT
+    DEFAULT 300``, ``DATE DEFAULT 'x'``): when the table is created or altered, not at the first insert that uses
+    it. The check is DuckDB's own cast of the default's text, so it runs where the ``duckdb`` package is installed.
+
+    >>> check_default(Column(1, "n", "int8", default_value="300"))
+    Traceback (most recent call last):
+    ...
+    airflow_provider_lakehouse.exceptions.LakehouseError: Column 'n': its default 300 does not fit TINYINT: ...
+    >>> check_default(Column(1, "n", "int32", default_value="2.5"))  # DuckDB rounds it at each insert
+    """
+    from importlib.util import find_spec
+
+    import pyarrow as pa
+
+    from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
+    from airflow_provider_lakehouse.ducklake.type_promotion import duckdb_type_name
+    from airflow_provider_lakehouse.ducklake.types import arrow_type
+
+    text = insert_default(column)
+    if text is None or column.type in _TAKES_ANY_TEXT or find_spec("duckdb") is None:
+        return  # without DuckDB, pyarrow's stricter parsing would refuse defaults DuckDB takes ('2.5' for INTEGER)
+    try:
+        cast_as_duckdb(pa.array([text], pa.string()), arrow_type(column))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise LakehouseError(
+            f"Column {column.name!r}: its default {column.default_value} does not fit "
+            f"{duckdb_type_name(column.type)}: {exc}"
+        ) from None
+
+
+#: types whose column takes a default's text as it is (the writer turns it into the stored form)
+_TAKES_ANY_TEXT = frozenset({"uuid", "json", "geometry", "varchar", "blob"})

@@ -276,8 +276,15 @@ def default_array(column: Column, length: int) -> pa.Array:
     target = readable_arrow_type(column)
     if column.initial_default is None or column.initial_default == "NULL":
         return pa.nulls(length, target)
-    value = decode_value(_unquote(column.initial_default), column)
-    return pa.array([value] * length, target)
+    text = _unquote(column.initial_default)
+    try:
+        return pa.array([decode_value(text, column)] * length, target)
+    except (ValueError, ArithmeticError, pa.ArrowInvalid):
+        # a default DuckDB casts into the column's type ('2.5' into INTEGER is 3, '1.25' into DECIMAL(4, 1) 1.3)
+        from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
+
+        value = cast_as_duckdb(pa.array([text], pa.string()), target)[0].as_py()
+        return pa.array([value] * length, target)
 
 
 def wide_integer_array(values: Sequence[int | None]) -> pa.Array:

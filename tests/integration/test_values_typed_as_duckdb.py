@@ -142,7 +142,19 @@ SET_OPERATIONS = {
 }
 
 
-SCRIPTS = {**MIXED, **TIMES, **SET_OPERATIONS}
+#: defaults DuckDB casts into their column's type at each insert (and for the rows written before the column)
+DEFAULTS = {
+    "defaults_rounded_into_their_type": [
+        "CREATE TABLE t (id INTEGER, d DATE DEFAULT DATE '2020-01-02', b BOOLEAN DEFAULT true, "
+        "x DECIMAL(4, 1) DEFAULT 1.25)",
+        "INSERT INTO t (id) VALUES (1)",
+        "ALTER TABLE t ADD COLUMN n INTEGER DEFAULT 2.5",
+        "ALTER TABLE t ADD COLUMN y DECIMAL(4, 1) DEFAULT 1.25",
+        "INSERT INTO t (id) VALUES (2)",
+    ],
+}
+
+SCRIPTS = {**MIXED, **TIMES, **SET_OPERATIONS, **DEFAULTS}
 
 
 @pytest.mark.parametrize("name", list(SCRIPTS))
@@ -198,3 +210,28 @@ def test_a_select_returns_duckdbs_times(spark: Any, lakes: tuple[LakeSetup, Lake
     )
     ours_rows = selected(run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; {query}"))
     assert ours_rows == duck_rows(referee.connect(), query)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "ALTER TABLE keep ADD COLUMN a UINTEGER DEFAULT -344",
+        "ALTER TABLE keep ADD COLUMN b TINYINT DEFAULT 300",
+        "ALTER TABLE keep ADD COLUMN c DATE DEFAULT 'x'",
+        "CREATE TABLE t (a TINYINT DEFAULT 300)",
+    ],
+)
+def test_a_default_its_type_cannot_hold_fails_as_in_duckdb(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup], statement: str
+) -> None:
+    """DuckDB refuses such a default when the table is created or altered (``Failed to cast value``); Spark stored
+    it, and only an insert that used it failed."""
+    ours, theirs = lakes
+    con = referee.connect()
+    theirs.attach(con, "theirs")
+    con.sql("USE theirs; CREATE TABLE keep (i INTEGER)")
+    with pytest.raises(Exception, match="Failed to cast value"):
+        con.sql(statement)
+    with pytest.raises(StatementError, match="does not fit"):
+        run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE keep (i INTEGER); {statement}")
+    assert lake_snapshots(ours.open()) == [0]
