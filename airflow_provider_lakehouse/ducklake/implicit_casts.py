@@ -72,6 +72,9 @@ def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
             array = _round_decimal(array, target.scale)
         elif pa.types.is_integer(target) and source.scale > 0:
             array = _round_decimal(array, 0)
+    elif pa.types.is_integer(source) and pa.types.is_floating(target):
+        # DuckDB takes the nearest float (979483675 into FLOAT is 979483648); pyarrow refuses inexact integers
+        return array.cast(target, safe=False)
     elif pa.types.is_floating(source):
         if pa.types.is_decimal(target):
             return _float_to_decimal(array, target)

@@ -143,6 +143,9 @@ OTHER_CASES = [
         "BOOLEAN",
     ),
     (pa.array([2.5, 0.0, -0.0, float("nan"), None]), pa.bool_(), "BOOLEAN"),
+    # integers a float cannot hold exactly: DuckDB takes the nearest, pyarrow refused them
+    (pa.array([979483675, 16777217, -263, None], pa.int32()), pa.float32(), "FLOAT"),
+    (pa.array([9007199254740993, -(2**63)], pa.int64()), pa.float64(), "DOUBLE"),
     # nested values whose elements change type: pyarrow refuses to drop a digit, DuckDB rounds
     (
         pa.array([[Decimal("2.5"), Decimal("-1.5")], None], pa.list_(pa.decimal128(2, 1))),
