@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from airflow_provider_lakehouse.ducklake.types import Column
+import pyarrow as pa
+
+from airflow_provider_lakehouse.ducklake.implicit_casts import cast_in_duckdb
+from airflow_provider_lakehouse.ducklake.type_promotion import duckdb_type_name
+from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
 from airflow_provider_lakehouse.exceptions import LakehouseError
 
 #: DuckDB stores a typed constant default as a cast of its text: ``CAST('t' AS BOOLEAN)``, ``CAST('2020-01-02' AS
@@ -26,17 +30,23 @@ def insert_default(column: Column) -> str | None:
     :raises LakehouseError: for a default DuckDB evaluates per insert (``now()``, ``nextval(...)``): this
         implementation fills defaults from constants only.
     """
+    text = _constant_text(column)
+    if text is None and column.default_value is not None:
+        raise LakehouseError(
+            f"Column {column.name!r} has the default {column.default_value}, an expression DuckDB evaluates per "
+            "insert: this engine fills only constant defaults. Give the column's value in the INSERT, or run the "
+            'task with engine="duckdb".'
+        )
+    return text
+
+
+def _constant_text(column: Column) -> str | None:
+    """The text of ``column``'s constant default; None when it has none or DuckDB evaluates it per insert."""
     text = column.default_value
     if text is None or not column.default_is_expression:
         return text
     cast = _CAST_OF_TEXT.match(text)
-    if cast is None:
-        raise LakehouseError(
-            f"Column {column.name!r} has the default {text}, an expression DuckDB evaluates per insert: this engine "
-            "fills only constant defaults. Give the column's value in the INSERT, or run the task with "
-            'engine="duckdb".'
-        )
-    return cast.group(1).replace("''", "'")
+    return None if cast is None else cast.group(1).replace("''", "'")
 
 
 def stored_default(value: Any) -> tuple[str, bool]:
@@ -55,7 +65,9 @@ def stored_default(value: Any) -> tuple[str, bool]:
 def check_default(column: Column) -> None:
     """Fail as DuckDB fails a ``DEFAULT`` its column's type cannot hold (``UINTEGER DEFAULT -344``, ``TINYINT
     DEFAULT 300``, ``DATE DEFAULT 'x'``): when the table is created or altered, not at the first insert that uses
-    it. The check is DuckDB's own cast of the default's text, so it runs where the ``duckdb`` package is installed.
+    it. The check is DuckDB's own cast of the default's text, so it runs where the ``duckdb`` package is installed
+    (pyarrow's stricter parsing would refuse defaults DuckDB takes, ``'2.5'`` for an ``INTEGER``); a default DuckDB
+    evaluates per insert is not checked.
 
     >>> check_default(Column(1, "n", "int8", default_value="300"))
     Traceback (most recent call last):
@@ -63,20 +75,12 @@ def check_default(column: Column) -> None:
     airflow_provider_lakehouse.exceptions.LakehouseError: Column 'n': its default 300 does not fit TINYINT: ...
     >>> check_default(Column(1, "n", "int32", default_value="2.5"))  # DuckDB rounds it at each insert
     """
-    from importlib.util import find_spec
-
-    import pyarrow as pa
-
-    from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
-    from airflow_provider_lakehouse.ducklake.type_promotion import duckdb_type_name
-    from airflow_provider_lakehouse.ducklake.types import arrow_type
-
-    text = insert_default(column)
-    if text is None or column.type in _TAKES_ANY_TEXT or find_spec("duckdb") is None:
-        return  # without DuckDB, pyarrow's stricter parsing would refuse defaults DuckDB takes ('2.5' for INTEGER)
+    text = _constant_text(column)
+    if text is None or column.type in _TAKES_ANY_TEXT:
+        return
     try:
-        cast_as_duckdb(pa.array([text], pa.string()), arrow_type(column))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        cast_in_duckdb(pa.array([text], pa.string()), arrow_type(column))
+    except pa.ArrowInvalid as exc:
         raise LakehouseError(
             f"Column {column.name!r}: its default {column.default_value} does not fit "
             f"{duckdb_type_name(column.type)}: {exc}"

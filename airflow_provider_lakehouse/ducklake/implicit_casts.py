@@ -60,7 +60,7 @@ def _cast(array: pa.Array, target: pa.DataType) -> pa.Array:
     # go through DuckDB's own casts
     through_duckdb = _is_text(source) != _is_text(target) or (_is_nested(source) and source != target)
     if through_duckdb and not pa.types.is_null(source):
-        converted = _cast_in_duckdb(array, target)
+        converted = cast_in_duckdb(array, target)
         if converted is not None:
             return converted
     if pa.types.is_decimal(source):
@@ -256,7 +256,7 @@ _SIMPLE_TYPES = {
 }
 
 
-def _cast_in_duckdb(array: pa.Array, target: pa.DataType) -> pa.Array | None:
+def cast_in_duckdb(array: pa.Array, target: pa.DataType) -> pa.Array | None:
     """``array`` cast by an in-memory DuckDB; ``None`` when ``duckdb`` is not installed or the target has no
     DuckDB type here.
 

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from airflow_provider_lakehouse.ducklake.deletion_vectors import deleted_positions_of, is_deletion_vector
+from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
 from airflow_provider_lakehouse.ducklake.inline_codec import decode_value
 from airflow_provider_lakehouse.ducklake.intervals import from_parquet
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, TableInfo
@@ -281,8 +282,6 @@ def default_array(column: Column, length: int) -> pa.Array:
         return pa.array([decode_value(text, column)] * length, target)
     except (ValueError, ArithmeticError, pa.ArrowInvalid):
         # a default DuckDB casts into the column's type ('2.5' into INTEGER is 3, '1.25' into DECIMAL(4, 1) 1.3)
-        from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
-
         value = cast_as_duckdb(pa.array([text], pa.string()), target)[0].as_py()
         return pa.array([value] * length, target)
 

@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from airflow_provider_lakehouse.ducklake import changes as changelog
 from airflow_provider_lakehouse.ducklake import metadata
 from airflow_provider_lakehouse.ducklake.commit_builder import CommitBuilder, CommitRecord
-from airflow_provider_lakehouse.ducklake.defaults import insert_default, stored_default
+from airflow_provider_lakehouse.ducklake.defaults import check_default, insert_default, stored_default
 from airflow_provider_lakehouse.ducklake.model import (
     DataFileInfo,
     PartitionField,
@@ -323,6 +323,8 @@ class Transaction:
         names = [c.name.lower() for c in columns]
         if len(set(names)) != len(names):
             raise ValueError(f"Table {schema_name}.{table_name} has duplicate column names.")
+        for column in columns:
+            check_default(column)
         path = path_for(table_name)
         state = TableState(
             schema_name,
@@ -471,6 +473,7 @@ class Transaction:
         column = renumber(template, iter(range(self._max_column_id(state) + 1, 1 << 62)))
         literal = None if default is None else _literal(default)
         column = replace(column, initial_default=literal, default_value=literal)
+        check_default(column)
         state.max_column_id = max(c.column_id for c in column.walk())
         state.columns = (*state.columns, column)
         if not state.pending:  # a CREATE in this transaction writes the final column list
@@ -538,7 +541,9 @@ class Transaction:
         self._replace_column(state, column, replace(column, type=new_type))
 
     def set_column_default(self, table: str, name: str, default: Any) -> None:
-        """``ALTER COLUMN … SET DEFAULT literal`` (None: ``DROP DEFAULT``); rows already there keep their values."""
+        """``ALTER COLUMN … SET DEFAULT literal`` (None: ``DROP DEFAULT``); rows already there keep their values.
+        Any constant is taken, as DuckDB takes it here (``UINTEGER`` ``SET DEFAULT -1``): an insert that uses a
+        default its type cannot hold fails (see :func:`~.defaults.check_default` for ``ADD COLUMN``)."""
         state = self.table_state(table)
         column = self._column(state, name)
         text, is_expression = (None, False) if default is None else stored_default(default)

@@ -27,7 +27,7 @@ from airflow_provider_lakehouse.datatables.transaction import (
     task_gid_prefix,
 )
 from airflow_provider_lakehouse.ducklake.catalog import DuckLake
-from airflow_provider_lakehouse.ducklake.defaults import check_default, stored_default
+from airflow_provider_lakehouse.ducklake.defaults import stored_default
 from airflow_provider_lakehouse.ducklake.model import SortKey, TableInfo, ViewInfo
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID, output_schema
 from airflow_provider_lakehouse.ducklake.task_commits import (
@@ -568,7 +568,6 @@ class PlanRunner:
                 columns[i] = replace(
                     columns[i], default_value=text, default_is_expression=is_expression, initial_default=initial
                 )
-                check_default(columns[i])
         created = tx.create_table(
             step.target or "",
             columns,
@@ -611,10 +610,6 @@ class PlanRunner:
         self, step: Step, details: steps.AddColumn, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         column = details.column
-        if column.default is not None:
-            (declared,) = columns_from_arrow(pa.schema([_declared_field(column.name, column.type)]))
-            text, is_expression = stored_default(column.default)
-            check_default(replace(declared, default_value=text, default_is_expression=is_expression))
         tx.add_column(
             step.target or "",
             column.name,
@@ -653,7 +648,6 @@ class PlanRunner:
                 f"the default {details.expression} is not a constant: the Spark engine takes a constant default "
                 '(DuckDB\'s engine="duckdb" takes this one).'
             )
-        # DuckDB takes any constant here (UINTEGER SET DEFAULT -1), and fails the insert that uses it
         tx.set_column_default(step.target or "", details.column, details.default)
         result.data.update(status="executed", target=step.target or "")
 

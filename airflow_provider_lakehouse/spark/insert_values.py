@@ -80,9 +80,9 @@ def _literal_kind(node: exp.Literal) -> str:
 def values_by_kind(values: exp.Values) -> tuple[exp.Values, tuple[int, ...]]:
     """``values`` with each column that mixes kinds of value turned into a struct of one field per kind (see the
     module's docstring), and the positions of those columns."""
-    rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in values.expressions]
-    if len(rows) < 2 or len({len(row) for row in rows}) != 1:
-        return values, ()  # one row has nothing to unify; ragged rows fail in Spark with its own message
+    rows = values_rows(values)
+    if rows is None:
+        return values, ()
     by_kind: list[int] = []
     new_rows = [list(row) for row in rows]
     for position in range(len(rows[0])):
@@ -104,6 +104,13 @@ def values_by_kind(values: exp.Values) -> tuple[exp.Values, tuple[int, ...]]:
     planned = values.copy()
     planned.set("expressions", [exp.Tuple(expressions=row) for row in new_rows])
     return planned, tuple(by_kind)
+
+
+def values_rows(values: exp.Values) -> list[list[exp.Expr]] | None:
+    """The cells of ``values``, row by row; None where there is nothing to type across rows: one row, or rows of
+    different lengths (Spark fails those with its own message)."""
+    rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in values.expressions]
+    return rows if len(rows) > 1 and len({len(row) for row in rows}) == 1 else None
 
 
 def _struct_of_kinds(cell: exp.Expr, kinds: Sequence[str], kind: str | None) -> exp.Struct:

@@ -15,9 +15,11 @@ instead (see :mod:`.insert_values`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from sqlglot import exp
 
-from airflow_provider_lakehouse.spark.insert_values import value_kind
+from airflow_provider_lakehouse.spark.insert_values import value_kind, values_rows
 
 #: what DuckDB calls the type of a literal of each kind, in its error
 _DUCKDB_NAMES = {"integer": "INTEGER_LITERAL", "double": "DOUBLE", "boolean": "BOOLEAN"}
@@ -28,18 +30,11 @@ _INT32_MAX = 2**31 - 1
 def typed_text_in_values(tree: exp.Expr) -> exp.Expr:
     """``tree`` with the text literals of each query ``VALUES`` column cast to the type of the column's other
     values, where those are all of one scalar kind and the column's first value is not text (DuckDB's type)."""
-    for values in list(tree.find_all(exp.Values)):
-        rows = _rows(values)
-        if rows is None:
-            continue
-        for position in range(len(rows[0])):
-            cells = [row[position] for row in rows]
-            target = _text_target(cells)
-            if target is None:
-                continue
-            for cell in cells:
-                if value_kind(cell) == "varchar":
-                    cell.replace(exp.Cast(this=cell.copy(), to=target))
+    for cells in list(_value_columns(tree)):
+        target = _text_target(cells)
+        for cell in cells if target is not None else ():
+            if value_kind(cell) == "varchar":
+                cell.replace(exp.Cast(this=cell.copy(), to=target))
     return tree
 
 
@@ -48,25 +43,24 @@ def values_combine_error(tree: exp.Expr) -> str | None:
     (``VALUES ('2'), (1)``), or None. The rows of an ``INSERT ... VALUES`` are not a query's: DuckDB casts them to
     the target's columns one by one."""
     own = tree.expression if isinstance(tree, exp.Insert) else None
-    for values in tree.find_all(exp.Values):
-        rows = _rows(values) if values is not own else None
-        for position in range(len(rows[0]) if rows else 0):
-            kinds = [value_kind(row[position]) for row in rows or []]
-            known = [kind for kind in kinds if kind is not None]
-            if not known or known[0] != "varchar":
-                continue
-            typed = next((kind for kind in known if _scalar(kind)), None)
-            if typed is not None:
-                return (
-                    f"Not implemented Error: Cannot combine types VARCHAR and {_duckdb_name(typed)} - an explicit cast "
-                    "is required"
-                )
+    for cells in _value_columns(tree, skip=own):
+        known = [kind for kind in map(value_kind, cells) if kind is not None]
+        typed = next((kind for kind in known if _scalar(kind)), None)
+        if known and known[0] == "varchar" and typed is not None:
+            return (
+                f"Not implemented Error: Cannot combine types VARCHAR and {_duckdb_name(typed)} - an explicit cast "
+                "is required"
+            )
     return None
 
 
-def _rows(values: exp.Values) -> list[list[exp.Expr]] | None:
-    rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in values.expressions]
-    return rows if len(rows) > 1 and len({len(row) for row in rows}) == 1 else None
+def _value_columns(tree: exp.Expr, skip: exp.Expr | None = None) -> Iterator[list[exp.Expr]]:
+    """The cells of each column of each ``VALUES`` in ``tree`` (but ``skip``) whose rows can be typed together."""
+    for values in tree.find_all(exp.Values):
+        rows = values_rows(values) if values is not skip else None
+        if rows is not None:
+            for position in range(len(rows[0])):
+                yield [row[position] for row in rows]
 
 
 def _text_target(cells: list[exp.Expr]) -> exp.DataType | None:

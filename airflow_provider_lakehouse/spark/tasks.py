@@ -358,21 +358,24 @@ def _collapse_kinds(array: pa.ChunkedArray, column: Column, target: pa.DataType)
     >>> _collapse_kinds(kinds, Column(1, "x", "int64"), pa.int64()).to_pylist()
     [1, 2, None]
     """
-    stored = pa.string() if column.type in ("uuid", "json", "geometry") else target
-
-    def cast(field: pa.Array) -> pa.Array:
-        if field.type == stored or pa.types.is_null(field.type):
-            return field.cast(stored)
-        try:
-            return _store_as(field, stored)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise ValueError(
-                f"Column {column.name!r}: cannot store {field.type} values as {column.type}: {exc}"
-            ) from None
-
+    stored = pa.string() if column.type in _STORED_AS_TEXT else target
     structs = array.combine_chunks()
-    fields = [cast(structs.field(i)) for i in range(structs.type.num_fields)]
+    fields = [_stored(structs.field(i), column, stored) for i in range(structs.type.num_fields)]
     return fields[0] if len(fields) == 1 else pc.coalesce(*fields)
+
+
+def _stored(array: pa.Array | pa.ChunkedArray, column: Column, target: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """``array`` as ``target`` (:func:`_store_as`); a value that does not fit fails naming ``column``."""
+    if array.type == target:
+        return array
+    try:
+        return _store_as(array, target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise ValueError(f"Column {column.name!r}: cannot store {array.type} values as {column.type}: {exc}") from None
+
+
+#: column types the writer takes as text (a geometry's WKT, as DuckDB casts it) and turns into the storage form
+_STORED_AS_TEXT = frozenset({"uuid", "json", "geometry"})
 
 
 def conform_to_table(columns: Sequence[Column], data: pa.Table, by_kind: frozenset[str] = frozenset()) -> pa.Table:
@@ -407,13 +410,8 @@ def conform_to_table(columns: Sequence[Column], data: pa.Table, by_kind: frozens
                 f"Column {column.name!r} is {column.type.upper()}: Spark keeps times in microseconds, so writing "
                 "it would drop the nanoseconds of its values. Write this table with engine='duckdb'."
             )
-        if column.type in ("uuid", "json", "geometry"):
-            arrays.append(array)  # the writer turns text (a geometry's WKT, as DuckDB casts it) into the storage form
+        if column.type in _STORED_AS_TEXT:
+            arrays.append(array)  # the writer turns the text into the storage form
             continue
-        try:
-            arrays.append(array if array.type == target else _store_as(array, target))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise ValueError(
-                f"Column {column.name!r}: cannot store {array.type} values as {column.type}: {exc}"
-            ) from None
+        arrays.append(_stored(array, column, target))
     return pa.Table.from_arrays(arrays, names=[c.name for c in columns])

@@ -190,15 +190,8 @@ def test_a_value_that_does_not_fit_fails_the_insert_and_leaves_nothing(
 def test_typed_values_after_text_fail_as_in_duckdb(spark: Any, lakes: tuple[LakeSetup, LakeSetup], values: str) -> None:
     """DuckDB types a query's VALUES column by its first value: text, with which no later number, boolean or date
     combines. Spark made the column of the later type; the statement now fails with DuckDB's message."""
-    ours, theirs = lakes
     query = f"CREATE TABLE t AS SELECT * FROM (VALUES {values}) v(x)"
-    con = referee.connect()
-    theirs.attach(con, "theirs")
-    with pytest.raises(Exception, match="Cannot combine types VARCHAR and"):
-        con.sql(f"USE theirs; {query}")
-    with pytest.raises(StatementError, match="Cannot combine types VARCHAR and"):
-        run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE keep (i INTEGER); {query}")
-    assert lake_snapshots(ours.open()) == [0]
+    fails_on_both(spark, lakes, query, duckdb_error="Cannot combine types VARCHAR and", ours="Cannot combine types")
 
 
 def test_a_select_returns_duckdbs_times(spark: Any, lakes: tuple[LakeSetup, LakeSetup]) -> None:
@@ -226,12 +219,18 @@ def test_a_default_its_type_cannot_hold_fails_as_in_duckdb(
 ) -> None:
     """DuckDB refuses such a default when the table is created or altered (``Failed to cast value``); Spark stored
     it, and only an insert that used it failed."""
-    ours, theirs = lakes
+    fails_on_both(spark, lakes, statement, duckdb_error="Failed to cast value", ours="does not fit")
+
+
+def fails_on_both(spark: Any, lakes: tuple[LakeSetup, LakeSetup], statement: str, duckdb_error: str, ours: str) -> None:
+    """``statement``, after ``CREATE TABLE keep (i INTEGER)``, fails in DuckDB (``duckdb_error``) and on Spark
+    (``ours``), where the script commits nothing: not even the table before it."""
+    our_lake, their_lake = lakes
     con = referee.connect()
-    theirs.attach(con, "theirs")
+    their_lake.attach(con, "theirs")
     con.sql("USE theirs; CREATE TABLE keep (i INTEGER)")
-    with pytest.raises(Exception, match="Failed to cast value"):
+    with pytest.raises(Exception, match=duckdb_error):
         con.sql(statement)
-    with pytest.raises(StatementError, match="does not fit"):
-        run(spark, ours, f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE keep (i INTEGER); {statement}")
-    assert lake_snapshots(ours.open()) == [0]
+    with pytest.raises(StatementError, match=ours):
+        run(spark, our_lake, f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE keep (i INTEGER); {statement}")
+    assert lake_snapshots(our_lake.open()) == [0]
