@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from airflow_provider_lakehouse.ducklake.implicit_casts import cast_in_duckdb
 from airflow_provider_lakehouse.ducklake.type_promotion import duckdb_type_name
-from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
+from airflow_provider_lakehouse.ducklake.types import NESTED, Column, arrow_type
 from airflow_provider_lakehouse.exceptions import LakehouseError
 
 #: DuckDB stores a typed constant default as a cast of its text: ``CAST('t' AS BOOLEAN)``, ``CAST('2020-01-02' AS
@@ -27,9 +27,16 @@ def insert_default(column: Column) -> str | None:
     >>> insert_default(Column(1, "s", "varchar", default_value="it's"))
     "it's"
 
+    A list, struct or map column's default (only ``ALTER COLUMN … SET DEFAULT`` gives one) is recorded, but
+    DuckDB 1.5.5's inserts store NULL for it, and so do ours:
+
+    >>> insert_default(Column(1, "l", "list", default_value="main.list_value(1, 2)", default_is_expression=True))
+
     :raises LakehouseError: for a default DuckDB evaluates per insert (``now()``, ``nextval(...)``): this
         implementation fills defaults from constants only.
     """
+    if column.type in NESTED:
+        return None
     text = _constant_text(column)
     if text is None and column.default_value is not None:
         raise LakehouseError(
@@ -75,6 +82,11 @@ def check_default(column: Column) -> None:
     airflow_provider_lakehouse.exceptions.LakehouseError: Column 'n': its default 300 does not fit TINYINT: ...
     >>> check_default(Column(1, "n", "int32", default_value="2.5"))  # DuckDB rounds it at each insert
     """
+    if column.type in NESTED and column.default_value is not None:
+        raise LakehouseError(
+            f"Column {column.name!r} of type {duckdb_type_name(column.type)} cannot have a default (as in DuckDB): "
+            f"DuckLake in DuckDB 1.5 supports no {column.type.upper()} default."
+        )
     text = _constant_text(column)
     if text is None or column.type in _TAKES_ANY_TEXT:
         return

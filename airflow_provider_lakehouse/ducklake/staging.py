@@ -165,6 +165,8 @@ class TableState:
         takes a catalog id in DuckDB, and files written under a replaced one keep its id).
     :param new_sort_keys: the sort order set in this transaction (``()``: reset), None if unchanged.
     :param retyped_columns: columns whose type this transaction changed (files it staged before hold the old one).
+    :param nested_defaults_set: list, struct and map columns whose default this transaction set (see
+        :meth:`~.transaction.Transaction.set_nested_column_default`).
     """
 
     schema_name: str
@@ -183,6 +185,7 @@ class TableState:
     partition_specs_set: int = 0
     new_sort_keys: tuple[SortKey, ...] | None = None
     retyped_columns: set[int] = field(default_factory=set)
+    nested_defaults_set: set[int] = field(default_factory=set)
 
     @property
     def qualified_name(self) -> str:

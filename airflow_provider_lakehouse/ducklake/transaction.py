@@ -544,9 +544,39 @@ class Transaction:
         """``ALTER COLUMN … SET DEFAULT literal`` (None: ``DROP DEFAULT``); rows already there keep their values.
         Any constant is taken, as DuckDB takes it here (``UINTEGER`` ``SET DEFAULT -1``): an insert that uses a
         default its type cannot hold fails (see :func:`~.defaults.check_default` for ``ADD COLUMN``)."""
+        text, is_expression = (None, False) if default is None else stored_default(default)
+        self._set_default(table, name, text, is_expression)
+
+    def set_nested_column_default(self, table: str, name: str, expression: str) -> None:
+        """``ALTER COLUMN … SET DEFAULT`` on a list, struct or map column, ``expression`` in DuckDB SQL: recorded as
+        DuckDB 1.5.5 records it, an expression the inserts of later transactions do not use (they store NULL; see
+        :func:`~.defaults.insert_default`). DuckDB's inserts in the same transaction do use it, which this
+        implementation does not: :meth:`fresh_nested_defaults` names such columns, for the writer to refuse.
+
+        :raises LakehouseError: for a column of another type (its expression defaults are evaluated per insert,
+            which this implementation does not do), and as DuckDB for a column this transaction created.
+        """
         state = self.table_state(table)
         column = self._column(state, name)
-        text, is_expression = (None, False) if default is None else stored_default(default)
+        if column.type not in NESTED:
+            raise LakehouseError(
+                f"the default {expression} is not a constant: the Spark engine takes a constant default "
+                '(DuckDB\'s engine="duckdb" takes this one).'
+            )
+        self._set_default(table, name, expression, True)
+        state.nested_defaults_set.add(column.column_id)
+
+    def fresh_nested_defaults(self, table: str) -> list[str]:
+        """The list, struct and map columns of ``table`` whose default this transaction set (and did not drop): an
+        insert that leaves them to their default gets DuckDB's value only in DuckDB, so the writer refuses it."""
+        state = self.table_state(table)
+        return [
+            c.name for c in state.columns if c.column_id in state.nested_defaults_set and c.default_value is not None
+        ]
+
+    def _set_default(self, table: str, name: str, text: str | None, is_expression: bool) -> None:
+        state = self.table_state(table)
+        column = self._column(state, name)
         if is_expression and _new_to_duckdb(state, column):
             # DuckDB 1.5.5 re-adds a column it cannot find by its exact name in the table as committed (created,
             # renamed, or the table renamed, in this transaction), and refuses a typed constant (DATE '2020-01-02',

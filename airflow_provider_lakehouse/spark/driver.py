@@ -642,13 +642,11 @@ class PlanRunner:
         self, step: Step, details: steps.SetColumnDefault, args: dict[str, Any], result: StepResult, tx: Transaction
     ) -> None:
         if details.expression is not None:
-            # DuckDB stores the expression and evaluates it per insert (for a column not changed before); the
-            # Spark engine's writers fill defaults from constants only
-            raise LakehouseError(
-                f"the default {details.expression} is not a constant: the Spark engine takes a constant default "
-                '(DuckDB\'s engine="duckdb" takes this one).'
-            )
-        tx.set_column_default(step.target or "", details.column, details.default)
+            # DuckDB stores the expression and evaluates it per insert, but for a nested column, whose inserts
+            # store NULL; the Spark engine's writers fill defaults from constants only, so only that one is taken
+            tx.set_nested_column_default(step.target or "", details.column, details.expression)
+        else:
+            tx.set_column_default(step.target or "", details.column, details.default)
         result.data.update(status="executed", target=step.target or "")
 
     def _step_set_column_nullable(
@@ -744,9 +742,10 @@ class PlanRunner:
             names = [c.name for c in columns[: len(frame.columns)]]
         elif len(names) != len(frame.columns):
             raise LakehouseError(f"INSERT names {len(names)} columns but the query gives {len(frame.columns)}.")
+        by_kind = frozenset(names[i].lower() for i in details.by_kind)
+        _refuse_fresh_nested_defaults(tx, target, {n.lower() for n in names} - by_kind)
         if details.overwrite:
             tx.delete_where(target, _true_expression())
-        by_kind = frozenset(names[i].lower() for i in details.by_kind)
         rows = self._write(tx, target, frame.toDF(*names), by_kind=by_kind)
         result.data.update(affected_rows=rows, target=target, status="executed")
 
@@ -803,7 +802,8 @@ class PlanRunner:
             affected += self._rewrite_rows(tx, target, updated, columns)
         if queries.not_matched:
             inserted = self._sql(queries.not_matched, args=args or None).drop("__lakehouse_clause")
-            affected += self._write(tx, target, inserted)
+            _refuse_fresh_nested_defaults(tx, target, {c.lower() for c in inserted.columns} - queries.by_kind)
+            affected += self._write(tx, target, inserted, by_kind=queries.by_kind)
         result.data.update(affected_rows=affected, target=target, status="executed")
 
     def _step_call(self, step: Step, details: steps.Call, args: dict[str, Any], result: StepResult) -> None:
@@ -1260,6 +1260,19 @@ def _postgres_columns_of(frame: Any) -> pa.Schema:
     passed through from a lake table or a Data Table (Spark holds both as text) typed as DuckDB types them."""
     passed = {name: kind for name, kind in passed_through_types(frame.schema).items() if kind in _POSTGRES_TYPED}
     return with_lake_types(_arrow_schema_of(frame), passed)
+
+
+def _refuse_fresh_nested_defaults(tx: Transaction, target: str, given: set[str]) -> None:
+    """Fail an insert that leaves a list, struct or map column whose default this transaction set to that default
+    (DuckDB evaluates it there, and stores NULL in later transactions; this engine evaluates no such default)."""
+    fresh = [name for name in tx.fresh_nested_defaults(target) if name.lower() not in given]
+    if fresh:
+        raise LakehouseError(
+            f"{target}: this task set the default of column(s) {', '.join(map(repr, fresh))}, a list, struct or "
+            "map, and this insert leaves them to it: DuckDB fills such a default only in the transaction that set "
+            "it (later ones store NULL), and the Spark engine does not evaluate it. Give the columns' values, or "
+            "insert in a later task."
+        )
 
 
 def _true_expression() -> Any:

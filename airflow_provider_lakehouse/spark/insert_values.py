@@ -13,6 +13,10 @@ column's type as DuckDB does and takes each row's value from its own field (``co
 :mod:`.tasks`). Columns of
 one kind stay as they are: Spark's type for them is exact (wider integers, decimals of one scale).
 
+A ``DEFAULT`` cell (``INSERT INTO t VALUES (1, DEFAULT)``) is the column's default, which only the writer knows
+(it reads the table's columns): its column is planned by kind too, with a boolean field :data:`DEFAULT_FIELD`
+that is true in the rows whose value is the default.
+
 >>> import sqlglot
 >>> tree = sqlglot.parse_one("INSERT INTO t VALUES (1, 'a'), ('2', 'b')", read="duckdb")
 >>> values, columns = values_by_kind(tree.expression)
@@ -26,6 +30,8 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
+from airflow_provider_lakehouse.spark.steps import DEFAULT_FIELD
+
 #: a column with more kinds of value than this keeps Spark's one type for all its rows (a struct per row kind
 #: would grow with the statement, e.g. a thousand rows of ``now() + INTERVAL (n) DAY``)
 MAX_KINDS = 16
@@ -33,6 +39,22 @@ MAX_KINDS = 16
 KIND_FIELD = "k{}"
 #: the kind of ``[]``
 EMPTY_LIST = "list[]"
+
+
+def is_default(node: exp.Expr) -> bool:
+    """Whether a ``VALUES`` cell or an assigned value is the keyword ``DEFAULT`` (sqlglot's variable in ``VALUES``,
+    an unquoted column elsewhere: a reserved word in DuckDB, no column's name; ``"DEFAULT"`` is a column).
+
+    >>> import sqlglot
+    >>> row = sqlglot.parse_one("VALUES (DEFAULT, default, \\"DEFAULT\\", 'DEFAULT')", read="duckdb").expressions[0]
+    >>> [is_default(cell) for cell in row.expressions]
+    [True, True, False, False]
+    >>> is_default(sqlglot.parse_one("UPDATE t SET v = DEFAULT", read="duckdb").expressions[0].expression)
+    True
+    """
+    if isinstance(node, exp.Column) and not node.table and isinstance(node.this, exp.Identifier):
+        return not node.this.quoted and node.name.upper() == "DEFAULT"
+    return isinstance(node, exp.Var) and node.name.upper() == "DEFAULT"
 
 
 def value_kind(node: exp.Expr) -> str | None:
@@ -77,28 +99,41 @@ def _literal_kind(node: exp.Literal) -> str:
     return "integer"
 
 
-def values_by_kind(values: exp.Values) -> tuple[exp.Values, tuple[int, ...]]:
-    """``values`` with each column that mixes kinds of value turned into a struct of one field per kind (see the
-    module's docstring), and the positions of those columns."""
-    rows = values_rows(values)
-    if rows is None:
-        return values, ()
+def values_by_kind(values: exp.Values, *, mixed_kinds: bool = True) -> tuple[exp.Values, tuple[int, ...]]:
+    """``values`` with each column that mixes kinds of value (with ``mixed_kinds``: DuckDB's casts) or holds a
+    ``DEFAULT`` turned into a struct of one field per kind (see the module's docstring), and the positions of
+    those columns.
+
+    >>> import sqlglot
+    >>> values, columns = values_by_kind(sqlglot.parse_one("VALUES (1, DEFAULT)", read="duckdb"), mixed_kinds=False)
+    >>> values.sql("duckdb"), columns
+    ("VALUES (1, {'default': TRUE})", (1,))
+    """
+    rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in values.expressions]
+    if not rows or len({len(row) for row in rows}) != 1:
+        return values, ()  # Spark fails rows of different lengths with its own message
+    mixed_kinds = mixed_kinds and len(rows) > 1
     by_kind: list[int] = []
     new_rows = [list(row) for row in rows]
     for position in range(len(rows[0])):
         cells = [row[position] for row in rows]
-        kinds = [value_kind(cell) for cell in cells]
+        defaults = [is_default(cell) for cell in cells]
+        kinds = [None if default else value_kind(cell) for cell, default in zip(cells, defaults, strict=True)]
         distinct = list(dict.fromkeys(kind for kind in kinds if kind is not None))
         lists = [k for k in distinct if k.startswith("list[") and k != EMPTY_LIST]
         if EMPTY_LIST in distinct and lists:
             # Spark's type of [] (array<void>) widens exactly to another list's: [] joins that kind
             distinct.remove(EMPTY_LIST)
             kinds = [lists[0] if kind == EMPTY_LIST else kind for kind in kinds]
-        if len(distinct) < 2 or len(distinct) > MAX_KINDS:
+        by_its_kinds = mixed_kinds and 2 <= len(distinct) <= MAX_KINDS
+        if not by_its_kinds and not any(defaults):
             continue
+        if not by_its_kinds:  # one field for the values, which Spark types as one
+            distinct = ["all"] if distinct else []
+            kinds = [None if kind is None else "all" for kind in kinds]
         by_kind.append(position)
-        for row, cell, kind in zip(new_rows, cells, kinds, strict=True):
-            row[position] = _struct_of_kinds(cell, distinct, kind)
+        for row, cell, kind, default in zip(new_rows, cells, kinds, defaults, strict=True):
+            row[position] = _struct_of_kinds(cell, distinct, kind, default=default if any(defaults) else None)
     if not by_kind:
         return values, ()
     planned = values.copy()
@@ -113,13 +148,17 @@ def values_rows(values: exp.Values) -> list[list[exp.Expr]] | None:
     return rows if len(rows) > 1 and len({len(row) for row in rows}) == 1 else None
 
 
-def _struct_of_kinds(cell: exp.Expr, kinds: Sequence[str], kind: str | None) -> exp.Struct:
-    return exp.Struct(
-        expressions=[
-            exp.PropertyEQ(
-                this=exp.to_identifier(KIND_FIELD.format(i)),
-                expression=cell.copy() if kind == other else exp.Null(),
-            )
-            for i, other in enumerate(kinds)
-        ]
-    )
+def _struct_of_kinds(cell: exp.Expr, kinds: Sequence[str], kind: str | None, *, default: bool | None) -> exp.Struct:
+    """The struct of one cell: its value in the field of its ``kind``, NULL in the others, and (``default`` not
+    None) the :data:`DEFAULT_FIELD`, true where the cell is ``DEFAULT``."""
+    fields = [
+        exp.PropertyEQ(
+            this=exp.to_identifier(KIND_FIELD.format(i)),
+            expression=cell.copy() if kind == other else exp.Null(),
+        )
+        for i, other in enumerate(kinds)
+    ]
+    if default is not None:
+        flag = exp.Boolean(this=True) if default else exp.Null()
+        fields.append(exp.PropertyEQ(this=exp.to_identifier(DEFAULT_FIELD), expression=flag))
+    return exp.Struct(expressions=fields)

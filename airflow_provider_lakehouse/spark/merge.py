@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
 from airflow_provider_lakehouse.spark.frames import quoted
-from airflow_provider_lakehouse.spark.steps import Merge, MergeClause
+from airflow_provider_lakehouse.spark.steps import DEFAULT_FIELD, DEFAULT_VALUE, Merge, MergeClause
 
 ACTION = "__lakehouse_action"
 
@@ -16,10 +16,13 @@ ACTION = "__lakehouse_action"
 @dataclass(frozen=True)
 class MergeQueries:
     """``matched``: target rows with ``rowid``/file columns, ``__lakehouse_action`` and every column's new
-    value; ``not_matched``: rows to insert, by column name. Either is None when the MERGE has no such clause."""
+    value; ``not_matched``: rows to insert, by column name. Either is None when the MERGE has no such clause.
+    ``by_kind``: the (lower-case) inserted columns some of whose rows take the column's default, given as the
+    writer's struct of a value and a default flag (see :mod:`.insert_values`)."""
 
     matched: str | None
     not_matched: str | None
+    by_kind: frozenset[str] = frozenset()
 
 
 def merge_queries(source_sql: str, merge: Merge, columns: Sequence[str]) -> MergeQueries:
@@ -42,9 +45,11 @@ def merge_queries(source_sql: str, merge: Merge, columns: Sequence[str]) -> Merg
     join = f"{merge.target_view} AS {target} JOIN {source_sql} ON {merge.on}"
     matched = [c for c in merge.clauses if c.matched]
     inserts = [c for c in merge.clauses if not c.matched]
+    not_matched, by_kind = _insert_query(inserts, columns, target, merge, source_sql) if inserts else (None, set())
     return MergeQueries(
         matched=_matched_query(matched, columns, target, source, join) if matched else None,
-        not_matched=_insert_query(inserts, columns, target, source, merge, source_sql) if inserts else None,
+        not_matched=not_matched,
+        by_kind=frozenset(by_kind),
     )
 
 
@@ -89,13 +94,11 @@ def _matched_query(clauses: list[MergeClause], columns: Sequence[str], target: s
 
 
 def _insert_query(
-    clauses: list[MergeClause],
-    columns: Sequence[str],
-    target: str,
-    source: str,
-    merge: Merge,
-    source_sql: str,
-) -> str:
+    clauses: list[MergeClause], columns: Sequence[str], target: str, merge: Merge, source_sql: str
+) -> tuple[str, set[str]]:
+    """The rows the ``WHEN NOT MATCHED`` clauses insert, each by the first clause whose condition holds, and the
+    columns some of whose rows take their default: those a clause gives as ``DEFAULT`` or does not name while
+    another does (each row is its own clause's: a later clause's value must not reach it)."""
     named: list[str] = []
     values: list[dict[str, str]] = []
     for clause in clauses:
@@ -103,24 +106,38 @@ def _insert_query(
             values.append({})
             continue
         if clause.values is None:  # INSERT * : every column from the source, by name
-            mapping = {c.lower(): f"{source}.{quoted(c)}" for c in columns}
+            mapping = {c.lower(): f"{merge.source_alias}.{quoted(c)}" for c in columns}
         else:
             names = clause.columns or list(columns)[: len(clause.values)]
             mapping = {n.lower(): v for n, v in zip(names, clause.values, strict=False)}
         values.append(mapping)
         named += [c for c in columns if c.lower() in mapping and c not in named]
     which = "CASE " + " ".join(f"WHEN {_when(c)} THEN {i + 1}" for i, c in enumerate(clauses)) + " END"
-    projection = [f"{which} AS __lakehouse_clause"]
+    projection = []
+    by_kind: set[str] = set()
+    inserting = [i for i, c in enumerate(clauses) if c.action == "insert"]
     for name in named:
+        given = [values[i].get(name.lower(), DEFAULT_VALUE) for i in inserting]
+        if DEFAULT_VALUE in given:
+            by_kind.add(name.lower())
+            given = [
+                f"named_struct('k0', NULL, '{DEFAULT_FIELD}', TRUE)"
+                if value == DEFAULT_VALUE
+                else f"named_struct('k0', {value}, '{DEFAULT_FIELD}', CAST(NULL AS BOOLEAN))"
+                for value in given
+            ]
         branches = [
-            f"WHEN {_when(c)} THEN {values[i][name.lower()]}"
-            for i, c in enumerate(clauses)
-            if name.lower() in values[i]
+            f"WHEN __lakehouse_clause = {i + 1} THEN {value}" for i, value in zip(inserting, given, strict=True)
         ]
         projection.append(f"CASE {' '.join(branches)} END AS {quoted(name)}")
-    inserting = [str(i + 1) for i, c in enumerate(clauses) if c.action == "insert"]
+    source = merge.source_alias
+    # the clause of each row first, in a subquery named as the source (the values read its columns by that name)
+    rows = (
+        f"(SELECT {source}.*, {which} AS __lakehouse_clause FROM {source_sql} LEFT ANTI JOIN "
+        f"{merge.target_view} AS {target} ON {merge.on}) AS {source}"
+    )
+    chosen = ", ".join(str(i + 1) for i in inserting) or "NULL"
     return (
-        f"SELECT * FROM (SELECT {', '.join(projection)} FROM {source_sql} LEFT ANTI JOIN "
-        f"{merge.target_view} AS {target} ON {merge.on}) "
-        f"WHERE __lakehouse_clause IN ({', '.join(inserting) or 'NULL'})"
+        f"SELECT {', '.join([*projection, '__lakehouse_clause'])} FROM {rows} WHERE __lakehouse_clause IN ({chosen})",
+        by_kind,
     )

@@ -38,12 +38,12 @@ from airflow_provider_lakehouse.exceptions import (
 from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.decimal_types import duckdb_literal_types
 from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions, mark_moved_indexes
-from airflow_provider_lakehouse.spark.insert_values import values_by_kind
+from airflow_provider_lakehouse.spark.insert_values import is_default, values_by_kind
 from airflow_provider_lakehouse.spark.pattern_calls import parse_spark
 from airflow_provider_lakehouse.spark.query_values import typed_text_in_values, values_combine_error
 from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
-from airflow_provider_lakehouse.spark.steps import ColumnDef, MergeClause, StepDetails
+from airflow_provider_lakehouse.spark.steps import DEFAULT_VALUE, ColumnDef, MergeClause, StepDetails
 from airflow_provider_lakehouse.spark.strftime import format_error as strftime_format_error
 from airflow_provider_lakehouse.sql.duckdb_missing_functions import missing_function_error
 from airflow_provider_lakehouse.sql.duckdb_names import output_names, query_text
@@ -573,7 +573,11 @@ class _Planner:
         for column in schema.expressions:
             if isinstance(column, exp.ColumnDef):
                 columns.append(self._column_def(statement, column))
-                refused = refused or _constraint_duckdb_refuses(column.args.get("constraints") or [])
+                refused = (
+                    refused
+                    or _constraint_duckdb_refuses(column.args.get("constraints") or [])
+                    or _nested_default_refusal(column)
+                )
             elif (table_refusal := _constraint_duckdb_refuses([column])) is not None:
                 refused = refused or table_refusal
             else:
@@ -650,11 +654,14 @@ class _Planner:
             columns = tuple(c.name for c in target.expressions)
             target = target.this
         source = tree.expression
+        if source is None and tree.args.get("default") and columns is None:
+            # INSERT INTO t DEFAULT VALUES: one row, every column its default, as (DEFAULT) by position is
+            source = exp.Values(expressions=[exp.Tuple(expressions=[exp.Var(this="DEFAULT")])])
         if source is None:
             raise _fail(statement, "INSERT needs VALUES or a query.")
         by_kind: tuple[int, ...] = ()
         if isinstance(source, exp.Values):
-            values, by_kind = values_by_kind(source) if self.dialect == "duckdb" else (source, ())
+            values, by_kind = values_by_kind(source, mixed_kinds=self.dialect == "duckdb")
             source = exp.select("*").from_(values.copy())
         by_name = bool(tree.args.get("by_name"))
         return self._query(
@@ -687,6 +694,8 @@ class _Planner:
             raise _fail(statement, "UPDATE ... RETURNING is not supported.")
         refs = _Refs(self, statement)
         view, target = refs.target(tree.this)
+        if any(is_default(assignment.expression) for assignment in tree.expressions):
+            return Step(statement.index, statement.text, steps.Update(), target=target, duckdb_error=_UPDATE_DEFAULT)
         assignments: dict[str, str] = {}
         for assignment in tree.expressions:
             column = assignment.this
@@ -714,10 +723,13 @@ class _Planner:
         refs = _Refs(self, statement)
         view, target = refs.target(tree.this)
         target_alias = tree.this.alias_or_name
+        whens = tree.args.get("whens")
+        updates = [w.args.get("then") for w in (whens.expressions if whens is not None else [])]
+        if any(isinstance(u, exp.Update) and any(is_default(a.expression) for a in u.expressions) for u in updates):
+            return Step(statement.index, statement.text, steps.Merge(), target=target, duckdb_error=_UPDATE_DEFAULT)
         using = refs.rewrite(tree.args["using"])
         on = self.spark_sql(refs.rewrite(tree.args["on"]))
         clauses = []
-        whens = tree.args.get("whens")
         for when in whens.expressions if whens is not None else []:
             matched = bool(when.args.get("matched"))
             source_side = bool(when.args.get("source"))
@@ -747,13 +759,14 @@ class _Planner:
                 )
                 values = action.expression
                 inserted: tuple[str, ...] | None
-                if isinstance(values, exp.Tuple):
-                    inserted = tuple(self.spark_sql(refs.rewrite(v)) for v in values.expressions)
-                elif values is None or isinstance(values, exp.Star):
+                if values is None or isinstance(values, exp.Star):
                     inserted = None  # INSERT * / bare INSERT: the source's columns by name
                     refs.read_all_columns()
                 else:
-                    inserted = (self.spark_sql(refs.rewrite(values)),)
+                    inserted = tuple(
+                        DEFAULT_VALUE if is_default(v) else self.spark_sql(refs.rewrite(v))
+                        for v in (values.expressions if isinstance(values, exp.Tuple) else [values])
+                    )
                 clause = MergeClause(matched, "insert", when_sql, columns=columns, values=inserted)
             elif isinstance(action, exp.Var) and action.name.upper() == "DELETE":
                 clause = MergeClause(matched, "delete", when_sql)
@@ -1008,7 +1021,8 @@ class _Planner:
             if isinstance(inner, exp.NotNullColumnConstraint) and not inner.args.get("allow_null"):
                 nullable = False
             elif isinstance(inner, exp.DefaultColumnConstraint):
-                if refuse_expressions and not _constant_default(inner.this):
+                # a nested column's default is refused when the statement runs (_nested_default_refusal)
+                if refuse_expressions and not _constant_default(inner.this) and not _is_nested(kind):
                     # stored as its text, it would have been the rows' value ('CAST(5 AS TEXT)' in a VARCHAR)
                     raise _fail(
                         statement,
@@ -1134,8 +1148,14 @@ class _Planner:
             columns = tuple(c.name for c in target.expressions) if isinstance(target, exp.Schema) else None
             source = tree.expression
             if source is None:
-                raise _fail(statement, "INSERT needs VALUES or a query.")
+                raise _fail(statement, "INSERT needs VALUES or a query (DEFAULT VALUES: not into a Data Table here).")
             if isinstance(source, exp.Values):
+                if any(is_default(cell) for row in source.expressions for cell in row.expressions):
+                    raise _fail(
+                        statement,
+                        "DEFAULT in the VALUES of an INSERT into a Data Table is not supported on the Spark engine: "
+                        "leave the column out of the INSERT's column list for its default.",
+                    )
                 source = exp.select("*").from_(source.copy())
             details: StepDetails = steps.DataTableInsert(
                 datatable=store.name,
@@ -1637,6 +1657,40 @@ def _constraint_duckdb_refuses(constraints: list[exp.Expr]) -> str | None:
     return None
 
 
+#: DuckDB's error for ``UPDATE ... SET column = DEFAULT`` (and a MERGE's) on a lake table, which it binds per row
+_UPDATE_DEFAULT = "Binder Error: SET DEFAULT is not yet supported for updates of a DuckLake table"
+
+
+def _is_nested(kind: exp.Expr | None) -> bool:
+    return isinstance(kind, exp.DataType) and kind.this in (
+        exp.DataType.Type.STRUCT,
+        exp.DataType.Type.ARRAY,
+        exp.DataType.Type.LIST,
+        exp.DataType.Type.MAP,
+    )
+
+
+def _nested_default_refusal(column: exp.ColumnDef) -> str | None:
+    """DuckDB's refusal of any ``DEFAULT`` (even ``NULL``) on a list, fixed-size array, struct or map column in
+    ``CREATE TABLE`` and ``ADD COLUMN`` (``ducklake`` 1.5: "Default value for LIST type not supported"), or None.
+
+    >>> import sqlglot
+    >>> _nested_default_refusal(sqlglot.parse_one("CREATE TABLE t (c INT[] DEFAULT NULL)", read="duckdb").find(exp.ColumnDef))
+    "column 'c' of type INT[] cannot have a default (as in DuckDB): DuckLake in DuckDB 1.5 supports no LIST default."
+    """
+    kind = column.args.get("kind")
+    if not _is_nested(kind) or not any(
+        isinstance(c.args.get("kind"), exp.DefaultColumnConstraint) for c in column.args.get("constraints") or []
+    ):
+        return None
+    assert isinstance(kind, exp.DataType)
+    duckdb_kind = {exp.DataType.Type.STRUCT: "STRUCT", exp.DataType.Type.MAP: "MAP"}.get(kind.this, "LIST")
+    return (
+        f"column {column.name!r} of type {kind.sql('duckdb')} cannot have a default (as in DuckDB): DuckLake in "
+        f"DuckDB 1.5 supports no {duckdb_kind} default."
+    )
+
+
 def _default_duckdb_refuses(column: exp.ColumnDef) -> str | None:
     """Why DuckDB refuses ``ALTER TABLE ... ADD COLUMN ... DEFAULT`` for ``column``, or None: DuckDB's ``ducklake``
     (1.5) fills the existing rows with the default only when it is a plain constant (``7``, ``-1``,
@@ -1646,10 +1700,8 @@ def _default_duckdb_refuses(column: exp.ColumnDef) -> str | None:
         inner = constraint.args.get("kind")
         if not isinstance(inner, exp.DefaultColumnConstraint):
             continue
-        kind = column.args.get("kind")
-        nested = (exp.DataType.Type.STRUCT, exp.DataType.Type.ARRAY, exp.DataType.Type.LIST, exp.DataType.Type.MAP)
-        if kind is not None and kind.this in nested:
-            return f"column {column.name!r} of type {kind.sql('duckdb')} cannot have a default (as in DuckDB)."
+        if (nested := _nested_default_refusal(column)) is not None:
+            return nested
         value = inner.this
         if isinstance(value, exp.Neg):
             value = value.this

@@ -264,6 +264,14 @@ class RenameTable(StepDetails):
 
 
 # -- data changes ---------------------------------------------------------------------------------------------
+#: the field of an ``INSERT``'s column planned by kind that is true where the row's value is the column's
+#: ``DEFAULT`` (see :mod:`~airflow_provider_lakehouse.spark.insert_values`)
+DEFAULT_FIELD = "default"
+#: a :class:`MergeClause`'s inserted value that is the column's ``DEFAULT`` (``INSERT VALUES (s.id, DEFAULT)``):
+#: no Spark SQL expression reads so (a column named so is quoted)
+DEFAULT_VALUE = "DEFAULT"
+
+
 @dataclass(frozen=True)
 class Insert(StepDetails):
     """``INSERT``: ``columns`` listed (None: by position), ``by_name`` (``INSERT ... BY NAME``), ``overwrite``, and

@@ -26,6 +26,7 @@ from airflow_provider_lakehouse.ducklake.reader import default_array, output_sch
 from airflow_provider_lakehouse.ducklake.storage import Storage, join_path
 from airflow_provider_lakehouse.ducklake.types import Column, arrow_type
 from airflow_provider_lakehouse.ducklake.writer import DEFAULT_TARGET_FILE_BYTES, write_partitioned
+from airflow_provider_lakehouse.spark.steps import DEFAULT_FIELD
 
 META_COLUMN = "lakehouse_written_file"
 #: column types Spark cannot hold at full precision (its times are microseconds): writing them is refused
@@ -357,11 +358,27 @@ def _collapse_kinds(array: pa.ChunkedArray, column: Column, target: pa.DataType)
     >>> kinds = pa.chunked_array([pa.array([{"k0": 1, "k1": None}, {"k0": None, "k1": "2"}, {"k0": None, "k1": None}])])
     >>> _collapse_kinds(kinds, Column(1, "x", "int64"), pa.int64()).to_pylist()
     [1, 2, None]
+
+    A row whose :data:`~.steps.DEFAULT_FIELD` is true takes the column's default (NULL when it has none):
+
+    >>> kinds = pa.chunked_array([pa.array([{"k0": 1, "default": None}, {"k0": None, "default": True}])])
+    >>> _collapse_kinds(kinds, Column(1, "x", "int64", default_value="7"), pa.int64()).to_pylist()
+    [1, 7]
     """
     stored = pa.string() if column.type in _STORED_AS_TEXT else target
     structs = array.combine_chunks()
-    fields = [_stored(structs.field(i), column, stored) for i in range(structs.type.num_fields)]
-    return fields[0] if len(fields) == 1 else pc.coalesce(*fields)
+    names = [structs.type.field(i).name for i in range(structs.type.num_fields)]
+    fields = [_stored(structs.field(i), column, stored) for i, name in enumerate(names) if name != DEFAULT_FIELD]
+    if not fields:
+        values = pa.nulls(len(structs), stored)
+    else:
+        values = fields[0] if len(fields) == 1 else pc.coalesce(*fields)
+    if DEFAULT_FIELD not in names:
+        return values
+    literal = insert_default(column)
+    filler = replace(column, initial_default=literal) if literal is not None else column
+    defaults = _stored(default_array(filler, len(structs)), column, stored)
+    return pc.if_else(pc.fill_null(structs.field(DEFAULT_FIELD), False), defaults, values)
 
 
 def _stored(array: pa.Array | pa.ChunkedArray, column: Column, target: pa.DataType) -> pa.Array | pa.ChunkedArray:
