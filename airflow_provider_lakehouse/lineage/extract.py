@@ -38,7 +38,7 @@ from airflow_provider_lakehouse.lineage.relations import (
     TableRelation,
     compose,
 )
-from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling
+from airflow_provider_lakehouse.sql.duckdb_syntax import MERGE_BY_NAME, spell_out_merge_by_name, sqlglot_spelling
 from airflow_provider_lakehouse.sql.split import split_statements
 
 _FILE_READERS = frozenset(
@@ -139,7 +139,7 @@ def _parse(text: str, dialect: str) -> exp.Expr:
     not as the query of CREATE TABLE ... AS or INSERT: those are read as ``... SELECT * FROM (PIVOT ...)``,
     which means the same."""
     if dialect == "duckdb":
-        text = sqlglot_spelling(text)
+        text = spell_out_merge_by_name(sqlglot_spelling(text))
     try:
         tree: exp.Expr | None = sqlglot.parse_one(text, read=dialect)
         failure: Exception | None = None
@@ -464,7 +464,19 @@ class _Script:
             if condition is not None:
                 rows |= self.queries.expression(condition, scope, Context(indirect="FILTER"))
             action = when.args.get("then")
-            if isinstance(action, exp.Update):
+            whole = _whole_source_action(action)
+            if whole is not None:  # SET *, INSERT *, bare, BY NAME: the source's own columns
+                using = scope.sources.get(tree.args["using"].alias_or_name.lower())
+                output = using.output() if using is not None else []
+                table = list(self.known.get(dataset.key.lower(), ()))
+                pairs = (
+                    [(name.lower(), edges) for name, edges in output]
+                    if whole == "name"
+                    else [(column, edges) for column, (_, edges) in zip(table, output, strict=False)]
+                )
+                for column, edges in pairs:
+                    columns.setdefault(column, set()).update(edges)
+            elif isinstance(action, exp.Update):
                 for assignment in action.expressions:
                     column = assignment.this.name.lower()
                     columns.setdefault(column, set()).update(
@@ -605,3 +617,20 @@ def _tuple_items(node: exp.Expr | None) -> list[exp.Expr]:
     if isinstance(node, exp.Tuple):
         return list(node.expressions)
     return [node]
+
+
+def _whole_source_action(action: exp.Expr | None) -> str | None:
+    """How a MERGE action takes the source's own columns, as DuckDB does: ``"position"`` (``UPDATE SET *``,
+    ``INSERT *``, a bare ``UPDATE`` or ``INSERT``), ``"name"`` (``BY NAME``, spelled with a marker before parsing),
+    or None for an action with its own assignments or values."""
+    if isinstance(action, exp.Update):
+        given = action.expressions or []
+        if [a.this.name for a in given if isinstance(a, exp.EQ)] == [MERGE_BY_NAME]:
+            return "name"
+        return "position" if not given or any(isinstance(a, exp.Star) for a in given) else None
+    if isinstance(action, exp.Insert):
+        if [c.name for c in _tuple_items(action.this)] == [MERGE_BY_NAME]:
+            return "name"
+        values = action.expression
+        return "position" if not values or isinstance(values, exp.Star) else None
+    return None

@@ -787,15 +787,20 @@ class PlanRunner:
 
         target = step.target or ""
         columns = tx.table_columns(target)
-        queries = merge_queries(step.query or "", details, [c.name for c in columns])
+        source_columns = (
+            self._sql(f"SELECT * FROM {step.query}", args=args or None).columns  # the step's query is USING's
+            if any(c.takes_source_columns for c in details.clauses)
+            else []
+        )
+        queries = merge_queries(
+            step.query or "", details, [c.name for c in columns], source_columns, table=target.split(".")[-1]
+        )
         affected = 0
         if queries.matched:
-            frame = self._sql(queries.matched, args=args or None).cache()
+            # a target row several source rows match is changed once, by one of them, as DuckDB's ducklake does
+            # (rows this script inserted have no row id yet: a row is its file and position, or its inlined row id)
+            frame = self._sql(queries.matched, args=args or None).dropDuplicates([FILE_ID, FILE_POS, ROWID]).cache()
             self._cached.append(frame)
-            # rows this script inserted have no row id yet: a row is its file and position, or its inlined row id
-            duplicates = frame.groupBy(FILE_ID, FILE_POS, ROWID).count().where("count > 1").limit(1).count()
-            if duplicates:
-                raise LakehouseError("MERGE matched a target row with more than one source row.")
             deleted = frame.where("__lakehouse_action = 'delete'").select(ROWID, FILE_ID, FILE_POS).toArrow()
             updated = frame.where("__lakehouse_action = 'update'").drop("__lakehouse_action")
             affected += self._delete(tx, target, deleted)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
+from airflow_provider_lakehouse.exceptions import LakehouseError
 from airflow_provider_lakehouse.spark.frames import quoted
 from airflow_provider_lakehouse.spark.steps import DEFAULT_FIELD, DEFAULT_VALUE, Merge, MergeClause
 
@@ -25,11 +26,17 @@ class MergeQueries:
     by_kind: frozenset[str] = frozenset()
 
 
-def merge_queries(source_sql: str, merge: Merge, columns: Sequence[str]) -> MergeQueries:
-    """Build the queries for a planned MERGE into a table with ``columns``.
+def merge_queries(
+    source_sql: str, merge: Merge, columns: Sequence[str], source_columns: Sequence[str] = (), table: str = ""
+) -> MergeQueries:
+    """Build the queries for a planned MERGE into ``table``, whose columns are ``columns``.
 
     :param source_sql: the step's query: the USING source, as Spark SQL.
     :param merge: the step's details.
+    :param source_columns: the source's columns, in order (needed by a clause that takes them as they are: ``SET
+        *``, ``INSERT *`` and the bare actions by position, ``BY NAME`` by name, as DuckDB).
+
+    :raises LakehouseError: with DuckDB's error, where such a clause's columns do not fit the table's.
 
     >>> from airflow_provider_lakehouse.spark.plan import plan_script
     >>> step = plan_script("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v "
@@ -45,9 +52,12 @@ def merge_queries(source_sql: str, merge: Merge, columns: Sequence[str]) -> Merg
     join = f"{merge.target_view} AS {target} JOIN {source_sql} ON {merge.on}"
     matched = [c for c in merge.clauses if c.matched]
     inserts = [c for c in merge.clauses if not c.matched]
-    not_matched, by_kind = _insert_query(inserts, columns, target, merge, source_sql) if inserts else (None, set())
+    by_source = _SourceColumns(source, list(source_columns), list(columns), table)
+    not_matched, by_kind = (
+        _insert_query(inserts, columns, target, merge, source_sql, by_source) if inserts else (None, set())
+    )
     return MergeQueries(
-        matched=_matched_query(matched, columns, target, source, join) if matched else None,
+        matched=_matched_query(matched, columns, target, by_source, join) if matched else None,
         not_matched=not_matched,
         by_kind=frozenset(by_kind),
     )
@@ -57,7 +67,58 @@ def _when(clause: MergeClause) -> str:
     return clause.condition or "TRUE"
 
 
-def _matched_query(clauses: list[MergeClause], columns: Sequence[str], target: str, source: str, join: str) -> str:
+@dataclass(frozen=True)
+class _SourceColumns:
+    """The source's own columns, as a ``SET *``, ``INSERT *``, bare or ``BY NAME`` clause gives them to the table's
+    (each method's errors are DuckDB's)."""
+
+    alias: str
+    names: list[str]
+    table_columns: list[str]
+    table: str
+
+    def for_update(self, by_name: bool) -> dict[str, str]:
+        """New values by lower-case table column (``BY NAME``: the source's columns the table has)."""
+        if by_name:
+            known = {c.lower() for c in self.table_columns}
+            for name in self.names:
+                if name.lower() not in known:
+                    raise LakehouseError(f"Binder Error: Referenced update column {name} not found in table!")
+            return {n.lower(): f"{self.alias}.{quoted(n)}" for n in self.names}
+        if len(self.names) != len(self.table_columns):
+            raise LakehouseError(
+                "Binder Error: Data provided for UPDATE did not match column count in table - expected "
+                f"{len(self.table_columns)} columns but got {len(self.names)}"
+            )
+        return self._by_position()
+
+    def for_insert(self, by_name: bool) -> dict[str, str]:
+        """Inserted values by lower-case table column (``BY NAME``: the others take their default)."""
+        if by_name:
+            known = {c.lower() for c in self.table_columns}
+            for name in self.names:
+                if name.lower() not in known:
+                    raise LakehouseError(
+                        f'Binder Error: Table "{self.table}" does not have a column with name "{name}"'
+                    )
+            return {n.lower(): f"{self.alias}.{quoted(n)}" for n in self.names}
+        if len(self.names) != len(self.table_columns):
+            raise LakehouseError(
+                f"Binder Error: table {self.table} has {len(self.table_columns)} columns but {len(self.names)} "
+                "values were supplied"
+            )
+        return self._by_position()
+
+    def _by_position(self) -> dict[str, str]:
+        return {
+            column.lower(): f"{self.alias}.{quoted(name)}"
+            for column, name in zip(self.table_columns, self.names, strict=True)
+        }
+
+
+def _matched_query(
+    clauses: list[MergeClause], columns: Sequence[str], target: str, source: _SourceColumns, join: str
+) -> str:
     action = (
         "CASE "
         + " ".join(
@@ -71,19 +132,20 @@ def _matched_query(clauses: list[MergeClause], columns: Sequence[str], target: s
         f"{target}.{FILE_POS} AS {FILE_POS}",
         f"{action} AS {ACTION}",
     ]
+    updates = [
+        (
+            clause,
+            source.for_update(clause.by_name) if clause.star else {k.lower(): v for k, v in clause.assignments.items()},
+        )
+        for clause in clauses
+        if clause.action == "update"
+    ]
     for name in columns:
-        branches = []
-        for clause in clauses:
-            if clause.action != "update":
-                continue
-            assignments = {k.lower(): v for k, v in clause.assignments.items()}
-            if clause.star:
-                value = f"{source}.{quoted(name)}"
-            elif name.lower() in assignments:
-                value = assignments[name.lower()]
-            else:
-                continue
-            branches.append(f"WHEN {_when(clause)} THEN {value}")
+        branches = [
+            f"WHEN {_when(clause)} THEN {assignments[name.lower()]}"
+            for clause, assignments in updates
+            if name.lower() in assignments
+        ]
         current = f"{target}.{quoted(name)}"
         projection.append(
             f"CASE {' '.join(branches)} ELSE {current} END AS {quoted(name)}"
@@ -94,7 +156,12 @@ def _matched_query(clauses: list[MergeClause], columns: Sequence[str], target: s
 
 
 def _insert_query(
-    clauses: list[MergeClause], columns: Sequence[str], target: str, merge: Merge, source_sql: str
+    clauses: list[MergeClause],
+    columns: Sequence[str],
+    target: str,
+    merge: Merge,
+    source_sql: str,
+    source_columns: _SourceColumns,
 ) -> tuple[str, set[str]]:
     """The rows the ``WHEN NOT MATCHED`` clauses insert, each by the first clause whose condition holds, and the
     columns some of whose rows take their default: those a clause gives as ``DEFAULT`` or does not name while
@@ -105,8 +172,8 @@ def _insert_query(
         if clause.action != "insert":
             values.append({})
             continue
-        if clause.values is None:  # INSERT * : every column from the source, by name
-            mapping = {c.lower(): f"{merge.source_alias}.{quoted(c)}" for c in columns}
+        if clause.values is None:  # INSERT *, bare INSERT, INSERT BY NAME: the source's own columns
+            mapping = source_columns.for_insert(clause.by_name)
         else:
             names = clause.columns or list(columns)[: len(clause.values)]
             mapping = {n.lower(): v for n, v in zip(names, clause.values, strict=False)}

@@ -47,7 +47,12 @@ from airflow_provider_lakehouse.spark.steps import DEFAULT_VALUE, ColumnDef, Mer
 from airflow_provider_lakehouse.spark.strftime import format_error as strftime_format_error
 from airflow_provider_lakehouse.sql.duckdb_missing_functions import missing_function_error
 from airflow_provider_lakehouse.sql.duckdb_names import output_names, query_text
-from airflow_provider_lakehouse.sql.duckdb_syntax import sqlglot_spelling, stored_view_spelling
+from airflow_provider_lakehouse.sql.duckdb_syntax import (
+    MERGE_BY_NAME,
+    spell_out_merge_by_name,
+    sqlglot_spelling,
+    stored_view_spelling,
+)
 from airflow_provider_lakehouse.sql.names import (
     FilePath,
     NameScope,
@@ -405,7 +410,7 @@ class _Planner:
     def plan(self, statement: Statement) -> Step:
         is_call, text = _strip_call(statement.text)
         if self.dialect == "duckdb":
-            text = sqlglot_spelling(text)
+            text = spell_out_merge_by_name(sqlglot_spelling(text))
             if not is_call and (sorted_by := self._sorted_by(statement, text)) is not None:
                 return sorted_by
         try:
@@ -740,14 +745,18 @@ class _Planner:
             when_sql = self.spark_sql(refs.rewrite(condition)) if condition else None
             clause: MergeClause
             if isinstance(action, exp.Update):
-                stars = [a for a in action.expressions if isinstance(a, exp.Star)]
-                if stars and len(stars) != len(action.expressions):
+                given = action.expressions or []  # a bare UPDATE has none
+                stars = [a for a in given if isinstance(a, exp.Star)]
+                if stars and len(stars) != len(given):
                     raise _fail(statement, "MERGE ... UPDATE SET * cannot be combined with other assignments.")
-                # bare UPDATE and UPDATE SET *: every column from the source, by name (as DuckDB)
+                by_name = [a.this.name for a in given if isinstance(a, exp.EQ)] == [MERGE_BY_NAME]
+                # bare UPDATE and UPDATE SET *: every column from the source, by position (as DuckDB)
                 assignments = {
-                    a.this.name: self.spark_sql(refs.rewrite(a.expression)) for a in action.expressions if not stars
+                    a.this.name: self.spark_sql(refs.rewrite(a.expression)) for a in given if not stars and not by_name
                 }
-                clause = MergeClause(matched, "update", when_sql, assignments=assignments, star=not assignments)
+                clause = MergeClause(
+                    matched, "update", when_sql, assignments=assignments, star=not assignments, by_name=by_name
+                )
                 if clause.star:
                     refs.read_all_columns()
             elif isinstance(action, exp.Insert):
@@ -757,17 +766,19 @@ class _Planner:
                     if isinstance(cols, exp.Tuple)
                     else ((cols.name,) if isinstance(cols, exp.Column) else None)
                 )
-                values = action.expression
+                values = action.expression or None  # a bare INSERT's is False
                 inserted: tuple[str, ...] | None
-                if values is None or isinstance(values, exp.Star):
-                    inserted = None  # INSERT * / bare INSERT: the source's columns by name
+                by_name = columns == (MERGE_BY_NAME,)
+                if by_name or values is None or isinstance(values, exp.Star):
+                    # INSERT * / bare INSERT: the source's columns by position; INSERT BY NAME: by name
+                    inserted, columns = None, None
                     refs.read_all_columns()
                 else:
                     inserted = tuple(
                         DEFAULT_VALUE if is_default(v) else self.spark_sql(refs.rewrite(v))
                         for v in (values.expressions if isinstance(values, exp.Tuple) else [values])
                     )
-                clause = MergeClause(matched, "insert", when_sql, columns=columns, values=inserted)
+                clause = MergeClause(matched, "insert", when_sql, columns=columns, values=inserted, by_name=by_name)
             elif isinstance(action, exp.Var) and action.name.upper() == "DELETE":
                 clause = MergeClause(matched, "delete", when_sql)
             elif action is not None and action.sql().upper() in ("DELETE", "DO NOTHING"):
@@ -775,6 +786,9 @@ class _Planner:
             else:
                 raise _fail(statement, f"MERGE action {action.sql(self.dialect) if action else '?'} is not supported.")
             clauses.append(clause)
+        changes = [c for c in clauses if c.action in ("update", "delete") and c.matched]
+        if len(changes) > 1:
+            return Step(statement.index, statement.text, steps.Merge(), target=target, duckdb_error=_ONE_MERGE_CHANGE)
         source_alias = using.alias_or_name
         return Step(
             statement.index,
@@ -1657,6 +1671,10 @@ def _constraint_duckdb_refuses(constraints: list[exp.Expr]) -> str | None:
     return None
 
 
+#: DuckDB's error for a MERGE with more than one ``UPDATE`` or ``DELETE`` clause on a lake table
+_ONE_MERGE_CHANGE = (
+    "Not implemented Error: MERGE INTO with DuckLake only supports a single UPDATE/DELETE action currently"
+)
 #: DuckDB's error for ``UPDATE ... SET column = DEFAULT`` (and a MERGE's) on a lake table, which it binds per row
 _UPDATE_DEFAULT = "Binder Error: SET DEFAULT is not yet supported for updates of a DuckLake table"
 

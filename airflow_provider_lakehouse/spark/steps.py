@@ -301,9 +301,11 @@ class MergeClause:
     """One ``WHEN [NOT] MATCHED [AND condition] THEN action`` of a MERGE; expressions are Spark SQL.
 
     :param action: ``update``, ``insert``, ``delete`` or ``nothing``.
-    :param star: ``UPDATE SET *``: every column from the source, by name.
-    :param values: inserted values (None: ``INSERT *``, the source's columns by name) for ``columns`` (None: the
-        table's columns in order).
+    :param star: ``UPDATE SET *`` or a bare ``UPDATE``: every column from the source, by position (by name with
+        ``by_name``: ``UPDATE BY NAME``).
+    :param by_name: ``UPDATE BY NAME`` / ``INSERT BY NAME``: the source's columns matched to the table's by name.
+    :param values: inserted values (None: ``INSERT *`` or a bare ``INSERT``, the source's columns by position, or
+        by name with ``by_name``) for ``columns`` (None: the table's columns in order).
     """
 
     matched: bool
@@ -313,6 +315,12 @@ class MergeClause:
     star: bool = False
     columns: tuple[str, ...] | None = None
     values: tuple[str, ...] | None = None
+    by_name: bool = False
+
+    @property
+    def takes_source_columns(self) -> bool:
+        """Whether the clause takes the source's columns as they are (``SET *``, ``INSERT *``, bare, ``BY NAME``)."""
+        return self.star or (self.action == "insert" and self.values is None)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,34 @@ _PARTITION_RESET = re.compile(
 )
 
 
+# A MERGE's ``UPDATE BY NAME`` / ``INSERT BY NAME`` (the source's columns by name) and ``BY POSITION`` (as the bare
+# action) are no syntax sqlglot reads: the planner spells them with a marker column it recognises
+_MERGE_BY = re.compile(r"\bTHEN\s+(UPDATE|INSERT)\s+BY\s+(NAME|POSITION)\b", re.IGNORECASE)
+#: the marker of ``BY NAME`` in a spelled-out MERGE action (see :func:`spell_out_merge_by_name`)
+MERGE_BY_NAME = "__lakehouse_by_name"
+
+
+def spell_out_merge_by_name(text: str) -> str:
+    """A MERGE's ``THEN UPDATE BY NAME`` as ``THEN UPDATE SET __lakehouse_by_name = TRUE``, ``THEN INSERT BY NAME``
+    as ``THEN INSERT (__lakehouse_by_name) VALUES (TRUE)``, and ``BY POSITION`` dropped (the bare action's meaning).
+
+    >>> spell_out_merge_by_name("MERGE INTO t USING s ON t.i = s.i WHEN MATCHED THEN UPDATE BY NAME")
+    'MERGE INTO t USING s ON t.i = s.i WHEN MATCHED THEN UPDATE SET __lakehouse_by_name = TRUE'
+    >>> spell_out_merge_by_name("... WHEN NOT MATCHED THEN insert by position")
+    '... WHEN NOT MATCHED THEN insert'
+    """
+
+    def spelled(match: re.Match[str]) -> str:
+        action = match.group(1)
+        if match.group(2).upper() == "POSITION":
+            return f"THEN {action}"
+        if action.upper() == "UPDATE":
+            return f"THEN {action} SET {MERGE_BY_NAME} = TRUE"
+        return f"THEN {action} ({MERGE_BY_NAME}) VALUES (TRUE)"
+
+    return _MERGE_BY.sub(spelled, text)
+
+
 def sqlglot_spelling(text: str) -> str:
     """``text`` with every DuckDB spelling sqlglot misreads written out (see the functions below).
 

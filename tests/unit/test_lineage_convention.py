@@ -160,3 +160,26 @@ def test_without_a_hook_lineage_reader_no_collector_is_made(monkeypatch: pytest.
 
     monkeypatch.setattr(plugins_manager, "get_hook_lineage_readers_plugins", lambda: [object])
     assert _lineage.hook_lineage_listens() is True
+
+
+WHOLE_SOURCE = "CREATE TABLE t (i INT, j INT); CREATE TABLE s (j INT, i INT); MERGE INTO t USING s ON t.i = s.i "
+
+
+@pytest.mark.parametrize(
+    ("actions", "expected"),
+    [
+        ("WHEN MATCHED THEN UPDATE WHEN NOT MATCHED THEN INSERT", {"i": ["j"], "j": ["i"]}),
+        ("WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *", {"i": ["j"], "j": ["i"]}),
+        ("WHEN MATCHED THEN UPDATE BY POSITION", {"i": ["j"], "j": ["i"]}),
+        ("WHEN MATCHED THEN UPDATE BY NAME", {"i": ["i"], "j": ["j"]}),
+        ("WHEN NOT MATCHED THEN INSERT BY NAME", {"i": ["i"], "j": ["j"]}),
+    ],
+)
+def test_a_merge_taking_the_sources_own_columns_maps_them_as_duckdb_does(
+    actions: str, expected: dict[str, list[str]]
+) -> None:
+    """``SET *``, ``INSERT *`` and the bare actions map the source's columns by position, ``BY NAME`` by name (the
+    extractor recorded no column lineage for them, and dropped a ``BY NAME`` MERGE it could not parse)."""
+    target = extract_lineage(WHOLE_SOURCE + actions).get("main.t")
+    assert target is not None
+    assert {k: sorted(e.column for e in v) for k, v in target.column_lineage.items()} == expected

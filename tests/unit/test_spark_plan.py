@@ -163,7 +163,7 @@ def test_every_kind_of_details_round_trips_through_the_job_file_form() -> None:
         CREATE SCHEMA IF NOT EXISTS analytics; CREATE TABLE t (id INTEGER NOT NULL, v VARCHAR DEFAULT 'x');
         CREATE OR REPLACE TABLE c AS SELECT * FROM t; INSERT INTO t (id) VALUES (1); DELETE FROM t WHERE id = 1;
         UPDATE t SET v = 'y' WHERE id = 2;
-        MERGE INTO t USING c ON t.id = c.id WHEN MATCHED AND c.v IS NULL THEN DELETE WHEN MATCHED THEN UPDATE SET v = c.v
+        MERGE INTO t USING c ON t.id = c.id WHEN MATCHED AND c.v IS NULL THEN DO NOTHING WHEN MATCHED THEN UPDATE SET v = c.v
             WHEN NOT MATCHED THEN INSERT (id, v) VALUES (c.id, c.v);
         ALTER TABLE t ADD COLUMN w DOUBLE DEFAULT 1.5; ALTER TABLE t DROP COLUMN w; ALTER TABLE t RENAME COLUMN v TO u;
         ALTER TABLE t RENAME TO t2; DROP TABLE IF EXISTS c; CREATE TEMP TABLE tt AS SELECT 1 AS one; DROP TABLE tt;
@@ -177,7 +177,7 @@ def test_every_kind_of_details_round_trips_through_the_job_file_form() -> None:
     assert len({type(s.details) for s in plan.steps}) == 24  # every kind of details
     merge = next(s.details for s in plan.steps if isinstance(s.details, Merge))
     assert [(c.matched, c.action, c.star) for c in merge.clauses] == [
-        (True, "delete", False),
+        (True, "nothing", False),
         (True, "update", False),
         (False, "insert", False),
     ]
