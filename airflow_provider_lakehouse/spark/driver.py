@@ -796,10 +796,12 @@ class PlanRunner:
             step.query or "", details, [c.name for c in columns], source_columns, table=target.split(".")[-1]
         )
         affected = 0
-        if queries.matched:
+        for changed in (queries.matched, queries.unmatched_targets):  # DuckLake allows one of them to change rows
+            if not changed:
+                continue
             # a target row several source rows match is changed once, by one of them, as DuckDB's ducklake does
             # (rows this script inserted have no row id yet: a row is its file and position, or its inlined row id)
-            frame = self._sql(queries.matched, args=args or None).dropDuplicates([FILE_ID, FILE_POS, ROWID]).cache()
+            frame = self._sql(changed, args=args or None).dropDuplicates([FILE_ID, FILE_POS, ROWID]).cache()
             self._cached.append(frame)
             deleted = frame.where("__lakehouse_action = 'delete'").select(ROWID, FILE_ID, FILE_POS).toArrow()
             updated = frame.where("__lakehouse_action = 'update'").drop("__lakehouse_action")

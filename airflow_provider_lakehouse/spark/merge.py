@@ -17,13 +17,15 @@ ACTION = "__lakehouse_action"
 @dataclass(frozen=True)
 class MergeQueries:
     """``matched``: target rows with ``rowid``/file columns, ``__lakehouse_action`` and every column's new
-    value; ``not_matched``: rows to insert, by column name. Either is None when the MERGE has no such clause.
+    value; ``not_matched``: rows to insert, by column name; ``unmatched_targets``: as ``matched``, the target rows
+    no source row matches (``WHEN NOT MATCHED BY SOURCE``). Each is None when the MERGE has no such clause.
     ``by_kind``: the (lower-case) inserted columns some of whose rows take the column's default, given as the
     writer's struct of a value and a default flag (see :mod:`.insert_values`)."""
 
     matched: str | None
     not_matched: str | None
     by_kind: frozenset[str] = frozenset()
+    unmatched_targets: str | None = None
 
 
 def merge_queries(
@@ -51,7 +53,9 @@ def merge_queries(
     target, source = merge.target_alias, merge.source_alias
     join = f"{merge.target_view} AS {target} JOIN {source_sql} ON {merge.on}"
     matched = [c for c in merge.clauses if c.matched]
-    inserts = [c for c in merge.clauses if not c.matched]
+    inserts = [c for c in merge.clauses if not c.matched and not c.by_source]
+    by_source_clauses = [c for c in merge.clauses if c.by_source]
+    unmatched = f"{merge.target_view} AS {target} LEFT ANTI JOIN {source_sql} ON {merge.on}"
     by_source = _SourceColumns(source, list(source_columns), list(columns), table)
     not_matched, by_kind = (
         _insert_query(inserts, columns, target, merge, source_sql, by_source) if inserts else (None, set())
@@ -60,6 +64,9 @@ def merge_queries(
         matched=_matched_query(matched, columns, target, by_source, join) if matched else None,
         not_matched=not_matched,
         by_kind=frozenset(by_kind),
+        unmatched_targets=(
+            _matched_query(by_source_clauses, columns, target, by_source, unmatched) if by_source_clauses else None
+        ),
     )
 
 

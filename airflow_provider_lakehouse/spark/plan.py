@@ -738,8 +738,6 @@ class _Planner:
         for when in whens.expressions if whens is not None else []:
             matched = bool(when.args.get("matched"))
             source_side = bool(when.args.get("source"))
-            if source_side:
-                raise _fail(statement, "WHEN NOT MATCHED BY SOURCE is not supported.")
             condition = when.args.get("condition")
             action = when.args.get("then")
             when_sql = self.spark_sql(refs.rewrite(condition)) if condition else None
@@ -785,8 +783,12 @@ class _Planner:
                 clause = MergeClause(matched, "delete" if action.sql().upper() == "DELETE" else "nothing", when_sql)
             else:
                 raise _fail(statement, f"MERGE action {action.sql(self.dialect) if action else '?'} is not supported.")
+            if source_side:
+                if clause.action == "insert" or clause.star:
+                    raise _fail(statement, "WHEN NOT MATCHED BY SOURCE takes UPDATE SET, DELETE or DO NOTHING.")
+                clause = replace(clause, by_source=True)
             clauses.append(clause)
-        changes = [c for c in clauses if c.action in ("update", "delete") and c.matched]
+        changes = [c for c in clauses if c.action in ("update", "delete") and (c.matched or c.by_source)]
         if len(changes) > 1:
             return Step(statement.index, statement.text, steps.Merge(), target=target, duckdb_error=_ONE_MERGE_CHANGE)
         source_alias = using.alias_or_name

@@ -304,6 +304,8 @@ class MergeClause:
     :param star: ``UPDATE SET *`` or a bare ``UPDATE``: every column from the source, by position (by name with
         ``by_name``: ``UPDATE BY NAME``).
     :param by_name: ``UPDATE BY NAME`` / ``INSERT BY NAME``: the source's columns matched to the table's by name.
+    :param by_source: ``WHEN NOT MATCHED BY SOURCE``: the clause changes target rows no source row matches
+        (``matched`` is False).
     :param values: inserted values (None: ``INSERT *`` or a bare ``INSERT``, the source's columns by position, or
         by name with ``by_name``) for ``columns`` (None: the table's columns in order).
     """
@@ -316,6 +318,7 @@ class MergeClause:
     columns: tuple[str, ...] | None = None
     values: tuple[str, ...] | None = None
     by_name: bool = False
+    by_source: bool = False
 
     @property
     def takes_source_columns(self) -> bool:

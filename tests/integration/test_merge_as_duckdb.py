@@ -6,6 +6,8 @@ referee, and DuckDB reads both lakes.
   the bare forms with an ``AttributeError``. ``UPDATE BY NAME`` / ``INSERT BY NAME`` (which sqlglot cannot read)
   take them by name, a subset too.
 - A target row several source rows match is changed once, as in DuckDB; Spark failed the statement.
+- ``WHEN NOT MATCHED BY SOURCE`` (target rows no source row matches: ``UPDATE SET``, ``DELETE``, ``DO NOTHING``),
+  which Spark refused.
 - DuckDB's refusals, with its errors: more than one ``UPDATE``/``DELETE`` clause, a source whose column count or
   names do not fit the table.
 """
@@ -49,6 +51,15 @@ SCRIPTS = {
         "WHEN MATCHED THEN UPDATE SET j = s.v WHEN NOT MATCHED THEN INSERT (i, j) VALUES (s.i, s.v)",
         "MERGE INTO t USING (SELECT 4 AS i UNION ALL SELECT 4) s ON t.i = s.i WHEN MATCHED THEN DELETE",
     ],
+    "not_matched_by_source_delete_beside_inserts": [
+        "MERGE INTO t USING (SELECT i FROM range(3, 7) r(i)) s ON t.i = s.i WHEN MATCHED THEN DO NOTHING "
+        "WHEN NOT MATCHED BY SOURCE THEN DELETE WHEN NOT MATCHED THEN INSERT (i) VALUES (s.i)"
+    ],
+    "not_matched_by_source_update": [
+        "MERGE INTO t USING (SELECT 3 AS i) s ON t.i = s.i "
+        "WHEN NOT MATCHED BY SOURCE AND t.i = 1 THEN DO NOTHING "
+        "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET k = 'gone', j = t.j + 1"
+    ],
     "do_nothing_then_one_change": [
         "MERGE INTO t USING (SELECT i FROM range(6) r(i)) s ON t.i = s.i "
         "WHEN MATCHED AND t.j > 35 THEN DO NOTHING WHEN MATCHED THEN UPDATE SET k = 'changed' "
@@ -86,6 +97,11 @@ def test_merges_change_the_rows_duckdb_changes(spark: Any, lakes: tuple[LakeSetu
         (
             "MERGE INTO keep USING (SELECT 1 AS i) s ON keep.i = s.i "
             "WHEN MATCHED AND keep.i > 5 THEN UPDATE SET i = 0 WHEN MATCHED THEN DELETE",
+            "MERGE INTO with DuckLake only supports a single UPDATE/DELETE action currently",
+        ),
+        (
+            "MERGE INTO keep USING (SELECT 1 AS i) s ON keep.i = s.i "
+            "WHEN MATCHED THEN UPDATE SET i = 0 WHEN NOT MATCHED BY SOURCE THEN DELETE",
             "MERGE INTO with DuckLake only supports a single UPDATE/DELETE action currently",
         ),
     ],
