@@ -38,7 +38,7 @@ from airflow_provider_lakehouse.lineage.relations import (
     TableRelation,
     compose,
 )
-from airflow_provider_lakehouse.sql.duckdb_syntax import MERGE_BY_NAME, spell_out_merge_by_name, sqlglot_spelling
+from airflow_provider_lakehouse.sql.duckdb_syntax import merge_whole_source, spell_out_merge_by_name, sqlglot_spelling
 from airflow_provider_lakehouse.sql.split import split_statements
 
 _FILE_READERS = frozenset(
@@ -464,7 +464,7 @@ class _Script:
             if condition is not None:
                 rows |= self.queries.expression(condition, scope, Context(indirect="FILTER"))
             action = when.args.get("then")
-            whole = _whole_source_action(action)
+            whole = merge_whole_source(action)
             if whole is not None:  # SET *, INSERT *, bare, BY NAME: the source's own columns
                 using = scope.sources.get(tree.args["using"].alias_or_name.lower())
                 output = using.output() if using is not None else []
@@ -617,20 +617,3 @@ def _tuple_items(node: exp.Expr | None) -> list[exp.Expr]:
     if isinstance(node, exp.Tuple):
         return list(node.expressions)
     return [node]
-
-
-def _whole_source_action(action: exp.Expr | None) -> str | None:
-    """How a MERGE action takes the source's own columns, as DuckDB does: ``"position"`` (``UPDATE SET *``,
-    ``INSERT *``, a bare ``UPDATE`` or ``INSERT``), ``"name"`` (``BY NAME``, spelled with a marker before parsing),
-    or None for an action with its own assignments or values."""
-    if isinstance(action, exp.Update):
-        given = action.expressions or []
-        if [a.this.name for a in given if isinstance(a, exp.EQ)] == [MERGE_BY_NAME]:
-            return "name"
-        return "position" if not given or any(isinstance(a, exp.Star) for a in given) else None
-    if isinstance(action, exp.Insert):
-        if [c.name for c in _tuple_items(action.this)] == [MERGE_BY_NAME]:
-            return "name"
-        values = action.expression
-        return "position" if not values or isinstance(values, exp.Star) else None
-    return None

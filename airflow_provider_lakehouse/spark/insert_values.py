@@ -109,15 +109,16 @@ def values_by_kind(values: exp.Values, *, mixed_kinds: bool = True) -> tuple[exp
     >>> values.sql("duckdb"), columns
     ("VALUES (1, {'default': TRUE})", (1,))
     """
-    rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in values.expressions]
-    if not rows or len({len(row) for row in rows}) != 1:
-        return values, ()  # Spark fails rows of different lengths with its own message
+    rows = _cells(values)
+    if not rows:
+        return values, ()
     mixed_kinds = mixed_kinds and len(rows) > 1
     by_kind: list[int] = []
     new_rows = [list(row) for row in rows]
     for position in range(len(rows[0])):
         cells = [row[position] for row in rows]
         defaults = [is_default(cell) for cell in cells]
+        has_default = any(defaults)
         kinds = [None if default else value_kind(cell) for cell, default in zip(cells, defaults, strict=True)]
         distinct = list(dict.fromkeys(kind for kind in kinds if kind is not None))
         lists = [k for k in distinct if k.startswith("list[") and k != EMPTY_LIST]
@@ -126,14 +127,14 @@ def values_by_kind(values: exp.Values, *, mixed_kinds: bool = True) -> tuple[exp
             distinct.remove(EMPTY_LIST)
             kinds = [lists[0] if kind == EMPTY_LIST else kind for kind in kinds]
         by_its_kinds = mixed_kinds and 2 <= len(distinct) <= MAX_KINDS
-        if not by_its_kinds and not any(defaults):
+        if not by_its_kinds and not has_default:
             continue
         if not by_its_kinds:  # one field for the values, which Spark types as one
             distinct = ["all"] if distinct else []
             kinds = [None if kind is None else "all" for kind in kinds]
         by_kind.append(position)
         for row, cell, kind, default in zip(new_rows, cells, kinds, defaults, strict=True):
-            row[position] = _struct_of_kinds(cell, distinct, kind, default=default if any(defaults) else None)
+            row[position] = _struct_of_kinds(cell, distinct, kind, default=default if has_default else None)
     if not by_kind:
         return values, ()
     planned = values.copy()
@@ -144,8 +145,15 @@ def values_by_kind(values: exp.Values, *, mixed_kinds: bool = True) -> tuple[exp
 def values_rows(values: exp.Values) -> list[list[exp.Expr]] | None:
     """The cells of ``values``, row by row; None where there is nothing to type across rows: one row, or rows of
     different lengths (Spark fails those with its own message)."""
+    rows = _cells(values)
+    return rows if len(rows) > 1 else None
+
+
+def _cells(values: exp.Values) -> list[list[exp.Expr]]:
+    """The cells of ``values``, row by row; none where rows differ in length (Spark fails those with its own
+    message)."""
     rows = [row.expressions if isinstance(row, exp.Tuple) else [row] for row in values.expressions]
-    return rows if len(rows) > 1 and len({len(row) for row in rows}) == 1 else None
+    return rows if len({len(row) for row in rows}) == 1 else []
 
 
 def _struct_of_kinds(cell: exp.Expr, kinds: Sequence[str], kind: str | None, *, default: bool | None) -> exp.Struct:

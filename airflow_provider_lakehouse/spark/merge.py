@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from airflow_provider_lakehouse.ducklake.reader import FILE_ID, FILE_POS, ROWID
 from airflow_provider_lakehouse.exceptions import LakehouseError
 from airflow_provider_lakehouse.spark.frames import quoted
+from airflow_provider_lakehouse.spark.insert_values import KIND_FIELD
 from airflow_provider_lakehouse.spark.steps import DEFAULT_FIELD, DEFAULT_VALUE, Merge, MergeClause
 
 ACTION = "__lakehouse_action"
@@ -86,34 +87,33 @@ class _SourceColumns:
 
     def for_update(self, by_name: bool) -> dict[str, str]:
         """New values by lower-case table column (``BY NAME``: the source's columns the table has)."""
-        if by_name:
-            known = {c.lower() for c in self.table_columns}
-            for name in self.names:
-                if name.lower() not in known:
-                    raise LakehouseError(f"Binder Error: Referenced update column {name} not found in table!")
-            return {n.lower(): f"{self.alias}.{quoted(n)}" for n in self.names}
-        if len(self.names) != len(self.table_columns):
-            raise LakehouseError(
-                "Binder Error: Data provided for UPDATE did not match column count in table - expected "
-                f"{len(self.table_columns)} columns but got {len(self.names)}"
-            )
-        return self._by_position()
+        return self._mapped(
+            by_name,
+            unknown="Binder Error: Referenced update column {name} not found in table!",
+            miscount="Binder Error: Data provided for UPDATE did not match column count in table - expected "
+            "{table_count} columns but got {source_count}",
+        )
 
     def for_insert(self, by_name: bool) -> dict[str, str]:
         """Inserted values by lower-case table column (``BY NAME``: the others take their default)."""
+        return self._mapped(
+            by_name,
+            unknown=f'Binder Error: Table "{self.table}" does not have a column with name "{{name}}"',
+            miscount=f"Binder Error: table {self.table} has {{table_count}} columns but {{source_count}} values "
+            "were supplied",
+        )
+
+    def _mapped(self, by_name: bool, unknown: str, miscount: str) -> dict[str, str]:
+        """The source's columns by the lower-case table column each fills, or DuckDB's error (``unknown`` for a
+        source column the table lacks, by name; ``miscount`` for a source of another width, by position)."""
         if by_name:
             known = {c.lower() for c in self.table_columns}
             for name in self.names:
                 if name.lower() not in known:
-                    raise LakehouseError(
-                        f'Binder Error: Table "{self.table}" does not have a column with name "{name}"'
-                    )
+                    raise LakehouseError(unknown.format(name=name))
             return {n.lower(): f"{self.alias}.{quoted(n)}" for n in self.names}
         if len(self.names) != len(self.table_columns):
-            raise LakehouseError(
-                f"Binder Error: table {self.table} has {len(self.table_columns)} columns but {len(self.names)} "
-                "values were supplied"
-            )
+            raise LakehouseError(miscount.format(table_count=len(self.table_columns), source_count=len(self.names)))
         return self._by_position()
 
     def _by_position(self) -> dict[str, str]:
@@ -190,14 +190,15 @@ def _insert_query(
     projection = []
     by_kind: set[str] = set()
     inserting = [i for i, c in enumerate(clauses) if c.action == "insert"]
+    value_field = KIND_FIELD.format(0)  # the writer's by-kind column: one kind of value and a default flag
     for name in named:
         given = [values[i].get(name.lower(), DEFAULT_VALUE) for i in inserting]
         if DEFAULT_VALUE in given:
             by_kind.add(name.lower())
             given = [
-                f"named_struct('k0', NULL, '{DEFAULT_FIELD}', TRUE)"
+                f"named_struct('{value_field}', NULL, '{DEFAULT_FIELD}', TRUE)"
                 if value == DEFAULT_VALUE
-                else f"named_struct('k0', {value}, '{DEFAULT_FIELD}', CAST(NULL AS BOOLEAN))"
+                else f"named_struct('{value_field}', {value}, '{DEFAULT_FIELD}', CAST(NULL AS BOOLEAN))"
                 for value in given
             ]
         branches = [

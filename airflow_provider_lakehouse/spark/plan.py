@@ -48,7 +48,7 @@ from airflow_provider_lakehouse.spark.strftime import format_error as strftime_f
 from airflow_provider_lakehouse.sql.duckdb_missing_functions import missing_function_error
 from airflow_provider_lakehouse.sql.duckdb_names import output_names, query_text
 from airflow_provider_lakehouse.sql.duckdb_syntax import (
-    MERGE_BY_NAME,
+    merge_whole_source,
     spell_out_merge_by_name,
     sqlglot_spelling,
     stored_view_spelling,
@@ -747,13 +747,10 @@ class _Planner:
                 stars = [a for a in given if isinstance(a, exp.Star)]
                 if stars and len(stars) != len(given):
                     raise _fail(statement, "MERGE ... UPDATE SET * cannot be combined with other assignments.")
-                by_name = [a.this.name for a in given if isinstance(a, exp.EQ)] == [MERGE_BY_NAME]
-                # bare UPDATE and UPDATE SET *: every column from the source, by position (as DuckDB)
-                assignments = {
-                    a.this.name: self.spark_sql(refs.rewrite(a.expression)) for a in given if not stars and not by_name
-                }
+                whole = merge_whole_source(action)  # bare, SET *, BY POSITION / BY NAME: the source's columns
+                assignments = {} if whole else {a.this.name: self.spark_sql(refs.rewrite(a.expression)) for a in given}
                 clause = MergeClause(
-                    matched, "update", when_sql, assignments=assignments, star=not assignments, by_name=by_name
+                    matched, "update", when_sql, assignments=assignments, star=bool(whole), by_name=whole == "name"
                 )
                 if clause.star:
                     refs.read_all_columns()
@@ -764,11 +761,10 @@ class _Planner:
                     if isinstance(cols, exp.Tuple)
                     else ((cols.name,) if isinstance(cols, exp.Column) else None)
                 )
-                values = action.expression or None  # a bare INSERT's is False
+                values = action.expression
                 inserted: tuple[str, ...] | None
-                by_name = columns == (MERGE_BY_NAME,)
-                if by_name or values is None or isinstance(values, exp.Star):
-                    # INSERT * / bare INSERT: the source's columns by position; INSERT BY NAME: by name
+                whole = merge_whole_source(action)
+                if whole:  # INSERT * / bare / BY POSITION: the source's columns by position; BY NAME: by name
                     inserted, columns = None, None
                     refs.read_all_columns()
                 else:
@@ -776,7 +772,9 @@ class _Planner:
                         DEFAULT_VALUE if is_default(v) else self.spark_sql(refs.rewrite(v))
                         for v in (values.expressions if isinstance(values, exp.Tuple) else [values])
                     )
-                clause = MergeClause(matched, "insert", when_sql, columns=columns, values=inserted, by_name=by_name)
+                clause = MergeClause(
+                    matched, "insert", when_sql, columns=columns, values=inserted, by_name=whole == "name"
+                )
             elif isinstance(action, exp.Var) and action.name.upper() == "DELETE":
                 clause = MergeClause(matched, "delete", when_sql)
             elif action is not None and action.sql().upper() in ("DELETE", "DO NOTHING"):

@@ -7,6 +7,9 @@ agree with each other and with DuckDB.
 from __future__ import annotations
 
 import re
+from typing import Literal
+
+from sqlglot import exp
 
 # DuckDB reads ``ALTER TABLE t RENAME a TO b`` as a column rename (the COLUMN keyword is optional); sqlglot
 # reads a table rename to ``a`` and drops ``TO b``.
@@ -53,6 +56,31 @@ def spell_out_merge_by_name(text: str) -> str:
         return f"THEN {action} ({MERGE_BY_NAME}) VALUES (TRUE)"
 
     return _MERGE_BY.sub(spelled, text)
+
+
+def merge_whole_source(action: exp.Expr | None) -> Literal["position", "name"] | None:
+    """How a parsed MERGE action takes the source's own columns, as DuckDB does: ``"position"`` (``UPDATE SET *``,
+    ``INSERT *``, a bare ``UPDATE`` or ``INSERT``, ``BY POSITION``), ``"name"`` (``BY NAME``, as
+    :func:`spell_out_merge_by_name` spells it), or None for an action with its own assignments or values.
+
+    >>> import sqlglot
+    >>> merge = "MERGE INTO t USING s ON t.i = s.i WHEN MATCHED THEN {}"
+    >>> [merge_whole_source(sqlglot.parse_one(spell_out_merge_by_name(merge.format(a)), read="duckdb")
+    ...  .args["whens"].expressions[0].args["then"]) for a in ("UPDATE", "UPDATE BY NAME", "UPDATE SET v = 1")]
+    ['position', 'name', None]
+    """
+    if isinstance(action, exp.Update):
+        given = action.expressions or []  # a bare UPDATE has none
+        if [a.this.name for a in given if isinstance(a, exp.EQ)] == [MERGE_BY_NAME]:
+            return "name"
+        return "position" if not given or any(isinstance(a, exp.Star) for a in given) else None
+    if isinstance(action, exp.Insert):
+        names = action.this.expressions if isinstance(action.this, exp.Tuple) else []
+        if [c.name for c in names] == [MERGE_BY_NAME]:
+            return "name"
+        values = action.expression  # a bare INSERT's is False
+        return "position" if not values or isinstance(values, exp.Star) else None
+    return None
 
 
 def sqlglot_spelling(text: str) -> str:
