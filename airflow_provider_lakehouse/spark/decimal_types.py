@@ -151,6 +151,10 @@ def _rounded(annotator_self: Any, node: exp.Expr) -> Any:
     return node
 
 
+#: Spark functions sqlglot does not know that return a TIMESTAMP_NTZ
+_TIMESTAMP_FUNCTIONS = frozenset({"make_timestamp_ntz", "to_timestamp_ntz", "try_to_timestamp_ntz"})
+
+
 def _raising_as_null(annotate: Callable[[Any, exp.Expr], Any]) -> Callable[[Any, exp.Expr], Any]:
     def annotator(annotator_self: Any, node: exp.Expr) -> Any:
         if isinstance(node, exp.Anonymous) and node.name.lower() == "raise_error":
@@ -158,6 +162,10 @@ def _raising_as_null(annotate: Callable[[Any, exp.Expr], Any]) -> Callable[[Any,
             return node
         if (kept := pattern_call_type(node)) is not None:  # DATE_FORMAT read as written (.pattern_calls)
             annotator_self._set_type(node, kept)
+            return node
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _TIMESTAMP_FUNCTIONS:
+            # DuckDB's make_timestamp (Spark's MAKE_TIMESTAMP_NTZ): epoch_ms of one counts its milliseconds
+            annotator_self._set_type(node, exp.DataType.Type.TIMESTAMPNTZ)
             return node
         return annotate(annotator_self, node)
 

@@ -1109,6 +1109,9 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     ),
     "list_slice": _list_slice,
     "array_slice": _list_slice,
+    # DuckDB's microseconds and nanoseconds since 1970 of a timestamp or date (Spark keeps microseconds)
+    "epoch_us": lambda node: spark_expression("UNIX_MICROS(CAST(_x AS TIMESTAMP))", _x=node.expressions[0]),
+    "epoch_ns": lambda node: spark_expression("UNIX_MICROS(CAST(_x AS TIMESTAMP)) * 1000", _x=node.expressions[0]),
     **{name: _interval_function(name) for name in _INTERVAL_UNITS},
     **dict.fromkeys(("list_apply", "array_apply", "apply"), _list_apply),
 }

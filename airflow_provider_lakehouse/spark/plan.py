@@ -39,12 +39,15 @@ from airflow_provider_lakehouse.spark import steps
 from airflow_provider_lakehouse.spark.decimal_types import duckdb_literal_types
 from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions, mark_moved_indexes
 from airflow_provider_lakehouse.spark.insert_values import is_default, values_by_kind
+from airflow_provider_lakehouse.spark.list_lambdas import list_lambdas_for_spark
 from airflow_provider_lakehouse.spark.pattern_calls import parse_spark
+from airflow_provider_lakehouse.spark.pivots import pivot_counts_for_spark
 from airflow_provider_lakehouse.spark.query_values import typed_text_in_values, values_combine_error
 from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import DEFAULT_VALUE, ColumnDef, MergeClause, StepDetails
 from airflow_provider_lakehouse.spark.strftime import format_error as strftime_format_error
+from airflow_provider_lakehouse.spark.window_filters import qualify_error, window_filters_for_spark
 from airflow_provider_lakehouse.sql.duckdb_missing_functions import missing_function_error
 from airflow_provider_lakehouse.sql.duckdb_names import output_names, query_text
 from airflow_provider_lakehouse.sql.duckdb_syntax import (
@@ -424,7 +427,10 @@ class _Planner:
         duckdb_error = self._write_to_read_only(tree, is_call)
         if duckdb_error is None and self.dialect == "duckdb" and not is_call:
             duckdb_error = (
-                missing_function_error(text, tree) or strftime_format_error(tree, text) or values_combine_error(tree)
+                missing_function_error(text, tree)
+                or strftime_format_error(tree, text)
+                or values_combine_error(tree)
+                or qualify_error(tree)
             )
         step = self._call(statement, tree) if is_call else self._handle(statement, tree)
         return replace(step, duckdb_error=duckdb_error) if duckdb_error and not step.duckdb_error else step
@@ -1265,8 +1271,11 @@ class _Planner:
 
     def spark_sql(self, tree: exp.Expr) -> str:
         """``tree`` as Spark SQL text, with DuckDB's semantics kept when the script is DuckDB SQL."""
+        tree = window_filters_for_spark(tree.copy())  # DISTINCT ON and QUALIFY, ordered and limited as DuckDB does
         if self.dialect == "duckdb":
-            tree = mark_moved_indexes(tree.copy())  # before the casts in l[i] become markers of unknown type
+            tree = pivot_counts_for_spark(tree)  # a PIVOT's count of no rows is 0
+            tree = list_lambdas_for_spark(tree)  # [f(x) FOR x IN l], and positions counted from 1
+            tree = mark_moved_indexes(tree)  # before the casts in l[i] become markers of unknown type
             tree = typed_text_in_values(tree)  # VALUES (DATE '2021-02-03'), ('2020-01-01') is a DATE column
             tree = duckdb_semantics(tree)  # DuckDB's casts and arithmetic (see .semantics)
             tree = duckdb_functions(tree)  # DuckDB's functions Spark names alike but computes differently
@@ -1294,12 +1303,45 @@ def named_like_duckdb(query: exp.Expr, source: str) -> exp.Expr:
     return query
 
 
+#: window functions Spark runs only over an ordered window, DuckDB over any
+_ORDERED_WINDOW_FUNCTIONS = (
+    exp.RowNumber,
+    exp.Rank,
+    exp.DenseRank,
+    exp.PercentRank,
+    exp.CumeDist,
+    exp.Ntile,
+    exp.Lag,
+    exp.Lead,
+)
+
+
 def _duckdb_functions_for_spark(tree: exp.Expr) -> exp.Expr:
     """DuckDB functions sqlglot leaves as they are but Spark names differently: ``error(msg)`` (a failing
     check, e.g. ``CASE WHEN bad THEN error('...') END``) is Spark's ``raise_error(msg)``, and a map literal
-    ``MAP {k: v}`` is ``map(k, v)``."""
+    ``MAP {k: v}`` is ``map(k, v)``; and what DuckDB takes that Spark's parser or analyzer refuses: a filtered
+    ``any_value``, a ``MATERIALIZED`` CTE, a ranking or offset window function without ``ORDER BY``."""
 
     def rename(node: exp.Expr) -> exp.Expr:
+        if (
+            isinstance(node, exp.IgnoreNulls)
+            and isinstance(node.this, exp.AnyValue)
+            and isinstance(node.parent, exp.Filter)
+        ):
+            # DuckDB's any_value skips NULLs: Spark's ANY_VALUE(x, TRUE), which takes a FILTER after it (sqlglot's
+            # ANY_VALUE(x) IGNORE NULLS FILTER (...) does not parse in Spark)
+            return exp.Anonymous(this="ANY_VALUE", expressions=[node.this.this.copy(), exp.true()])
+        if isinstance(node, exp.CTE) and node.args.get("materialized") is not None:
+            node.set("materialized", None)  # WITH b AS MATERIALIZED (...): a hint DuckDB takes, Spark cannot parse
+            return node
+        if (
+            isinstance(node, exp.Window)
+            and isinstance(node.this, _ORDERED_WINDOW_FUNCTIONS)
+            and not node.args.get("order")
+        ):
+            # DuckDB numbers rows in their order without ORDER BY (row_number() OVER ()); Spark requires one
+            node.set("order", exp.Order(expressions=[exp.Ordered(this=exp.Literal.number(1))]))
+            return node
         if isinstance(node, exp.Anonymous) and node.name.lower() == "error":
             return exp.Anonymous(this="raise_error", expressions=node.expressions)
         if isinstance(node, exp.ToMap) and isinstance(node.this, exp.Struct):
@@ -1380,6 +1422,10 @@ class _Refs:
         for table in list(tree.find_all(exp.Table)):
             replacement = self._table(table)
             if replacement is not None:
+                if isinstance(replacement, exp.Table) and table.args.get("pivots"):
+                    # FROM t PIVOT (...) / UNPIVOT (...): the view keeps the table's pivots (they were dropped,
+                    # and the query read the table as it is)
+                    replacement.set("pivots", [pivot.copy() for pivot in table.args["pivots"]])
                 if table is tree:
                     tree = replacement
                 else:

@@ -118,6 +118,8 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
     counter = marker_ids
 
     def rewrite(node: exp.Expression) -> exp.Expr:
+        if isinstance(node, exp.Null) and _a_condition(node):  # DuckDB's WHERE NULL: Spark's NULL has no type
+            return exp.Cast(this=exp.Null(), to=exp.DataType.build("boolean"))
         if isinstance(node, _OPERATORS):  # the script's own: see arithmetic_markers
             node.meta[DUCKDB_ARITHMETIC] = True
             return node
@@ -126,6 +128,8 @@ def duckdb_semantics(tree: exp.Expr) -> exp.Expr:
             return node
         if isinstance(node, exp.Div):  # a FLOAT quotient in DuckDB when no operand is wider: types decide
             return typed_call("divide", node.this, node.expression)
+        if isinstance(node, exp.In) and isinstance(node.parent, exp.Pivot):  # PIVOT's FOR g IN (...): no test
+            return node
         if isinstance(node, (*COMPARISONS, exp.Between, exp.In)):
             _type_literals_against(node)
             return operands_marker(node) if needs_types(node) else node
@@ -324,9 +328,13 @@ def _duckdb_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str | 
     in_float: dict[int, tuple[bool, bool]] = {}  # which operands become FLOATs
     checks: dict[int, tuple[IntegerType, IntegerType]] = {}  # DuckDB's type, and the type it is compared in
     integers: dict[int, IntegerOperation] = {}
+    day_counts: set[int] = set()  # date - date: DuckDB's BIGINT of days, Spark's INTERVAL DAY
     for node in typed.find_all(*_OPERATORS):
         number = node.meta.get(DUCKDB_ARITHMETIC)
         if number is None:
+            continue
+        if isinstance(node, exp.Sub) and _is_date(node.this) and _is_date(node.expression):
+            day_counts.add(int(number))
             continue
         if computed_in_float((node.this, node.expression)):
             in_float[int(number)] = (operand_kind(node.this) != "float", operand_kind(node.expression) != "float")
@@ -360,6 +368,11 @@ def _duckdb_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str | 
             if number in wrapped:
                 operator.replace(negated_unsigned(operator.this, wrapped[number]))
             continue
+        if number in day_counts:
+            operator.replace(
+                spark_expression("CAST(DATEDIFF(_a, _b) AS BIGINT)", _a=operator.this, _b=operator.expression)
+            )
+            continue
         for key, to_float in zip(("this", "expression"), in_float.get(number, ()), strict=False):
             if to_float:
                 operator.set(key, exp.Cast(this=operator.args[key].copy(), to=exp.DataType.build("float")))
@@ -369,6 +382,19 @@ def _duckdb_arithmetic(tree: exp.Expr, schemas: Mapping[str, Mapping[str, str | 
         elif number in checks:
             operator.replace(checked(operator, *checks[number]))
     return tree
+
+
+def _a_condition(node: exp.Expr) -> bool:
+    """Whether ``node`` is a whole condition: of ``WHERE``, ``HAVING``, ``QUALIFY``, a ``CASE WHEN``, ``IF`` or a
+    join's ``ON`` (a bare ``NULL`` there is false in DuckDB, a type error in Spark)."""
+    parent, key = node.parent, node.arg_key
+    return (isinstance(parent, (exp.Where, exp.Having, exp.Qualify, exp.If)) and key == "this") or (
+        isinstance(parent, exp.Join) and key == "on"
+    )
+
+
+def _is_date(node: exp.Expr) -> bool:
+    return node.type is not None and node.type.is_type(exp.DataType.Type.DATE)
 
 
 def _blob_literal(text: str, lenient: bool) -> exp.Expr:

@@ -344,7 +344,14 @@ def _store_as(array: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.Chun
 
     >>> _store_as(pa.array([0, 7], pa.int32()), pa.decimal128(10, 2)).to_pylist()
     [Decimal('0.00'), Decimal('7.00')]
+
+    A boolean is 1 or 0 in a decimal column, as DuckDB casts it (pyarrow has no such cast):
+
+    >>> _store_as(pa.array([True, False, None]), pa.decimal128(10, 2)).to_pylist()
+    [Decimal('1.00'), Decimal('0.00'), None]
     """
+    if pa.types.is_boolean(array.type) and (pa.types.is_decimal(target) or pa.types.is_floating(target)):
+        array = array.cast(pa.int8())
     if pa.types.is_decimal(target) and pa.types.is_integer(array.type):
         array = array.cast(pa.decimal128(38, target.scale))
     return cast_as_duckdb(array, target)

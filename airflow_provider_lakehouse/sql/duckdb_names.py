@@ -66,4 +66,55 @@ def _name(tree: dict[str, Any], item: dict[str, Any]) -> str:
         return str(item["column_names"][-1])
     if item.get("class") == "STAR":
         return "*"
-    return expression_text(tree, item)
+    # DuckDB's parser writes DECIMAL(5,2), its binder names the column by DECIMAL(5, 2) (string literals kept)
+    parts = _STRING_LITERAL.split(expression_text(tree, _with_bound_type_names(item)))
+    return "".join(part if i % 2 else _DECIMAL_TYPE.sub(r"DECIMAL(\1, \2)", part) for i, part in enumerate(parts))
+
+
+_STRING_LITERAL = re.compile(r"('(?:[^']|'')*')")
+_DECIMAL_TYPE = re.compile(r"\bDECIMAL\((\d+),(\d+)\)")
+#: the types whose names DuckDB writes bare in a result column's name (SQL keywords); it quotes the others'
+#: (``CAST(x AS "DATE")``, ``CAST(x AS "TIMESTAMP WITH TIME ZONE")``), which its parser writes back bare
+_KEYWORD_TYPES = frozenset(
+    {"INTEGER", "BIGINT", "SMALLINT", "DECIMAL", "FLOAT", "VARCHAR", "BOOLEAN", "TIMESTAMP", "TIME", "INTERVAL", "BIT"}
+)
+
+
+def _with_bound_type_names(node: Any) -> Any:
+    """A copy of the parsed expression ``node`` with each cast's type named as DuckDB names it once bound: the
+    parser's name of a type DuckDB quotes is turned into a (quoted) type name of its own."""
+    if isinstance(node, list):
+        return [_with_bound_type_names(part) for part in node]
+    if not isinstance(node, dict):
+        return node
+    copied = {key: _with_bound_type_names(value) for key, value in node.items()}
+    if node.get("class") == "CAST" and isinstance(node.get("cast_type"), dict):
+        copied["cast_type"] = _bound_type(node["cast_type"])
+    return copied
+
+
+def _bound_type(logical: dict[str, Any]) -> dict[str, Any]:
+    kind, info = logical.get("id"), logical.get("type_info") or {}
+    if kind in ("LIST", "ARRAY") and isinstance(info.get("child_type"), dict):
+        return {**logical, "type_info": {**info, "child_type": _bound_type(info["child_type"])}}
+    if kind == "STRUCT" and isinstance(info.get("child_types"), list):
+        children = [{**child, "second": _bound_type(child["second"])} for child in info["child_types"]]
+        return {**logical, "type_info": {**info, "child_types": children}}
+    if kind in _KEYWORD_TYPES or info or not isinstance(kind, str) or kind in ("MAP", "UNION", "ENUM", "UNBOUND"):
+        return logical  # a MAP's types stay as parsed, an aliased type (GEOMETRY) too; a named one is quoted
+    return _quoted_type(kind)
+
+
+def _quoted_type(name: str) -> dict[str, Any]:
+    return {
+        "id": "UNBOUND",
+        "type_info": {
+            "type": "UNBOUND_TYPE_INFO",
+            "alias": "",
+            "extension_info": None,
+            "name": name,
+            "catalog": "",
+            "schema": "",
+            "user_type_modifiers": [],
+        },
+    }

@@ -52,6 +52,9 @@ CASTS = [
     "INSERT INTO v VALUES (3, 0.1, 16777217.5, 2.5::DOUBLE, 2.5::DOUBLE, 3.5::DOUBLE, '0', [1, 2], NULL)",
     "INSERT INTO v VALUES (4, 123456789.123456789, -0.0, '9.995', ' 42 ', '4.2', 'FALSE', "
     "TIMESTAMP '2026-01-02 03:04:05.5', '2026-01-02 03:04:05+00')",
+    # booleans into numbers are 1 and 0, in a VALUES of mixed kinds too (script fuzzer seed 37617: pyarrow has no
+    # cast from bool to decimal)
+    "INSERT INTO v (id, d, f, dec, i, b) VALUES (5, true, false, -3318.26, true, 1), (6, 2.5, 1.5, false, 7, false)",
     "UPDATE v SET d = d + 0.05, dec = dec * 1.005, i = i / 2 WHERE id <= 2",
     "MERGE INTO v USING (SELECT 3 AS id, 7.777 AS x) s ON v.id = s.id WHEN MATCHED THEN UPDATE SET dec = s.x, "
     "d = s.x WHEN NOT MATCHED THEN INSERT (id, dec) VALUES (s.id, s.x)",
