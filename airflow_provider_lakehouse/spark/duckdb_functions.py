@@ -281,6 +281,15 @@ def _timestamp_trunc(node: exp.TimestampTrunc | exp.DateTrunc) -> exp.Expr:
     return typed_call("naive", truncated, node.this)
 
 
+def _strptime(node: exp.StrToTime) -> exp.Expr | None:
+    """DuckDB's ``strptime(text, format)`` is a TIMESTAMP (Spark's ``TO_TIMESTAMP``: a TIMESTAMP WITH TIME ZONE),
+    unless its format reads a zone (``%z``, ``%Z``)."""
+    pattern = node.args.get("format")
+    if not isinstance(pattern, exp.Literal) or "%z" in pattern.name.lower():
+        return None
+    return exp.Cast(this=node.copy(), to=exp.DataType.build("timestamp_ntz"))
+
+
 def _from_epoch(node: exp.UnixToTime) -> exp.Expr | None:
     """``epoch_ms(n)`` is a TIMESTAMP in DuckDB, and ``epoch_ms(timestamp)`` the milliseconds since 1970: the
     operand's type decides (``to_timestamp(n)``, a TIMESTAMPTZ, stays as sqlglot writes it)."""
@@ -1011,6 +1020,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Second: lambda node: _PARTS["SECOND"](node.this),
     exp.TimeToUnix: lambda node: _epoch(node.this),
     exp.UnixToTime: _from_epoch,
+    exp.StrToTime: lambda node: _strptime(node),
     exp.Variance: _checked_spread("VAR_SAMP", "VARSAMP"),
     exp.VariancePop: _checked_spread("VAR_POP", "VARPOP"),
     exp.Stddev: _checked_spread("STDDEV_SAMP", "STDDEV_SAMP"),
