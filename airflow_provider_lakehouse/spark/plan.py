@@ -683,16 +683,36 @@ class _Planner:
         )
 
     def _delete(self, statement: Statement, tree: exp.Delete) -> Step:
-        if tree.args.get("using") or tree.args.get("returning"):
-            raise _fail(statement, "DELETE ... USING / RETURNING is not supported; use WHERE ... IN (SELECT ...).")
+        if tree.args.get("returning"):
+            raise _fail(statement, "DELETE ... RETURNING is not supported.")
         refs = _Refs(self, statement)
         view, target = refs.target(tree.this)
         where = tree.args.get("where")
-        predicate = self.spark_sql(refs.rewrite(where.this)) if where else None
-        query = f"SELECT rowid, __ducklake_file_id, __ducklake_file_pos FROM {view}"
-        if predicate:
-            query += f" WHERE {predicate}"
+        if tree.args.get("using"):
+            query = self.spark_sql(self._rows_deleted_using(tree, view, refs))
+        else:
+            predicate = self.spark_sql(refs.rewrite(where.this)) if where else None
+            query = f"SELECT rowid, __ducklake_file_id, __ducklake_file_pos FROM {view}"
+            if predicate:
+                query += f" WHERE {predicate}"
         return Step(statement.index, statement.text, steps.Delete(), query=query, target=target, **refs.step_fields())
+
+    @staticmethod
+    def _rows_deleted_using(tree: exp.Delete, view: str, refs: _Refs) -> exp.Select:
+        """``DELETE FROM t USING u, v WHERE ...``: the rows of ``t`` the condition pairs with some row of the
+        ``USING`` tables, each once however many it pairs with (as DuckDB deletes them)."""
+        alias = tree.this.alias_or_name
+        columns = [exp.column(c, table=alias) for c in ("rowid", "__ducklake_file_id", "__ducklake_file_pos")]
+        select = exp.select(*columns).distinct().from_(exp.to_table(view).as_(alias))
+        for source in tree.args["using"]:
+            source = source.copy()
+            joins = source.args.get("joins") or []
+            source.set("joins", None)
+            select = select.join(refs.rewrite(source), join_type="cross")
+            for join in joins:
+                select = select.join(refs.rewrite(join))
+        where = tree.args.get("where")
+        return select.where(refs.rewrite(where.this)) if where is not None else select
 
     def _truncatetable(self, statement: Statement, tree: exp.TruncateTable) -> Step:
         """``TRUNCATE [TABLE] t``: DuckDB's ``DELETE FROM t``."""
