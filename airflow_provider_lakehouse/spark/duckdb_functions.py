@@ -1119,6 +1119,16 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     ),
     "list_slice": _list_slice,
     "array_slice": _list_slice,
+    # DuckDB's map_extract is a list of the key's value ([] without the key, NULL for a NULL map)
+    "map_extract": lambda node: spark_expression(
+        "CASE WHEN _m IS NULL THEN NULL WHEN MAP_CONTAINS_KEY(_m, _k) THEN ARRAY(ELEMENT_AT(_m, _k)) "
+        "ELSE SLICE(ARRAY(TRY_ELEMENT_AT(_m, _k)), 1, 0) END",
+        _m=node.expressions[0],
+        _k=node.expressions[1],
+    ),
+    "map_extract_value": lambda node: spark_expression(
+        "TRY_ELEMENT_AT(_m, _k)", _m=node.expressions[0], _k=node.expressions[1]
+    ),
     # DuckDB's microseconds and nanoseconds since 1970 of a timestamp or date (Spark keeps microseconds)
     "epoch_us": lambda node: spark_expression("UNIX_MICROS(CAST(_x AS TIMESTAMP))", _x=node.expressions[0]),
     "epoch_ns": lambda node: spark_expression("UNIX_MICROS(CAST(_x AS TIMESTAMP)) * 1000", _x=node.expressions[0]),
