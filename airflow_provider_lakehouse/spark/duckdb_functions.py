@@ -281,6 +281,15 @@ def _timestamp_trunc(node: exp.TimestampTrunc | exp.DateTrunc) -> exp.Expr:
     return typed_call("naive", truncated, node.this)
 
 
+def _arg_extreme(node: exp.ArgMax | exp.ArgMin, spark_name: str) -> exp.Expr | None:
+    """DuckDB's ``arg_max(a, v)`` / ``arg_min`` skip the rows whose ``a`` is NULL (``arg_max_null`` keeps them);
+    Spark's ``MAX_BY`` / ``MIN_BY`` skip only those whose ``v`` is: a NULL ``a`` hides its ``v``."""
+    if node.args.get("count") is not None:
+        return None
+    value, key = node.this, node.expression
+    return spark_expression(f"{spark_name}(_a, IF(_a IS NULL, NULL, _v))", _a=value, _v=key)
+
+
 def _strptime(node: exp.StrToTime) -> exp.Expr | None:
     """DuckDB's ``strptime(text, format)`` is a TIMESTAMP (Spark's ``TO_TIMESTAMP``: a TIMESTAMP WITH TIME ZONE),
     unless its format reads a zone (``%z``, ``%Z``)."""
@@ -1021,6 +1030,8 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.TimeToUnix: lambda node: _epoch(node.this),
     exp.UnixToTime: _from_epoch,
     exp.StrToTime: lambda node: _strptime(node),
+    exp.ArgMax: lambda node: _arg_extreme(node, "MAX_BY"),
+    exp.ArgMin: lambda node: _arg_extreme(node, "MIN_BY"),
     exp.Variance: _checked_spread("VAR_SAMP", "VARSAMP"),
     exp.VariancePop: _checked_spread("VAR_POP", "VARPOP"),
     exp.Stddev: _checked_spread("STDDEV_SAMP", "STDDEV_SAMP"),

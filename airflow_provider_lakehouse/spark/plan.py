@@ -47,6 +47,7 @@ from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import DEFAULT_VALUE, ColumnDef, MergeClause, StepDetails
 from airflow_provider_lakehouse.spark.strftime import format_error as strftime_format_error
+from airflow_provider_lakehouse.spark.unnests import zipped_unnests
 from airflow_provider_lakehouse.spark.window_filters import qualify_error, window_filters_for_spark
 from airflow_provider_lakehouse.sql.duckdb_missing_functions import missing_function_error
 from airflow_provider_lakehouse.sql.duckdb_names import output_names, query_text
@@ -1295,6 +1296,7 @@ class _Planner:
         if self.dialect == "duckdb":
             tree = pivot_counts_for_spark(tree)  # a PIVOT's count of no rows is 0
             tree = list_lambdas_for_spark(tree)  # [f(x) FOR x IN l], and positions counted from 1
+            tree = zipped_unnests(tree)  # unnest(a), unnest(b) side by side, not multiplied
             tree = mark_moved_indexes(tree)  # before the casts in l[i] become markers of unknown type
             tree = typed_text_in_values(tree)  # VALUES (DATE '2021-02-03'), ('2020-01-01') is a DATE column
             tree = duckdb_semantics(tree)  # DuckDB's casts and arithmetic (see .semantics)

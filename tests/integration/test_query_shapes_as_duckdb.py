@@ -1,7 +1,7 @@
 """Query shapes DuckDB users write, on Spark, against DuckDB 1.5 reading the same lake: rows, their order and the
 result's column names must be DuckDB's.
 
-20 of these 21 tests fail on the code before them (failing, or answering otherwise than DuckDB):
+22 of these 23 tests fail on the code before them (failing, or answering otherwise than DuckDB):
 
 - ``SELECT DISTINCT ON`` came back in no order, cut by its ``LIMIT`` before the distinct rows were chosen, failed
   on an alias or an ordinal in ``ORDER BY``, and returned a ``_row_number`` column under ``SELECT *``;
@@ -9,7 +9,8 @@ result's column names must be DuckDB's.
 - ``FROM t PIVOT (...)`` and ``UNPIVOT (...)`` read the table without the pivot (a silently wrong answer), and a
   pivoted count of no rows is 0 in DuckDB (Spark's pivot: NULL).
 - ``date - date`` is DuckDB's BIGINT of days (Spark: an interval), list comprehensions and a lambda's position
-  parameter (1-based in DuckDB), ``epoch_us``/``epoch_ns``, ``epoch_ms`` of ``make_timestamp``, ``strptime`` (a TIMESTAMP, not Spark's TIMESTAMP WITH TIME ZONE), ``map_extract`` (a list), ``WHERE NULL`` and
+  parameter (1-based in DuckDB), two ``unnest`` in one select list (side by side in DuckDB, multiplied by
+  Spark), ``arg_max``/``arg_min`` (DuckDB skips a NULL argument), ``epoch_us``/``epoch_ns``, ``epoch_ms`` of ``make_timestamp``, ``strptime`` (a TIMESTAMP, not Spark's TIMESTAMP WITH TIME ZONE), ``map_extract`` (a list), ``WHERE NULL`` and
   ``CASE WHEN NULL``, ``any_value(x) FILTER (...)``, ``WITH ... AS MATERIALIZED`` and ``row_number() OVER ()``.
 - ``CAST(x AS DATE)`` names its column as DuckDB does, ``CAST(x AS "DATE")`` (types that are not SQL keywords
   are quoted) and ``CAST(x AS DECIMAL(5, 2))``.
@@ -77,6 +78,11 @@ QUERIES = {
     "map_extract": (
         "SELECT id, map_extract(MAP {'k': id, 'j': NULL::INTEGER}, 'j') AS a, map_extract(MAP {'k': id}, 'z') AS b, "
         "map_extract_value(MAP {'k': id}, 'k') AS c FROM t ORDER BY id"
+    ),
+    "unnests_side_by_side": ("SELECT t.id, unnest(t.l), g, unnest([x, y, id]) AS b FROM t WHERE id < 6 ORDER BY ALL"),
+    "arg_max_skips_null_arguments": (
+        "SELECT arg_max(g, x) AS a, arg_min(g, y) AS b, max_by(g, id) AS c, arg_max(id, x) FILTER (WHERE id > 2) AS e "
+        "FROM t"
     ),
     "null_conditions": (
         "SELECT id, CASE WHEN NULL THEN 1 ELSE 2 END AS a, count(*) FILTER (WHERE NULL) OVER () AS n "
