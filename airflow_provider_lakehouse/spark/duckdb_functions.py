@@ -281,6 +281,11 @@ def _timestamp_trunc(node: exp.TimestampTrunc | exp.DateTrunc) -> exp.Expr:
     return typed_call("naive", truncated, node.this)
 
 
+def _of_doubles(function: str) -> Callable[[exp.Anonymous], exp.Expr]:
+    """The Spark aggregate ``function`` of its operand as a DOUBLE."""
+    return lambda node: spark_expression(f"{function}(CAST(_x AS DOUBLE))", _x=node.expressions[0])
+
+
 def _arg_extreme(node: exp.ArgMax | exp.ArgMin, spark_name: str) -> exp.Expr | None:
     """DuckDB's ``arg_max(a, v)`` / ``arg_min`` skip the rows whose ``a`` is NULL (``arg_max_null`` keeps them);
     Spark's ``MAX_BY`` / ``MIN_BY`` skip only those whose ``v`` is: a NULL ``a`` hides its ``v``."""
@@ -1031,6 +1036,12 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.UnixToTime: _from_epoch,
     exp.StrToTime: lambda node: _strptime(node),
     exp.ArgMax: lambda node: _arg_extreme(node, "MAX_BY"),
+    # DuckDB's list_has_any / &&: false where only NULLs could match (Spark's ARRAYS_OVERLAP: NULL)
+    exp.ArrayOverlaps: lambda node: spark_expression(
+        "CASE WHEN _a IS NULL OR _b IS NULL THEN NULL ELSE COALESCE(ARRAYS_OVERLAP(_a, _b), FALSE) END",
+        _a=node.this,
+        _b=node.expression,
+    ),
     exp.ArgMin: lambda node: _arg_extreme(node, "MIN_BY"),
     exp.Variance: _checked_spread("VAR_SAMP", "VARSAMP"),
     exp.VariancePop: _checked_spread("VAR_POP", "VARPOP"),
@@ -1130,6 +1141,19 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     ),
     "list_slice": _list_slice,
     "array_slice": _list_slice,
+    # DuckDB's list_has_all ignores the NULLs of its second list; a NULL list is NULL
+    "list_has_all": lambda node: spark_expression(
+        "CASE WHEN _a IS NULL OR _b IS NULL THEN NULL "
+        "ELSE SIZE(ARRAY_EXCEPT(FILTER(_b, _lh_e -> _lh_e IS NOT NULL), _a)) = 0 END",
+        _a=node.expressions[0],
+        _b=node.expressions[1],
+    ),
+    "regexp_split_to_array": lambda node: spark_expression(
+        "SPLIT(_s, _p, -1)", _s=node.expressions[0], _p=node.expressions[1]
+    ),
+    # DuckDB's compensated (Kahan) sums and averages: Spark's of DOUBLEs
+    **{name: _of_doubles("SUM") for name in ("fsum", "sumkahan", "kahan_sum")},
+    "favg": _of_doubles("AVG"),
     # DuckDB's map_extract is a list of the key's value ([] without the key, NULL for a NULL map)
     "map_extract": lambda node: spark_expression(
         "CASE WHEN _m IS NULL THEN NULL WHEN MAP_CONTAINS_KEY(_m, _k) THEN ARRAY(ELEMENT_AT(_m, _k)) "
