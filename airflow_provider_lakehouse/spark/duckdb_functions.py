@@ -701,6 +701,13 @@ def _split_order(node: exp.Expr) -> tuple[exp.Expr, list[exp.Ordered]] | None:
 
 
 def _list_aggregate(node: exp.ArrayAgg) -> exp.Expr | None:
+    distinct = node.this
+    if isinstance(distinct, exp.Distinct) and len(distinct.expressions) == 1 and _aggregate_position(node):
+        # list(DISTINCT x) keeps one NULL, as DuckDB's does (Spark's collect_set drops it)
+        return spark_expression(
+            "CASE WHEN COUNT(1) = 0 THEN NULL ELSE ARRAY_DISTINCT(_values) END",
+            _values=_ordered_values(distinct.expressions[0], []),
+        )
     parts = _split_order(node)
     if parts is None or not _aggregate_position(node):
         return None

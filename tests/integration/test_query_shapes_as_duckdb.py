@@ -1,7 +1,7 @@
 """Query shapes DuckDB users write, on Spark, against DuckDB 1.5 reading the same lake: rows, their order and the
 result's column names must be DuckDB's.
 
-24 of these 25 tests fail on the code before them (failing, or answering otherwise than DuckDB):
+25 of these 26 tests fail on the code before them (failing, or answering otherwise than DuckDB):
 
 - ``SELECT DISTINCT ON`` came back in no order, cut by its ``LIMIT`` before the distinct rows were chosen, failed
   on an alias or an ordinal in ``ORDER BY``, and returned a ``_row_number`` column under ``SELECT *``;
@@ -11,7 +11,7 @@ result's column names must be DuckDB's.
 - ``date - date`` is DuckDB's BIGINT of days (Spark: an interval), list comprehensions and a lambda's position
   parameter (1-based in DuckDB), two ``unnest`` in one select list (side by side in DuckDB, multiplied by
   Spark), ``arg_max``/``arg_min`` (DuckDB skips a NULL argument), ``epoch_us``/``epoch_ns``, ``epoch_ms`` of ``make_timestamp``, ``strptime`` (a TIMESTAMP, not Spark's TIMESTAMP WITH TIME ZONE), ``map_extract`` (a list), ``list_has_any``/``list_has_all`` (false where only NULLs could match),
-  ``regexp_split_to_array``, ``fsum``/``favg``, ``WHERE NULL`` and
+  ``regexp_split_to_array``, ``fsum``/``favg``, ``list(DISTINCT x)`` (keeps one NULL), ``WHERE NULL`` and
   ``CASE WHEN NULL``, ``any_value(x) FILTER (...)``, ``WITH ... AS MATERIALIZED`` and ``row_number() OVER ()``.
 - ``CAST(x AS DATE)`` names its column as DuckDB does, ``CAST(x AS "DATE")`` (types that are not SQL keywords
   are quoted) and ``CAST(x AS DECIMAL(5, 2))``.
@@ -92,6 +92,9 @@ QUERIES = {
     "regexp_split_and_kahan_sums": (
         "SELECT id, regexp_split_to_array(g || '1' || id, '[0-9]') AS a, fsum(x) OVER () AS s, favg(y) OVER () AS m "
         "FROM t ORDER BY id"
+    ),
+    "list_distinct_keeps_a_null": (
+        "SELECT list_sort(list(DISTINCT g)) AS a, y > 2 AS k FROM t GROUP BY k ORDER BY k NULLS FIRST"
     ),
     "null_conditions": (
         "SELECT id, CASE WHEN NULL THEN 1 ELSE 2 END AS a, count(*) FILTER (WHERE NULL) OVER () AS n "
