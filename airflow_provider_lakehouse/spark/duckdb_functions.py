@@ -281,6 +281,11 @@ def _timestamp_trunc(node: exp.TimestampTrunc | exp.DateTrunc) -> exp.Expr:
     return typed_call("naive", truncated, node.this)
 
 
+def _of_two(template: str) -> Callable[[exp.Anonymous], exp.Expr]:
+    """A DuckDB function of two arguments as the Spark ``template`` of ``_a`` and ``_b``."""
+    return lambda node: spark_expression(template, _a=node.expressions[0], _b=node.expressions[1])
+
+
 def _of_doubles(function: str) -> Callable[[exp.Anonymous], exp.Expr]:
     """The Spark aggregate ``function`` of its operand as a DOUBLE."""
     return lambda node: spark_expression(f"{function}(CAST(_x AS DOUBLE))", _x=node.expressions[0])
@@ -1149,28 +1154,20 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "list_slice": _list_slice,
     "array_slice": _list_slice,
     # DuckDB's list_has_all ignores the NULLs of its second list; a NULL list is NULL
-    "list_has_all": lambda node: spark_expression(
+    "list_has_all": _of_two(
         "CASE WHEN _a IS NULL OR _b IS NULL THEN NULL "
-        "ELSE SIZE(ARRAY_EXCEPT(FILTER(_b, _lh_e -> _lh_e IS NOT NULL), _a)) = 0 END",
-        _a=node.expressions[0],
-        _b=node.expressions[1],
+        "ELSE SIZE(ARRAY_EXCEPT(FILTER(_b, _lh_e -> _lh_e IS NOT NULL), _a)) = 0 END"
     ),
-    "regexp_split_to_array": lambda node: spark_expression(
-        "SPLIT(_s, _p, -1)", _s=node.expressions[0], _p=node.expressions[1]
-    ),
+    "regexp_split_to_array": _of_two("SPLIT(_a, _b, -1)"),
     # DuckDB's compensated (Kahan) sums and averages: Spark's of DOUBLEs
     **{name: _of_doubles("SUM") for name in ("fsum", "sumkahan", "kahan_sum")},
     "favg": _of_doubles("AVG"),
     # DuckDB's map_extract is a list of the key's value ([] without the key, NULL for a NULL map)
-    "map_extract": lambda node: spark_expression(
-        "CASE WHEN _m IS NULL THEN NULL WHEN MAP_CONTAINS_KEY(_m, _k) THEN ARRAY(ELEMENT_AT(_m, _k)) "
-        "ELSE SLICE(ARRAY(TRY_ELEMENT_AT(_m, _k)), 1, 0) END",
-        _m=node.expressions[0],
-        _k=node.expressions[1],
+    "map_extract": _of_two(
+        "CASE WHEN _a IS NULL THEN NULL WHEN MAP_CONTAINS_KEY(_a, _b) THEN ARRAY(ELEMENT_AT(_a, _b)) "
+        "ELSE SLICE(ARRAY(TRY_ELEMENT_AT(_a, _b)), 1, 0) END"
     ),
-    "map_extract_value": lambda node: spark_expression(
-        "TRY_ELEMENT_AT(_m, _k)", _m=node.expressions[0], _k=node.expressions[1]
-    ),
+    "map_extract_value": _of_two("TRY_ELEMENT_AT(_a, _b)"),
     # DuckDB's microseconds and nanoseconds since 1970 of a timestamp or date (Spark keeps microseconds)
     "epoch_us": lambda node: spark_expression("UNIX_MICROS(CAST(_x AS TIMESTAMP))", _x=node.expressions[0]),
     "epoch_ns": lambda node: spark_expression("UNIX_MICROS(CAST(_x AS TIMESTAMP)) * 1000", _x=node.expressions[0]),
