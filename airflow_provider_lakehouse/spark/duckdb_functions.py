@@ -54,6 +54,8 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from airflow_provider_lakehouse.spark.case_mapping import duckdb_lower, duckdb_upper
 from airflow_provider_lakehouse.spark.list_aggregates import FUNCTIONS as LIST_FUNCTIONS
 from airflow_provider_lakehouse.spark.list_aggregates import array_to_string, list_aggregate
+from airflow_provider_lakehouse.spark.quantified_comparisons import COMPARISONS as QUANTIFIED
+from airflow_provider_lakehouse.spark.quantified_comparisons import quantified_comparison
 from airflow_provider_lakehouse.spark.quantiles import quantile_fraction
 from airflow_provider_lakehouse.spark.rewriting import (
     bottom_up,
@@ -216,6 +218,14 @@ def _epoch(value: exp.Expr) -> exp.Expr:
     return spark_expression("(UNIX_MICROS(CAST(_x AS TIMESTAMP)) / 1000000D)", _x=value)
 
 
+def _fraction_of_minute(scale: int) -> Callable[[exp.Expr], exp.Expr]:
+    """DuckDB's ``millisecond``/``microsecond``: the seconds of the minute in that unit, a BIGINT (12.345 s is
+    12345 ms). Spark's ``EXTRACT(SECOND ...)`` of a timestamp is a DECIMAL(8, 6) of them."""
+    return lambda value: spark_expression(
+        f"CAST(FLOOR(EXTRACT(SECOND FROM CAST(_x AS TIMESTAMP)) * {scale}) AS BIGINT)", _x=value
+    )
+
+
 _PARTS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "DOW": _day_of_week,
     "DAYOFWEEK": _day_of_week,
@@ -233,6 +243,8 @@ _PARTS: dict[str, Callable[[exp.Expr], exp.Expr]] = {
     "HOUR": _part_function("HOUR"),
     "MINUTE": _part_function("MINUTE"),
     "SECOND": _part_function("SECOND"),
+    **dict.fromkeys(("MILLISECOND", "MILLISECONDS", "MS", "MSEC"), _fraction_of_minute(1000)),
+    **dict.fromkeys(("MICROSECOND", "MICROSECONDS", "US", "USEC"), _fraction_of_minute(1000000)),
     "EPOCH": _epoch,
 }
 
@@ -415,7 +427,7 @@ def _interval(node: exp.Interval) -> exp.Expr | None:
 def _equals_any(node: exp.EQ) -> exp.Expr | None:
     """``x = ANY (subquery)`` (how DuckDB stores ``x IN (subquery)`` in a view) as ``x IN (subquery)``."""
     if not isinstance(node.expression, exp.Any) or not isinstance(node.expression.this, exp.Subquery):
-        return None
+        return quantified_comparison(node)
     select = node.expression.this.this
     if _in_filter_position(node) or not isinstance(select, exp.Query) or len(select.selects) != 1:
         return exp.In(this=node.this.copy(), query=node.expression.this.copy())
@@ -1055,6 +1067,9 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
         _b=node.expression,
     ),
     exp.ArgMin: lambda node: _arg_extreme(node, "MIN_BY"),
+    # DuckDB's sample moments from Spark's (.moments); a marker, so that FILTER and OVER reach each aggregate
+    exp.Skewness: lambda node: typed_call("skewness", node.this),
+    exp.Kurtosis: lambda node: typed_call("kurtosis", node.this),
     exp.Variance: _checked_spread("VAR_SAMP", "VARSAMP"),
     exp.VariancePop: _checked_spread("VAR_POP", "VARPOP"),
     exp.Stddev: _checked_spread("STDDEV_SAMP", "STDDEV_SAMP"),
@@ -1109,6 +1124,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.WithinGroup: _within_group,
     exp.Interval: _interval,
     exp.ToDays: lambda node: _interval_of(node.this, "to_days"),
+    **dict.fromkeys((c for c in QUANTIFIED if c is not exp.EQ), quantified_comparison),
     exp.EQ: _equals_any,
     exp.In: _in_subquery,
 }
@@ -1159,6 +1175,12 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
         "ELSE SIZE(ARRAY_EXCEPT(FILTER(_b, _lh_e -> _lh_e IS NOT NULL), _a)) = 0 END"
     ),
     "regexp_split_to_array": _of_two("SPLIT(_a, _b, -1)"),
+    "millisecond": lambda node: _PARTS["MILLISECOND"](node.expressions[0]),
+    "microsecond": lambda node: _PARTS["MICROSECOND"](node.expressions[0]),
+    "isfinite": lambda node: spark_expression(
+        "IF(_x IS NULL, NULL, NOT (ISNAN(_x) OR ABS(_x) = CAST('Infinity' AS DOUBLE)))", _x=node.expressions[0]
+    ),
+    "kurtosis_pop": lambda node: spark_expression("KURTOSIS(CAST(_x AS DOUBLE))", _x=node.expressions[0]),
     # DuckDB's compensated (Kahan) sums and averages: Spark's of DOUBLEs
     **{name: _of_doubles("SUM") for name in ("fsum", "sumkahan", "kahan_sum")},
     "favg": _of_doubles("AVG"),

@@ -49,6 +49,7 @@ from airflow_provider_lakehouse.spark.steps import DEFAULT_VALUE, ColumnDef, Mer
 from airflow_provider_lakehouse.spark.strftime import format_error as strftime_format_error
 from airflow_provider_lakehouse.spark.unnests import zipped_unnests
 from airflow_provider_lakehouse.spark.window_filters import qualify_error, window_filters_for_spark
+from airflow_provider_lakehouse.spark.window_frames import window_frame_refusal
 from airflow_provider_lakehouse.sql.duckdb_missing_functions import missing_function_error
 from airflow_provider_lakehouse.sql.duckdb_names import output_names, query_text
 from airflow_provider_lakehouse.sql.duckdb_syntax import (
@@ -425,6 +426,8 @@ class _Planner:
         # DuckDB fails these statements when it reaches them (so an autocommit script keeps what ran before):
         # a write through a READ_ONLY alias, a function DuckDB does not have (found before the handlers rename
         # the tree's tables: its identifiers tell calls from names)
+        if self.dialect == "duckdb" and (refusal := window_frame_refusal(tree)) is not None:
+            raise _fail(statement, refusal)
         duckdb_error = self._write_to_read_only(tree, is_call)
         if duckdb_error is None and self.dialect == "duckdb" and not is_call:
             duckdb_error = (

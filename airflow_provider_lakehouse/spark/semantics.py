@@ -787,7 +787,9 @@ def _category(node: exp.Expression, dtype: exp.DataType | None) -> str:
     sqlglot types a literal ``2.5`` as DOUBLE where DuckDB and Spark read DECIMAL, and a CASE that mixes DOUBLE
     and DECIMAL branches as DECIMAL where both engines make it DOUBLE: those are decided here.
     """
-    inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node
+    inner = node
+    while isinstance(inner, (exp.Neg, exp.Paren)):  # (-2.5) is a DECIMAL literal too
+        inner = inner.this
     if isinstance(inner, exp.Literal) and inner.is_number:
         return "decimal" if "." in inner.name and "e" not in inner.name.lower() else _type_category(dtype)
     if isinstance(inner, (exp.Case, exp.If, exp.Coalesce)):

@@ -15,6 +15,8 @@ from airflow_provider_lakehouse.spark.decimal_types import (
     precision_and_scale,
 )
 from airflow_provider_lakehouse.spark.list_aggregates import resolve_list_average, resolve_list_sum
+from airflow_provider_lakehouse.spark.moments import KINDS as MOMENTS
+from airflow_provider_lakehouse.spark.moments import duckdb_moment
 from airflow_provider_lakehouse.spark.quantiles import continuous_quantile, discrete_quantile
 from airflow_provider_lakehouse.spark.rewriting import int_literal, spark_expression
 
@@ -116,6 +118,8 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
             return signed_zero(half_even, args[0], "float")
         double = exp.Cast(this=half_even, to=exp.DataType.build("double"))
         return signed_zero(double, args[0]) if category == "float" else double
+    if kind in MOMENTS:
+        return duckdb_moment(kind, args[0])
     if kind == "avg":
         return _decimal_average(args[0], dtype) if category == "decimal" else exp.Avg(this=args[0].copy())
     if kind == "quantile_disc":  # (value, fraction, descending)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_lakehouse.exceptions import StatementError
+from airflow_provider_lakehouse.exceptions import StatementError, UnsupportedStatementError
 from airflow_provider_lakehouse.jsonsafe import to_json_safe
 from tests import referee
 from tests.integration.test_spark_sql import run, selected
@@ -105,6 +105,25 @@ QUERIES = {
         "SELECT any_value(g) FILTER (WHERE id > 2) AS a, count(*) AS n FROM s"
     ),
     "unordered_row_numbers": "SELECT id, rank() OVER () AS r, row_number() OVER (PARTITION BY id) AS n FROM t ORDER BY id",
+    "negative_decimal_literals_round_away_from_zero": (
+        "SELECT id, (-2.5)::INTEGER AS a, (-(2.5))::BIGINT AS b, CAST(-3.5 AS SMALLINT) AS c, (-x / 4)::INTEGER AS e "
+        "FROM t ORDER BY id"
+    ),
+    "quantified_comparisons": (
+        "SELECT id, x > ALL (SELECT x FROM t WHERE id > 4) AS a, x < SOME (SELECT x FROM t WHERE id > 3) AS b, "
+        "x >= ALL (SELECT x FROM t WHERE x IS NOT NULL) AS c, x <> ALL (SELECT y FROM t) AS e, "
+        "x = ALL (SELECT 10) AS f, x > ALL (SELECT 1 WHERE false) AS h, x < ANY (SELECT 1 WHERE false) AS i "
+        "FROM t ORDER BY id"
+    ),
+    "correlated_quantified_comparisons": (
+        "SELECT id, x <= ANY (SELECT u.x FROM t u WHERE u.g = t.g AND u.id <> t.id) AS a FROM t "
+        "WHERE x > ALL (SELECT y FROM t u WHERE u.id > t.id AND u.y IS NOT NULL) OR id < 3 ORDER BY id"
+    ),
+    "fractions_of_a_minute_and_isfinite": (
+        "SELECT id, millisecond(TIMESTAMP '2024-01-02 03:04:05.678901') AS a, microsecond(dt) AS b, "
+        "date_part('ms', TIMESTAMP '2024-01-02 03:04:59.5') AS c, extract(microseconds FROM dt::TIMESTAMP) AS e, "
+        "isfinite(x::DOUBLE / (y - 1)) AS f, isfinite(y) AS h FROM t ORDER BY id"
+    ),
     "cast_names": "SELECT x::DATE IS NULL, dt::VARCHAR, x::DOUBLE, x::DECIMAL(5,2), y::TINYINT, l::VARCHAR[] FROM t WHERE x IS NULL",
 }
 
@@ -143,3 +162,39 @@ def test_a_qualify_without_a_window_function_fails_as_in_duckdb(spark: Any, lake
         run(spark, lake, f"ATTACH 'ducklake' AS dl; USE dl;\n{sql}")
     duckdb_message = str(theirs.value).split("\n")[0]
     assert duckdb_message in str(ours.value)
+
+
+MOMENTS = (
+    "SELECT g IS NULL AS k, skewness(x) AS a, kurtosis(x) AS b, kurtosis_pop(x) AS c, skewness(y) FILTER (WHERE id > 1)"
+    " AS e, kurtosis(y) FILTER (WHERE id <> 3) AS f, skewness(v) AS h, kurtosis(v) AS i "
+    "FROM (SELECT *, 1 AS v FROM t UNION ALL SELECT 7, 'c', -3, 9, NULL, NULL, 1) GROUP BY ALL ORDER BY k"
+)
+
+
+def test_skewness_and_kurtosis_are_duckdbs_sample_moments(spark: Any, lake: LakeSetup) -> None:
+    """DuckDB corrects both for the sample (Spark's are the population's); NULL with too few values, and
+    skewness is NaN where the values are all equal. Computed in another order, the values agree to 1e-12."""
+    expected = duckdbs(lake, MOMENTS)
+    got = selected(run(spark, lake, f"ATTACH 'ducklake' AS dl; USE dl;\n{MOMENTS}"))
+    assert [list(row) for row in got] == [list(row) for row in expected]
+    for ours, theirs in zip(got, expected, strict=True):
+        for name, value in theirs.items():
+            if isinstance(value, float):
+                assert ours[name] == pytest.approx(value, rel=1e-12, nan_ok=True), name
+            else:
+                assert ours[name] == value, name
+
+
+def test_window_frames_spark_lacks_are_refused_by_name(spark: Any, lake: LakeSetup) -> None:
+    """DuckDB computes EXCLUDE and GROUPS frames; Spark has neither, and sqlglot's Spark SQL would drop EXCLUDE
+    (summing the excluded rows in): the statement is refused instead, naming the clause."""
+    for frame, clause in (
+        ("ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE CURRENT ROW", "EXCLUDE CURRENT ROW"),
+        ("ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE GROUP", "EXCLUDE GROUP"),
+        ("GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW", "GROUPS"),
+    ):
+        sql = f"SELECT id, sum(x) OVER (ORDER BY id {frame}) AS a FROM t ORDER BY id"
+        assert len(duckdbs(lake, sql)) == 6
+        with pytest.raises(UnsupportedStatementError) as refused:
+            run(spark, lake, f"ATTACH 'ducklake' AS dl; USE dl;\n{sql}")
+        assert clause in str(refused.value) and "Spark" in str(refused.value)
