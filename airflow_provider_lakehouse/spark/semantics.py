@@ -101,6 +101,7 @@ from airflow_provider_lakehouse.spark.rewriting import (
 )
 from airflow_provider_lakehouse.spark.set_operations import has_set_operation, text_where_duckdb_unites_with_text
 from airflow_provider_lakehouse.spark.typed_functions import Operand, as_float, in_float, resolve_typed
+from airflow_provider_lakehouse.spark.union_by_name import has_union_by_name, unions_by_position
 
 _DOUBLE = exp.DataType.build("double")
 
@@ -450,6 +451,8 @@ def resolve(
     tree, operands_together = unwrapped(tree)
     tree = _resolve_markers(tree, schemas)
     if has_set_operation(sql):  # once its inputs' types are known; its to_text markers are resolved in turn
+        if has_union_by_name(tree):
+            tree = unions_by_position(tree, schemas)
         tree = _resolve_markers(text_where_duckdb_unites_with_text(tree, schemas), schemas)
     if arithmetic:  # last, so that it sees the operands' resolved types (sum(x) * 2)
         tree = _duckdb_arithmetic(tree, _with_unsigned_types(schemas, lake_types or {}))
