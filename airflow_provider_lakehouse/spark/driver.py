@@ -56,6 +56,7 @@ from airflow_provider_lakehouse.spark.parquet_copy import (
     same_as_spark,
     work_items,
 )
+from airflow_provider_lakehouse.spark.pivot_statements import has_pivot_values, with_pivot_values
 from airflow_provider_lakehouse.spark.plan import (
     MAX_VIEW_DEPTH,
     CatalogRef,
@@ -957,9 +958,15 @@ class PlanRunner:
         """``spark.sql`` of a planned query, DuckDB's cast and division semantics resolved for its operands'
         types (see :mod:`.semantics`)."""
         text = query or ""
+        if has_pivot_values(text):  # PIVOT ... ON g without IN: Spark's pivot takes the values written out
+            text = with_pivot_values(text, self._distinct_values)
         if has_markers(text) or has_set_operation(text):  # set operations: DuckDB's column types (.set_operations)
             text = resolve(text, *self._schemas_of(text))
         return self._reads.sql(self.spark, text, args)
+
+    def _distinct_values(self, query: str) -> list[tuple[Any, str]]:
+        """The ``(value, text)`` rows of a pivot's values query (.pivot_statements)."""
+        return [(row[0], row[1]) for row in self._sql(query).collect()]
 
     def _schemas_of(self, query: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
         """Spark types of the columns of every read and temp view ``query`` reads, and the DuckLake types of those

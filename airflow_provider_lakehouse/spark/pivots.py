@@ -26,6 +26,11 @@ def pivot_counts_for_spark(tree: exp.Expr) -> exp.Expr:
         owner = pivot.parent
         if pivot.args.get("unpivot") or not isinstance(owner, (exp.Table, exp.Subquery)):
             continue
+        if any(
+            isinstance(a, exp.Anonymous) and a.name.lower() == "__lh_pivot_values"
+            for a in pivot.find_all(exp.Anonymous)
+        ):
+            continue  # its values are known at run time, when the driver counts them (.pivot_statements)
         aggregates = [a.this if isinstance(a, exp.Alias) else a for a in pivot.expressions]
         counted = [isinstance(a, _COUNTS) for a in aggregates]
         columns = [c.name for c in pivot.args.get("columns") or []]

@@ -41,6 +41,7 @@ from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions, 
 from airflow_provider_lakehouse.spark.insert_values import is_default, values_by_kind
 from airflow_provider_lakehouse.spark.list_lambdas import list_lambdas_for_spark
 from airflow_provider_lakehouse.spark.pattern_calls import parse_spark
+from airflow_provider_lakehouse.spark.pivot_statements import PivotRefusal, pivot_statements_as_queries
 from airflow_provider_lakehouse.spark.pivots import pivot_counts_for_spark
 from airflow_provider_lakehouse.spark.query_values import typed_text_in_values, values_combine_error
 from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
@@ -436,6 +437,11 @@ class _Planner:
                 or values_combine_error(tree)
                 or qualify_error(tree)
             )
+        if self.dialect == "duckdb" and not is_call and tree.find(exp.Pivot):
+            try:  # DuckDB's PIVOT / UNPIVOT statements, as the clauses they stand for
+                tree = pivot_statements_as_queries(tree)
+            except PivotRefusal as exc:
+                raise _fail(statement, str(exc)) from None
         step = self._call(statement, tree) if is_call else self._handle(statement, tree)
         return replace(step, duckdb_error=duckdb_error) if duckdb_error and not step.duckdb_error else step
 

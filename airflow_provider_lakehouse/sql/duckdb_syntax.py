@@ -10,6 +10,10 @@ import re
 from typing import Literal
 
 from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
+from sqlglot.tokens import TokenType
+
+Tokenizer = DuckDB.Tokenizer
 
 # DuckDB reads ``ALTER TABLE t RENAME a TO b`` as a column rename (the COLUMN keyword is optional); sqlglot
 # reads a table rename to ``a`` and drops ``TO b``.
@@ -89,7 +93,43 @@ def sqlglot_spelling(text: str) -> str:
     >>> sqlglot_spelling("ALTER TABLE dl.t RESET PARTITIONED BY")
     'ALTER TABLE dl.t SET PARTITIONED BY ()'
     """
-    return spell_out_partition_reset(spell_out_column_rename(text))
+    return spell_out_pivot_order(spell_out_partition_reset(spell_out_column_rename(text)))
+
+
+def spell_out_pivot_order(text: str) -> str:
+    """A ``PIVOT``/``UNPIVOT`` statement followed by ``ORDER BY``, ``LIMIT`` or ``OFFSET``, or the query of a
+    ``CREATE TABLE|VIEW ... AS`` (which DuckDB takes and sqlglot cannot parse), as ``SELECT * FROM (<statement>)
+    ...``; any other text unchanged.
+
+    >>> spell_out_pivot_order("PIVOT t ON g USING sum(x) GROUP BY id ORDER BY id LIMIT 2")
+    'SELECT * FROM (PIVOT t ON g USING sum(x) GROUP BY id) ORDER BY id LIMIT 2'
+    >>> spell_out_pivot_order("CREATE TABLE p AS PIVOT t ON g")
+    'CREATE TABLE p AS SELECT * FROM (PIVOT t ON g)'
+    """
+    try:
+        tokens = Tokenizer().tokenize(text)
+    except Exception:  # sqlglot's own limits: the parser reports the statement
+        return text
+    pivots = [
+        i
+        for i, token in enumerate(tokens)
+        if token.text.upper() in ("PIVOT", "UNPIVOT")
+        and (i == 0 or (tokens[0].token_type == TokenType.CREATE and tokens[i - 1].token_type == TokenType.ALIAS))
+    ]
+    if not pivots:
+        return text
+    first = tokens[pivots[0]]
+    depth, end = 0, len(text)
+    for token in tokens[pivots[0] :]:
+        if token.token_type in (TokenType.L_PAREN, TokenType.R_PAREN):
+            depth += 1 if token.token_type == TokenType.L_PAREN else -1
+        elif depth == 0 and token.token_type in (TokenType.ORDER_BY, TokenType.LIMIT, TokenType.OFFSET):
+            end = token.start
+            break
+    if end == len(text) and pivots[0] == 0:
+        return text
+    head, statement, tail = text[: first.start], text[first.start : end].rstrip(), text[end:]
+    return f"{head}SELECT * FROM ({statement}){' ' + tail if tail else ''}"
 
 
 def spell_out_partition_reset(text: str) -> str:
