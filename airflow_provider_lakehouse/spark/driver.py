@@ -87,6 +87,7 @@ from airflow_provider_lakehouse.spark.source_types import (
     tag_source_types,
     with_lake_types,
 )
+from airflow_provider_lakehouse.spark.star_expressions import may_have_star_expressions
 from airflow_provider_lakehouse.spark.statement_reads import StatementReads
 from airflow_provider_lakehouse.spark.tasks import (
     META_COLUMN,
@@ -960,7 +961,8 @@ class PlanRunner:
         text = query or ""
         if has_pivot_values(text):  # PIVOT ... ON g without IN: Spark's pivot takes the values written out
             text = with_pivot_values(text, self._distinct_values)
-        if has_markers(text) or has_set_operation(text):  # set operations: DuckDB's column types (.set_operations)
+        # set operations: DuckDB's column types (.set_operations); COLUMNS(...): the columns it picks
+        if has_markers(text) or has_set_operation(text) or may_have_star_expressions(text):
             text = resolve(text, *self._schemas_of(text))
         return self._reads.sql(self.spark, text, args)
 

@@ -1438,6 +1438,8 @@ class _Refs:
         for star in tree.find_all(exp.Star):
             if not isinstance(star.parent, exp.Count):
                 self._star = True
+        if tree.find(exp.Columns):  # COLUMNS('regex'): the driver picks them from all columns (.star_expressions)
+            self._star = True
         for column in tree.find_all(exp.Column):
             if isinstance(column.this, exp.Star):
                 self._star = True

@@ -100,6 +100,7 @@ from airflow_provider_lakehouse.spark.rewriting import (
     typed_copy,
 )
 from airflow_provider_lakehouse.spark.set_operations import has_set_operation, text_where_duckdb_unites_with_text
+from airflow_provider_lakehouse.spark.star_expressions import may_have_star_expressions, star_expressions_written_out
 from airflow_provider_lakehouse.spark.typed_functions import Operand, as_float, in_float, resolve_typed
 from airflow_provider_lakehouse.spark.union_by_name import has_union_by_name, unions_by_position
 
@@ -448,6 +449,8 @@ def resolve(
     'SELECT * FROM v WHERE g > CAST(0.1 AS FLOAT)'
     """
     tree, arithmetic = _operators_of_markers(parse_spark(sql))
+    if may_have_star_expressions(sql):  # first: the columns they stand for have markers of their own types
+        tree = star_expressions_written_out(tree, schemas)
     tree, operands_together = unwrapped(tree)
     tree = _resolve_markers(tree, schemas)
     if has_set_operation(sql):  # once its inputs' types are known; its to_text markers are resolved in turn

@@ -1,7 +1,7 @@
 """Query shapes DuckDB users write, on Spark, against DuckDB 1.5 reading the same lake: rows, their order and the
 result's column names must be DuckDB's.
 
-40 of these 41 tests fail on the code before them (failing, or answering otherwise than DuckDB):
+45 of these 46 tests fail on the code before them (failing, or answering otherwise than DuckDB):
 
 - ``SELECT DISTINCT ON`` came back in no order, cut by its ``LIMIT`` before the distinct rows were chosen, failed
   on an alias or an ordinal in ``ORDER BY``, and returned a ``_row_number`` column under ``SELECT *``;
@@ -18,7 +18,7 @@ result's column names must be DuckDB's.
   are sample-corrected, Spark's the population's); ``millisecond``, ``microsecond``, ``isfinite``; ``(-2.5)::INTEGER``
   (-3 in DuckDB, -2 before); ``EXCLUDE`` and ``GROUPS`` window frames (refused: sqlglot's Spark SQL dropped
   ``EXCLUDE``, a silently wrong sum); DuckDB's ``PIVOT`` and ``UNPIVOT`` statements (values found at run time,
-  ordered and named as DuckDB does).
+  ordered and named as DuckDB does); ``COLUMNS(...)`` and ``* RENAME``.
 - ``CAST(x AS DATE)`` names its column as DuckDB does, ``CAST(x AS "DATE")`` (types that are not SQL keywords
   are quoted) and ``CAST(x AS DECIMAL(5, 2))``.
 """
@@ -158,6 +158,15 @@ QUERIES = {
         "SELECT * FROM (UNPIVOT t ON x, y INTO NAME k VALUE v) u JOIN (UNPIVOT (SELECT id, x FROM t) ON x) w "
         "USING (id) ORDER BY ALL"
     ),
+    "columns_by_regex_and_star": ("SELECT COLUMNS('^[xy]$'), id, COLUMNS(* EXCLUDE (id, l)) FROM t ORDER BY ALL"),
+    "columns_in_aggregates_and_casts": (
+        "SELECT g, max(COLUMNS(* EXCLUDE (g, l))), count(*), sum(COLUMNS(c -> c IN ('x', 'y'))) + 1, "
+        "COLUMNS(c -> c LIKE '%d' AND NOT c = 'g')::VARCHAR FROM t GROUP BY g, id ORDER BY ALL"
+    ),
+    "columns_of_a_cte_and_of_one_input": (
+        "WITH w AS (SELECT id, x AS x1, x * 2 AS x2 FROM t) SELECT COLUMNS('x\\d'), COLUMNS(u.*) FROM w, u ORDER BY ALL"
+    ),
+    "star_rename": 'SELECT * EXCLUDE (l) RENAME (x AS xx, id AS "ID2") FROM t ORDER BY 1',
     "cast_names": "SELECT x::DATE IS NULL, dt::VARCHAR, x::DOUBLE, x::DECIMAL(5,2), y::TINYINT, l::VARCHAR[] FROM t WHERE x IS NULL",
 }
 
@@ -188,13 +197,20 @@ def test_query_returns_duckdbs_rows_and_names(spark: Any, lake: LakeSetup, name:
     assert got == expected
 
 
-def test_a_qualify_without_a_window_function_fails_as_in_duckdb(spark: Any, lake: LakeSetup) -> None:
-    sql = "SELECT id FROM t QUALIFY id > 1"
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT id FROM t QUALIFY id > 1",  # a QUALIFY without a window function
+        "SELECT COLUMNS('nomatch') FROM t",  # COLUMNS that picks no column
+    ],
+)
+def test_duckdbs_binder_errors_are_raised_as_in_duckdb(spark: Any, lake: LakeSetup, sql: str) -> None:
     with pytest.raises(Exception) as theirs:
         duckdbs(lake, sql)
     with pytest.raises(StatementError) as ours:
         run(spark, lake, f"ATTACH 'ducklake' AS dl; USE dl;\n{sql}")
     duckdb_message = str(theirs.value).split("\n")[0]
+    assert duckdb_message.startswith("Binder Error")
     assert duckdb_message in str(ours.value)
 
 
