@@ -67,6 +67,7 @@ from airflow_provider_lakehouse.spark.rewriting import (
     typed_call,
 )
 from airflow_provider_lakehouse.spark.strftime import duckdb_strftime
+from airflow_provider_lakehouse.spark.typed_functions import duckdb_list_contains
 
 _LOG_NEGATIVE = "Out of Range Error: cannot take logarithm of a negative number"
 _LOG_ZERO = "Out of Range Error: cannot take logarithm of zero"
@@ -438,12 +439,43 @@ def _in_subquery(node: exp.In) -> exp.Expr | None:
     """``x IN (subquery)`` is NULL in DuckDB (and SQL) when ``x`` is NULL and the subquery has rows, or when no
     row matches and the subquery holds a NULL; Spark answers FALSE in a projection (its existence join). Left to
     Spark where only TRUE counts: a WHERE, HAVING, QUALIFY or join condition, or a CASE condition, directly or
-    under AND/OR/NOT (Spark's null-aware anti join answers NOT IN there)."""
+    under AND/OR/NOT (Spark's null-aware anti join answers NOT IN there). A row ``(a, b) IN (subquery)`` is
+    rewritten everywhere (:func:`_null_aware_row_in`)."""
     query = node.args.get("query")
     select = query.this if isinstance(query, exp.Subquery) else query
-    if not isinstance(select, exp.Query) or len(select.selects) != 1 or _in_filter_position(node):
+    if not isinstance(select, exp.Query):
+        return None
+    if isinstance(node.this, exp.Tuple) and len(node.this.expressions) == len(select.selects) > 1:
+        # in a filter too: under NOT, Spark's row NOT IN keeps the rows DuckDB's NULL drops
+        return _null_aware_row_in(node.this, select)
+    if len(select.selects) != 1 or _in_filter_position(node):
         return None
     return _null_aware_in(node.this, select)
+
+
+def _null_aware_row_in(row: exp.Tuple, select: exp.Query) -> exp.Expr:
+    """``(a, b) IN (select)`` as DuckDB answers it: TRUE where a row equals it; else NULL where a field of it is
+    NULL and the subquery has rows, or where a row of the subquery holds a NULL; else FALSE. (Not the standard's
+    row comparison: DuckDB's ``(1, NULL) IN (SELECT 2, 3)`` is NULL.) Spark answers TRUE or FALSE."""
+    names = [f"__in_v{i}" for i in range(len(row.expressions))]
+    alias = exp.TableAlias(this=exp.to_identifier("__in_s"), columns=[exp.to_identifier(n) for n in names])
+    null_field = exp.or_(*(value.copy().is_(exp.null()) for value in row.expressions))
+    null_row = exp.Exists(
+        this=exp.select("1")
+        .from_(exp.Subquery(this=select.copy(), alias=alias))
+        .where(exp.or_(*(exp.column(n).is_(exp.null()) for n in names)))
+    )
+    return exp.Case(
+        ifs=[
+            exp.If(this=exp.In(this=row.copy(), query=exp.Subquery(this=select.copy())), true=exp.true()),
+            exp.If(
+                this=null_field,
+                true=exp.Case(ifs=[exp.If(this=exp.Exists(this=select.copy()), true=exp.null())], default=exp.false()),
+            ),
+            exp.If(this=null_row, true=exp.null()),
+        ],
+        default=exp.false(),
+    )
 
 
 def _null_aware_in(value: exp.Expr, select: exp.Query) -> exp.Expr:
@@ -729,15 +761,32 @@ def _list_aggregate(node: exp.ArrayAgg) -> exp.Expr | None:
     if parts is None or not _aggregate_position(node):
         return None
     value, order = parts
+    if isinstance(value, exp.Distinct) and len(value.expressions) == 1:
+        # list(DISTINCT x ORDER BY x): the ordered values, each kept where it first comes (DuckDB orders a DISTINCT
+        # aggregate by its arguments only, and fails another key: its Binder Error is Spark's analysis error here)
+        return spark_expression(
+            "CASE WHEN COUNT(1) = 0 THEN NULL ELSE ARRAY_DISTINCT(_values) END",
+            _values=_ordered_values(value.expressions[0], order),
+        )
     return spark_expression("CASE WHEN COUNT(1) = 0 THEN NULL ELSE _values END", _values=_ordered_values(value, order))
 
 
-def _first_or_last(node: exp.First | exp.Last) -> exp.Expr | None:
-    if not isinstance(node.this, exp.Order) or not _aggregate_position(node):
+def _first_or_last(node: exp.First | exp.Last, standing: exp.Expr | None = None) -> exp.Expr | None:
+    """``first(x ORDER BY k)`` / ``last``: the first (last) of the ordered values; ``standing`` is the node whose
+    place in the tree ``node`` takes, where that is another."""
+    if not isinstance(node.this, exp.Order) or not _aggregate_position(standing or node):
         return None
     value, order = node.this.this, list(node.this.expressions)
     index = 1 if isinstance(node, exp.First) else -1
     return spark_expression(f"TRY_ELEMENT_AT(_values, {index})", _values=_ordered_values(value, order))
+
+
+def _arbitrary(node: exp.Anonymous) -> exp.Expr | None:
+    """DuckDB's ``arbitrary`` is its ``first`` (NULLs included); Spark has no ``arbitrary``."""
+    if len(node.expressions) != 1:
+        return None
+    first = exp.First(this=node.expressions[0].copy())
+    return _first_or_last(first, standing=node) or first
 
 
 def _list_concat(node: exp.ArrayConcat) -> exp.Expr:
@@ -768,12 +817,7 @@ def _split_part(node: exp.SplitPart) -> exp.Expr | None:
 
 
 def _list_contains(node: exp.ArrayContains) -> exp.Expr:
-    """DuckDB's ``list_contains`` is false when the value is not in a list that holds a NULL (Spark: NULL)."""
-    return spark_expression(
-        "CASE WHEN _l IS NULL OR _x IS NULL THEN NULL ELSE COALESCE(ARRAY_CONTAINS(_l, _x), FALSE) END",
-        _l=node.this,
-        _x=node.expression,
-    )
+    return duckdb_list_contains(node.this, node.expression)
 
 
 def _list_unique(node: exp.Anonymous) -> exp.Expr | None:
@@ -1045,6 +1089,8 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Left: _left_or_right,
     exp.Right: _left_or_right,
     exp.ArrayContains: _list_contains,
+    # DuckDB's contains takes a string or a list (list_contains): the operand's type decides
+    exp.Contains: lambda node: typed_call("contains", node.this, node.expression),
     exp.ArrayToString: lambda node: array_to_string(node.this, node.expression),
     exp.DayOfWeek: lambda node: _day_of_week(node.this),
     exp.Year: lambda node: _PARTS["YEAR"](node.this),
@@ -1175,6 +1221,8 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
         "ELSE SIZE(ARRAY_EXCEPT(FILTER(_b, _lh_e -> _lh_e IS NOT NULL), _a)) = 0 END"
     ),
     "regexp_split_to_array": _of_two("SPLIT(_a, _b, -1)"),
+    # DuckDB's arbitrary is its first (NULLs included), Spark's FIRST; Spark has no arbitrary
+    "arbitrary": lambda node: _arbitrary(node),
     "millisecond": lambda node: _PARTS["MILLISECOND"](node.expressions[0]),
     "microsecond": lambda node: _PARTS["MICROSECOND"](node.expressions[0]),
     "isfinite": lambda node: spark_expression(
@@ -1185,10 +1233,15 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     **{name: _of_doubles("SUM") for name in ("fsum", "sumkahan", "kahan_sum")},
     "favg": _of_doubles("AVG"),
     # DuckDB's map_extract is a list of the key's value ([] without the key, NULL for a NULL map)
-    "map_extract": _of_two(
-        "CASE WHEN _a IS NULL THEN NULL WHEN MAP_CONTAINS_KEY(_a, _b) THEN ARRAY(ELEMENT_AT(_a, _b)) "
-        "ELSE SLICE(ARRAY(TRY_ELEMENT_AT(_a, _b)), 1, 0) END"
+    # DuckDB's element_at is its map_extract (a list of the value), of maps only
+    **dict.fromkeys(
+        ("map_extract", "element_at"),
+        _of_two(
+            "CASE WHEN _a IS NULL THEN NULL WHEN MAP_CONTAINS_KEY(_a, _b) THEN ARRAY(ELEMENT_AT(_a, _b)) "
+            "ELSE SLICE(ARRAY(TRY_ELEMENT_AT(_a, _b)), 1, 0) END"
+        ),
     ),
+    "map_contains": _of_two("MAP_CONTAINS_KEY(_a, _b)"),
     "map_extract_value": _of_two("TRY_ELEMENT_AT(_a, _b)"),
     # DuckDB's microseconds and nanoseconds since 1970 of a timestamp or date (Spark keeps microseconds)
     "epoch_us": lambda node: spark_expression("UNIX_MICROS(CAST(_x AS TIMESTAMP))", _x=node.expressions[0]),

@@ -79,6 +79,18 @@ def _precision(category: str, dtype: exp.DataType | None) -> str:
     return category
 
 
+def duckdb_list_contains(container: exp.Expr, value: exp.Expr) -> exp.Expr:
+    """DuckDB's ``list_contains``: false when the value is not in a list that holds a NULL (Spark: NULL); NULL
+    for a NULL value (Spark refuses a NULL literal there)."""
+    if isinstance(value, exp.Null):
+        return exp.cast(exp.null(), "boolean")
+    return spark_expression(
+        "CASE WHEN _l IS NULL OR _x IS NULL THEN NULL ELSE COALESCE(ARRAY_CONTAINS(_l, _x), FALSE) END",
+        _l=container,
+        _x=value,
+    )
+
+
 def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]) -> exp.Expr:
     """The Spark form of a :func:`typed_call` marker, given its operands' categories and types (empty when they
     could not be inferred)."""
@@ -118,6 +130,10 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
             return signed_zero(half_even, args[0], "float")
         double = exp.Cast(this=half_even, to=exp.DataType.build("double"))
         return signed_zero(double, args[0]) if category == "float" else double
+    if kind == "contains":  # DuckDB's contains of a list is list_contains
+        if dtype is not None and dtype.is_type(exp.DataType.Type.ARRAY):
+            return duckdb_list_contains(args[0], args[1])
+        return exp.Anonymous(this="CONTAINS", expressions=[args[0].copy(), args[1].copy()])
     if kind in MOMENTS:
         return duckdb_moment(kind, args[0])
     if kind == "avg":

@@ -1,7 +1,7 @@
 """Query shapes DuckDB users write, on Spark, against DuckDB 1.5 reading the same lake: rows, their order and the
 result's column names must be DuckDB's.
 
-45 of these 46 tests fail on the code before them (failing, or answering otherwise than DuckDB):
+52 of these 53 tests fail on the code before them (failing, or answering otherwise than DuckDB):
 
 - ``SELECT DISTINCT ON`` came back in no order, cut by its ``LIMIT`` before the distinct rows were chosen, failed
   on an alias or an ordinal in ``ORDER BY``, and returned a ``_row_number`` column under ``SELECT *``;
@@ -18,7 +18,9 @@ result's column names must be DuckDB's.
   are sample-corrected, Spark's the population's); ``millisecond``, ``microsecond``, ``isfinite``; ``(-2.5)::INTEGER``
   (-3 in DuckDB, -2 before); ``EXCLUDE`` and ``GROUPS`` window frames (refused: sqlglot's Spark SQL dropped
   ``EXCLUDE``, a silently wrong sum); DuckDB's ``PIVOT`` and ``UNPIVOT`` statements (values found at run time,
-  ordered and named as DuckDB does); ``COLUMNS(...)`` and ``* RENAME``.
+  ordered and named as DuckDB does); ``COLUMNS(...)`` and ``* RENAME``; ``arbitrary``; a row ``(a, b) [NOT] IN
+  (subquery)`` (DuckDB's NULLs, not the standard's: Spark's NOT IN kept rows DuckDB drops); ``contains`` of a
+  list, ``element_at`` of a map (a list, as ``map_extract``), ``map_contains``; ``list(DISTINCT x ORDER BY x)``.
 - ``CAST(x AS DATE)`` names its column as DuckDB does, ``CAST(x AS "DATE")`` (types that are not SQL keywords
   are quoted) and ``CAST(x AS DECIMAL(5, 2))``.
 """
@@ -167,6 +169,26 @@ QUERIES = {
         "WITH w AS (SELECT id, x AS x1, x * 2 AS x2 FROM t) SELECT COLUMNS('x\\d'), COLUMNS(u.*) FROM w, u ORDER BY ALL"
     ),
     "star_rename": 'SELECT * EXCLUDE (l) RENAME (x AS xx, id AS "ID2") FROM t ORDER BY 1',
+    "arbitrary_is_duckdbs_first": (
+        "SELECT g, arbitrary(x) FILTER (WHERE id > 1) AS a, arbitrary(x ORDER BY id DESC) AS b FROM t GROUP BY g "
+        "ORDER BY g"
+    ),
+    "row_in_subqueries_with_duckdbs_nulls": (
+        "SELECT id, (id, x) IN (SELECT id, x FROM t WHERE id > 3) AS a, "
+        "(x, g) IN (SELECT 10, 'a' UNION ALL SELECT NULL, 'b') AS b, (id, g) NOT IN (SELECT 9, NULL) AS c "
+        "FROM t ORDER BY id"
+    ),
+    "row_not_in_filters": (
+        "SELECT id FROM t WHERE (x, g) NOT IN (SELECT 10, 'b') AND NOT (id, y) IN (SELECT id, y FROM t WHERE id > 4) "
+        "ORDER BY id"
+    ),
+    "contains_of_lists_and_maps": (
+        "SELECT id, contains(l, 1) AS a, list_contains(l, NULL) AS b, contains(g, 'a') AS c, "
+        "element_at(MAP {'k': id}, 'k') AS e, map_contains(MAP {'k': id}, 'j') AS f FROM t ORDER BY id"
+    ),
+    "ordered_distinct_lists": (
+        "SELECT list(DISTINCT x ORDER BY x DESC) AS a, list(DISTINCT g ORDER BY g NULLS FIRST) AS b FROM t"
+    ),
     "cast_names": "SELECT x::DATE IS NULL, dt::VARCHAR, x::DOUBLE, x::DECIMAL(5,2), y::TINYINT, l::VARCHAR[] FROM t WHERE x IS NULL",
 }
 
