@@ -82,6 +82,11 @@ def spark_expression_metadata(*, duckdb_arithmetic: bool = False) -> dict[Any, A
     # Spark rounds a DECIMAL to a DECIMAL and an integer to its own type (sqlglot says DOUBLE): a DuckDB % by a
     # rounded DECIMAL that is 0 is NULL, not a DOUBLE NaN (seed 22065)
     metadata[exp.Round] = {"annotator": _rounded}
+    # greatest / least / coalesce of integers and decimals are Spark's wider DECIMAL (sqlglot says the largest
+    # operand type): round(greatest(i, m), 1) of an INT i and a DECIMAL(10, 2) m is a DECIMAL(12, 1) in both
+    # engines, not DECIMAL(10, 1), which overflows (seed 38022 of the expression fuzzer)
+    for widened in (exp.Greatest, exp.Least, exp.Coalesce):
+        metadata[widened] = {"annotator": _widest_decimal(metadata[widened]["annotator"])}
     # Spark's TIMESTAMPDIFF (DuckDB's date_diff) is a BIGINT (sqlglot says INT): date_diff(...) | 1 stays one, as in
     # DuckDB (seed 29251 of the expression fuzzer)
     metadata[exp.TimestampDiff] = {"returns": exp.DataType.Type.BIGINT}
@@ -153,6 +158,25 @@ def _rounded(annotator_self: Any, node: exp.Expr) -> Any:
 
 #: Spark functions sqlglot does not know that return a TIMESTAMP_NTZ
 _TIMESTAMP_FUNCTIONS = frozenset({"make_timestamp_ntz", "to_timestamp_ntz", "try_to_timestamp_ntz"})
+
+
+def _widest_decimal(annotate: Callable[[Any, exp.Expr], Any]) -> Callable[[Any, exp.Expr], Any]:
+    """Of operands that are all integers or decimals, one at least a decimal: the DECIMAL that holds each one's
+    integer digits and scale (Spark's wider decimal type); otherwise what sqlglot says."""
+
+    def annotator(annotator_self: Any, node: exp.Expr) -> Any:
+        annotated = annotate(annotator_self, node)
+        operands = [node.this, *node.expressions]
+        digits = [_typed_digits(o.type, _INTEGER_DIGITS) for o in operands if not isinstance(o, exp.Null)]
+        if digits and all(d is not None for d in digits) and any(d[2] for d in digits if d is not None):
+            known = [d for d in digits if d is not None]
+            scale = max(s for _, s, _ in known)
+            whole = max(p - s for p, s, _ in known)
+            precision = min(whole + scale, _MAX_DIGITS)
+            annotator_self._set_type(node, exp.DataType.build(f"decimal({precision}, {min(scale, precision)})"))
+        return annotated
+
+    return annotator
 
 
 def _raising_as_null(annotate: Callable[[Any, exp.Expr], Any]) -> Callable[[Any, exp.Expr], Any]:

@@ -430,9 +430,19 @@ def _equals_any(node: exp.EQ) -> exp.Expr | None:
     if not isinstance(node.expression, exp.Any) or not isinstance(node.expression.this, exp.Subquery):
         return quantified_comparison(node)
     select = node.expression.this.this
+    value = _row_as_tuple(node.this)
+    if isinstance(value, exp.Tuple) and isinstance(select, exp.Query):
+        return _in_subquery(exp.In(this=value, query=node.expression.this.copy()))
     if _in_filter_position(node) or not isinstance(select, exp.Query) or len(select.selects) != 1:
         return exp.In(this=node.this.copy(), query=node.expression.this.copy())
     return _null_aware_in(node.this, select)
+
+
+def _row_as_tuple(value: exp.Expr) -> exp.Expr:
+    """DuckDB's ``row(a, b)`` (how it stores the row of ``(a, b) IN (subquery)`` in a view) as the tuple."""
+    if isinstance(value, exp.Anonymous) and value.name.lower() == "row":
+        return exp.Tuple(expressions=[e.copy() for e in value.expressions])
+    return value
 
 
 def _in_subquery(node: exp.In) -> exp.Expr | None:

@@ -43,6 +43,8 @@ def pivot_statements_as_queries(tree: exp.Expr) -> exp.Expr:
     """``tree`` with each ``PIVOT``/``UNPIVOT`` statement in it (the statement itself, a subquery or a CTE) written
     as the ``SELECT`` with the clause that computes it.
 
+    A clause with DuckDB's ``GROUP BY`` inside it is written as a clause over the columns it reads.
+
     :raises PivotRefusal: for more than one ``ON`` column, an ``ON`` expression that is not a column, or an
         ``UNPIVOT`` into more than one value column.
 
@@ -54,6 +56,7 @@ def pivot_statements_as_queries(tree: exp.Expr) -> exp.Expr:
     """
     for pivot in reversed(list(tree.find_all(exp.Pivot))):
         if pivot.arg_key == "pivots":  # a clause: FROM t PIVOT (...)
+            _grouped_clause_by_its_columns(pivot)
             continue
         query = _unpivot_query(pivot) if pivot.args.get("unpivot") else _pivot_query(pivot)
         if pivot is tree:
@@ -61,6 +64,29 @@ def pivot_statements_as_queries(tree: exp.Expr) -> exp.Expr:
         else:
             pivot.replace(query)
     return tree
+
+
+def _grouped_clause_by_its_columns(pivot: exp.Pivot) -> None:
+    """A clause with DuckDB's ``GROUP BY`` inside (``FROM t PIVOT (sum(x) FOR g IN (...) GROUP BY id)``, how DuckDB
+    stores a ``PIVOT`` statement's view), in place: the relation it pivots reads the grouping, pivoted and
+    aggregated columns only, since a clause groups by every column it does not pivot or aggregate."""
+    group = pivot.args.get("group")
+    owner = pivot.parent
+    if group is None or not isinstance(owner, (exp.Table, exp.Subquery)):
+        return
+    wanted: dict[str, exp.Column] = {}
+    for part in [*group.expressions, *pivot.args.get("fields", []), *pivot.expressions]:
+        keys = part.this if isinstance(part, exp.In) else part  # FOR g IN (...): g, not its values
+        for column in keys.find_all(exp.Column):
+            wanted.setdefault(column.name.lower(), column)
+    source = owner.copy()
+    source.set("pivots", None)
+    alias = source.args.get("alias")
+    source.set("alias", None)
+    read = exp.select(*(exp.column(c.name, quoted=c.this.quoted) for c in wanted.values())).from_(source)
+    clause = pivot.copy()
+    clause.set("group", None)
+    owner.replace(exp.Subquery(this=read, alias=alias, pivots=[clause]))
 
 
 def _unpivot_query(pivot: exp.Pivot) -> exp.Select:

@@ -117,6 +117,11 @@ COLUMNS = [
     "CAST(f / 0 AS DECIMAL(10,2))",
     "CAST(f * 1.1 AS DECIMAL(5,1))",
     "CAST(i / 3 AS DECIMAL(10,4))",
+    # greatest/least/coalesce of an integer and a DECIMAL is the wider DECIMAL: rounded, it does not overflow a
+    # DECIMAL as narrow as the decimal operand (expression fuzzer, seed 38022)
+    "round(greatest(i * 100000, d), 1)",
+    "round(least(i * -100000, d), 0)",
+    "coalesce(i, d) * 2",
     # Spark rounds a DECIMAL to a DECIMAL: a % by a rounded 0 is NULL, not NaN (expression fuzzer, seed 22065)
     "3 % round(d, -1)",
     "(i % 4) % round(d)",
