@@ -65,6 +65,7 @@ from airflow_provider_lakehouse.ducklake.operations import (
     SetSortOrder,
     TableData,
 )
+from airflow_provider_lakehouse.ducklake.pruning import parse_stat
 from airflow_provider_lakehouse.ducklake.staging import TableState
 from airflow_provider_lakehouse.ducklake.stats import merge_bound
 from airflow_provider_lakehouse.ducklake.storage import relative_to, uuid7
@@ -627,7 +628,7 @@ class CommitBuilder:
             for s in f.column_stats:
                 column = leaves.get(s.column_id)
                 if column is not None:
-                    self._merge_column_stats(tid, column_stats, column, s)
+                    self._merge_column_stats(tid, column_stats, column, s, record_count - f.record_count)
         self._table_stats[tid] = (record_count, next_row_id, size)
         return ids
 
@@ -649,12 +650,17 @@ class CommitBuilder:
             }
         return self._table_stats[tid]
 
-    def _merge_column_stats(self, tid: int, column_stats: dict[int, list[Any]], column: Column, s: ColumnStats) -> None:
+    def _merge_column_stats(
+        self, tid: int, column_stats: dict[int, list[Any]], column: Column, s: ColumnStats, earlier_rows: int
+    ) -> None:
         has_null = bool(s.null_count)
         current = column_stats.get(s.column_id)
         if current is None:
             if not self._stats_existed[tid]:
-                column_stats[s.column_id] = [has_null, s.contains_nan, s.min_value, s.max_value, s.extra_stats]
+                entry = [has_null, s.contains_nan, s.min_value, s.max_value, s.extra_stats]
+                if earlier_rows:
+                    _cover_initial_default(entry, column)
+                column_stats[s.column_id] = entry
             return
         current[0] = bool(current[0]) or has_null
         current[1] = None if current[1] is None and s.contains_nan is None else bool(current[1]) or bool(s.contains_nan)
@@ -708,3 +714,21 @@ class CommitBuilder:
             f"end_snapshot BIGINT, {columns})"
         )
         self.insert(INLINED_DATA_TABLES, table_id=tid, table_name=name, schema_version=self.schema_version)
+
+
+def _cover_initial_default(entry: list[Any], column: Column) -> None:
+    """Table column stats (``[contains_null, contains_nan, min, max, extra]``) first made from a file written after
+    the column was added, in the commit that added it, that must also cover the rows written before: they read
+    the column's initial default. A NULL default is a NULL; a number widens the bounds; the bounds of another
+    type are left unknown. (DuckDB 1.5 writes the file's bounds alone there, and then reads those rows as another
+    value: -443 for a DEFAULT -699; seed 38002 of the DML fuzzer.)"""
+    default = column.initial_default
+    if default is None:
+        entry[0] = True
+        return
+    numeric = column.type.startswith(("int", "uint", "float", "decimal"))
+    if not numeric or parse_stat(default, column) is None:
+        entry[2] = entry[3] = None
+        return
+    entry[2] = default if entry[2] is None else merge_bound(entry[2], default, column, take_max=False)
+    entry[3] = default if entry[3] is None else merge_bound(entry[3], default, column, take_max=True)

@@ -8,6 +8,7 @@ Spark option or plan string).
 
 from __future__ import annotations
 
+import json
 import pickle
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -402,6 +403,45 @@ def _stored(array: pa.Array | pa.ChunkedArray, column: Column, target: pa.DataTy
 _STORED_AS_TEXT = frozenset({"uuid", "json", "geometry"})
 
 
+def _check_json(column: Column, array: pa.Array | pa.ChunkedArray) -> None:
+    """Text stored in a ``JSON`` column must be one JSON value, as DuckDB checks it: a quoted ``'null'`` fails
+    there with a Conversion Error. DuckDB's reader also takes trailing commas, NaN and Infinity."""
+    if not pa.types.is_string(array.type) and not pa.types.is_large_string(array.type):
+        return
+    for value in array.to_pylist():
+        if value is None:
+            continue
+        try:
+            json.loads(value)  # NaN and Infinity included, as in DuckDB
+        except ValueError:
+            try:
+                json.loads(_without_trailing_commas(value))
+            except ValueError:
+                shown = value if len(value) <= 60 else value[:57] + "..."
+                raise ValueError(
+                    f"Conversion Error: Malformed JSON in column {column.name!r}. Input: {json.dumps(shown)}"
+                ) from None
+
+
+def _without_trailing_commas(text: str) -> str:
+    """``text`` without the commas that close an array or object (``[1, 2,]``), outside strings."""
+    out: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            in_string = ch != '"' or escaped
+            escaped = ch == "\\" and not escaped
+        elif ch == '"':
+            in_string = True
+        elif ch in "]}":
+            while out and out[-1].isspace():
+                out.pop()
+            if out and out[-1] == ",":
+                out.pop()
+        out.append(ch)
+    return "".join(out)
+
+
 def conform_to_table(columns: Sequence[Column], data: pa.Table, by_kind: frozenset[str] = frozenset()) -> pa.Table:
     """Match ``data``'s columns to the table's by name (any case), fill missing ones with their default and
     cast to the table's types (a failing cast names the column).
@@ -435,6 +475,8 @@ def conform_to_table(columns: Sequence[Column], data: pa.Table, by_kind: frozens
                 "it would drop the nanoseconds of its values. Write this table with engine='duckdb'."
             )
         if column.type in _STORED_AS_TEXT:
+            if column.type == "json":
+                _check_json(column, array)
             arrays.append(array)  # the writer turns the text into the storage form
             continue
         arrays.append(_stored(array, column, target))

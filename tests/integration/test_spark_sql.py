@@ -172,6 +172,63 @@ def test_a_script_is_one_snapshot_and_reads_its_own_writes_as_duckdb_does(spark:
     assert lake.delete_orphaned_files(older_than=dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).files_deleted == []
 
 
+def test_rows_written_before_a_column_was_added_read_its_default_in_duckdb(spark: Any, setup: LakeSetup) -> None:
+    """A script that adds a column with a default and then writes a file: the table's column stats cover the
+    default the older rows read (DuckDB 1.5, given the new file's bounds alone, read -443 for them; DML fuzzer
+    seed 38002)."""
+    script = (
+        "CREATE TABLE added_later (id INTEGER, c0 DATE); "
+        "INSERT INTO added_later VALUES (2, DATE '2010-07-05'), (4, DATE '2038-12-27'); "
+        "ALTER TABLE added_later ADD COLUMN a INTEGER DEFAULT -699; "
+        "ALTER TABLE added_later ADD COLUMN s VARCHAR DEFAULT 'zz'; "
+        "ALTER TABLE added_later ADD COLUMN n DOUBLE; "
+        "INSERT INTO added_later VALUES (6, NULL, -595, 'aa', 1.5)"
+    )
+    run(spark, setup, f"ATTACH 'ducklake' AS dl; USE dl; {script}")
+    con = referee.connect()
+    con.sql("ATTACH ':memory:' AS mem; USE mem")
+    for statement in script.split(";"):
+        con.sql(statement)
+    queries = [
+        "SELECT * FROM {t} ORDER BY id",
+        "SELECT id FROM {t} WHERE a = -699 ORDER BY id",
+        "SELECT id FROM {t} WHERE s > 'b' AND n IS NULL ORDER BY id",
+    ]
+    expected = [duck_rows(con, q.format(t="mem.added_later")) for q in queries]
+    setup.attach(con, "lake")
+    assert [duck_rows(con, q.format(t="lake.added_later")) for q in queries] == expected
+    assert expected[1] == [{"id": 2}, {"id": 4}]
+
+
+def test_text_that_is_not_json_fails_in_a_json_column_as_in_duckdb(spark: Any, setup: LakeSetup) -> None:
+    """DuckDB checks the text it stores in a JSON column (DML fuzzer seeds 38107, 38108): a failing script leaves
+    no snapshot; JSON scalars, ``null`` and nested values are stored, and what DuckDB's reader also takes."""
+    good = (
+        "INSERT INTO docs VALUES (1, 'null'), (2, '{\"a\": [1, 2.5, true]}'), (3, '\"text\"'), (4, NULL), "
+        "(5, '[1, NaN, {\"b\": 2,},]')"  # DuckDB's reader takes trailing commas and NaN
+    )
+    run(spark, setup, f"ATTACH 'ducklake' AS dl; USE dl; CREATE TABLE docs (id INTEGER, j JSON); {good}")
+    lake = setup.create()
+    before = lake.current_snapshot_id()
+    for bad in ("'''null'''", "''", "'[1, 2'", "'01'", "'{}{}'"):
+        con = referee.connect()
+        con.sql("CREATE TABLE docs (id INTEGER, j JSON)")
+        with pytest.raises(duckdb.ConversionException, match="Malformed JSON"):
+            con.sql(f"INSERT INTO docs VALUES (9, {bad})")
+        with pytest.raises(StatementError, match="Malformed JSON"):
+            run(spark, setup, f"ATTACH 'ducklake' AS dl; USE dl; INSERT INTO docs VALUES (9, {bad})")
+    assert lake.current_snapshot_id() == before
+    con = referee.connect()
+    setup.attach(con, "lake")
+    assert duck_rows(con, "SELECT id, j::VARCHAR AS j FROM lake.docs ORDER BY id") == [
+        {"id": 1, "j": "null"},
+        {"id": 2, "j": '{"a": [1, 2.5, true]}'},
+        {"id": 3, "j": '"text"'},
+        {"id": 4, "j": None},
+        {"id": 5, "j": '[1, NaN, {"b": 2,},]'},
+    ]
+
+
 def test_spark_reads_what_duckdb_wrote(spark: Any, setup: LakeSetup) -> None:
     """Inlined rows, deletes, updates and schema changes written by DuckDB, read by Spark at every snapshot."""
     con = referee.connect()
