@@ -62,6 +62,7 @@ from airflow_provider_lakehouse.spark.rewriting import (
     int_literal,
     literal_text,
     raise_error,
+    rows_where,
     spark_expression,
     string_literal,
     typed_call,
@@ -450,59 +451,36 @@ def _in_subquery(node: exp.In) -> exp.Expr | None:
     row matches and the subquery holds a NULL; Spark answers FALSE in a projection (its existence join). Left to
     Spark where only TRUE counts: a WHERE, HAVING, QUALIFY or join condition, or a CASE condition, directly or
     under AND/OR/NOT (Spark's null-aware anti join answers NOT IN there). A row ``(a, b) IN (subquery)`` is
-    rewritten everywhere (:func:`_null_aware_row_in`)."""
+    rewritten everywhere (:func:`_null_aware_in`)."""
     query = node.args.get("query")
     select = query.this if isinstance(query, exp.Subquery) else query
     if not isinstance(select, exp.Query):
         return None
     if isinstance(node.this, exp.Tuple) and len(node.this.expressions) == len(select.selects) > 1:
         # in a filter too: under NOT, Spark's row NOT IN keeps the rows DuckDB's NULL drops
-        return _null_aware_row_in(node.this, select)
+        return _null_aware_in(node.this, select)
     if len(select.selects) != 1 or _in_filter_position(node):
         return None
     return _null_aware_in(node.this, select)
 
 
-def _null_aware_row_in(row: exp.Tuple, select: exp.Query) -> exp.Expr:
-    """``(a, b) IN (select)`` as DuckDB answers it: TRUE where a row equals it; else NULL where a field of it is
-    NULL and the subquery has rows, or where a row of the subquery holds a NULL; else FALSE. (Not the standard's
-    row comparison: DuckDB's ``(1, NULL) IN (SELECT 2, 3)`` is NULL.) Spark answers TRUE or FALSE."""
-    names = [f"__in_v{i}" for i in range(len(row.expressions))]
-    alias = exp.TableAlias(this=exp.to_identifier("__in_s"), columns=[exp.to_identifier(n) for n in names])
-    null_field = exp.or_(*(value.copy().is_(exp.null()) for value in row.expressions))
-    null_row = exp.Exists(
-        this=exp.select("1")
-        .from_(exp.Subquery(this=select.copy(), alias=alias))
-        .where(exp.or_(*(exp.column(n).is_(exp.null()) for n in names)))
-    )
+def _null_aware_in(value: exp.Expr, select: exp.Query) -> exp.Expr:
+    """``value IN (select)`` as DuckDB answers it, from Spark's TRUE/FALSE ``IN`` and two ``EXISTS``: TRUE where a
+    row equals it; else NULL where it (a field of a row ``(a, b)``) is NULL and the subquery has rows, or where a
+    subquery row holds a NULL; else FALSE. (For a row that is not the standard's comparison: DuckDB's ``(1, NULL)
+    IN (SELECT 2, 3)`` is NULL.)"""
+    fields = value.expressions if isinstance(value, exp.Tuple) else [value]
+    names = [f"__in_v{i}" for i in range(len(fields))]
+    null_field = exp.or_(*(field.copy().is_(exp.null()) for field in fields))
+    null_row = rows_where(select, names, exp.or_(*(exp.column(n).is_(exp.null()) for n in names)))
     return exp.Case(
         ifs=[
-            exp.If(this=exp.In(this=row.copy(), query=exp.Subquery(this=select.copy())), true=exp.true()),
+            exp.If(this=exp.In(this=value.copy(), query=exp.Subquery(this=select.copy())), true=exp.true()),
             exp.If(
                 this=null_field,
                 true=exp.Case(ifs=[exp.If(this=exp.Exists(this=select.copy()), true=exp.null())], default=exp.false()),
             ),
             exp.If(this=null_row, true=exp.null()),
-        ],
-        default=exp.false(),
-    )
-
-
-def _null_aware_in(value: exp.Expr, select: exp.Query) -> exp.Expr:
-    """``value IN (select)`` with SQL's NULLs, from Spark's TRUE/FALSE ``IN`` and two ``EXISTS``."""
-    has_rows = exp.Exists(this=select.copy())
-    alias = exp.TableAlias(this=exp.to_identifier("__in_s"), columns=[exp.to_identifier("__in_v")])
-    null_row = exp.Exists(
-        this=exp.select("1").from_(exp.Subquery(this=select.copy(), alias=alias)).where("__in_v IS NULL")
-    )
-    return exp.Case(
-        ifs=[
-            exp.If(this=exp.In(this=value.copy(), query=exp.Subquery(this=select.copy())), true=exp.true()),
-            exp.If(
-                this=exp.Is(this=value.copy(), expression=exp.Null()),
-                true=exp.Case(ifs=[exp.If(this=has_rows, true=exp.Null())], default=exp.false()),
-            ),
-            exp.If(this=null_row, true=exp.Null()),
         ],
         default=exp.false(),
     )

@@ -111,15 +111,6 @@ def _pivot_query(pivot: exp.Pivot) -> exp.Select:
     usings = list(pivot.args.get("using") or []) or [exp.Count(this=exp.Star())]
     source = _source(pivot)
     group = pivot.args.get("group")
-    # a subquery, not the table itself: the planner reads a table's pivot, whose values query reads the table
-    # again, through a copy of the pivot made before it replaces that inner read by its view
-    read = f"(SELECT * FROM {source})"
-    if group is not None:  # only the grouping, pivoted and aggregated columns: the clause groups by the others
-        wanted: dict[str, exp.Expr] = {}
-        for part in [*group.expressions, column, *usings]:
-            for c in part.find_all(exp.Column) if not isinstance(part, exp.Column) else [part]:
-                wanted.setdefault(c.name.lower(), c)
-        read = f"(SELECT {', '.join(c.sql('duckdb') for c in wanted.values())} FROM {source})"
     if values is None:
         key = column.sql("duckdb")
         listed = (
@@ -128,7 +119,15 @@ def _pivot_query(pivot: exp.Pivot) -> exp.Select:
     else:
         listed = ", ".join(v.sql("duckdb") for v in values)
     aggregates = ", ".join(u.sql("duckdb") for u in usings)
-    return _parsed(f"SELECT * FROM {read} PIVOT ({aggregates} FOR {column.sql('duckdb')} IN ({listed}))")
+    grouped = f" GROUP BY {', '.join(g.sql('duckdb') for g in group.expressions)}" if group is not None else ""
+    # without GROUP BY, a subquery, not the table itself: the planner reads a table's pivot, whose values query
+    # reads the table again, through a copy of the pivot made before it replaces that inner read by its view
+    read = source if group is not None else f"(SELECT * FROM {source})"
+    query = _parsed(f"SELECT * FROM {read} PIVOT ({aggregates} FOR {column.sql('duckdb')} IN ({listed}){grouped})")
+    clause = query.find(exp.Pivot)
+    if clause is not None:  # the clause as DuckDB stores the statement in a view: read as such
+        _grouped_clause_by_its_columns(clause)
+    return query
 
 
 def _source(pivot: exp.Pivot) -> str:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from airflow_provider_lakehouse.spark.rewriting import rows_where
+
 #: the comparisons that take a quantifier
 COMPARISONS: tuple[type[exp.Binary], ...] = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 
@@ -36,9 +38,9 @@ def quantified_comparison(node: exp.Binary) -> exp.Expr | None:
     value = node.this
     comparison = type(node)(this=value.copy(), expression=exp.column("__q_v"))
     every = isinstance(quantifier, exp.All)
-    decided = _exists(query, exp.Not(this=comparison) if every else comparison)
+    decided = rows_where(query, ["__q_v"], exp.Not(this=comparison) if every else comparison)
     unknown = exp.or_(
-        _exists(query, exp.column("__q_v").is_(exp.null())),
+        rows_where(query, ["__q_v"], exp.column("__q_v").is_(exp.null())),
         exp.and_(value.copy().is_(exp.null()), exp.Exists(this=query.copy())),
     )
     return exp.Case(
@@ -48,9 +50,3 @@ def quantified_comparison(node: exp.Binary) -> exp.Expr | None:
         ],
         default=exp.true() if every else exp.false(),
     )
-
-
-def _exists(query: exp.Query, condition: exp.Expr) -> exp.Exists:
-    alias = exp.TableAlias(this=exp.to_identifier("__q"), columns=[exp.to_identifier("__q_v")])
-    rows = exp.select("1").from_(exp.Subquery(this=query.copy(), alias=alias)).where(condition)
-    return exp.Exists(this=rows)

@@ -176,6 +176,21 @@ def typed_copy(
         return None
 
 
+def column_spellings(
+    query: exp.Expr, schemas: Mapping[str, Mapping[str, str | exp.DataType]], qualifier: str | None = None
+) -> dict[str, str]:
+    """``{lowercase name: name}`` of the columns of the views ``query`` reads (of the one aliased ``qualifier``
+    alone, for ``t.*``), or of all views where it reads none of them: qualifying spells names in lowercase, and
+    two views may spell one name differently."""
+    views = {
+        table.name.lower()
+        for table in query.find_all(exp.Table)
+        if qualifier is None or table.alias_or_name.lower() == qualifier.lower()
+    }
+    read = [columns for view, columns in schemas.items() if view.lower() in views] or list(schemas.values())
+    return {n.lower(): n for columns in reversed(read) for n in columns}
+
+
 # -- building Spark expressions ------------------------------------------------------------------
 @functools.cache
 def _template(text: str) -> exp.Expr:
@@ -211,6 +226,13 @@ def int_literal(node: exp.Expr) -> int | None:
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_int:
         return -int(node.this.name)
     return None
+
+
+def rows_where(query: exp.Query, names: list[str], condition: exp.Expr) -> exp.Exists:
+    """``EXISTS (SELECT 1 FROM (query) AS __q(names...) WHERE condition)``: whether a row of ``query``, its
+    columns named ``names``, meets ``condition`` (which may read the outer query's columns)."""
+    alias = exp.TableAlias(this=exp.to_identifier("__q"), columns=[exp.to_identifier(n) for n in names])
+    return exp.Exists(this=exp.select("1").from_(exp.Subquery(this=query.copy(), alias=alias)).where(condition))
 
 
 def typed_call(kind: str, *operands: exp.Expr) -> exp.Expr:

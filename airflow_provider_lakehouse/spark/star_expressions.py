@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 
 from sqlglot import exp
 
-from airflow_provider_lakehouse.spark.rewriting import MARKERS, marker_ids, typed_copy
+from airflow_provider_lakehouse.spark.rewriting import MARKERS, column_spellings, marker_ids, typed_copy
 
 
 class ColumnsError(ValueError):
@@ -98,22 +98,9 @@ def _input_columns(
         return None
     expanded = list(typed.find_all(exp.Select))[index]
     names = expanded.named_selects
-    return [_spelling(select, star, schemas).get(n.lower(), n) for n in names] if all(names) else None
-
-
-def _spelling(
-    select: exp.Select, star: exp.Expr, schemas: Mapping[str, Mapping[str, str | exp.DataType]]
-) -> dict[str, str]:
-    """``{lowercase name: name}`` of the columns of the views ``select`` reads (of ``t`` alone for ``t.*``):
-    qualifying spells names in lowercase, and two views may spell one name differently."""
     qualifier = star.args.get("table") if isinstance(star, exp.Column) else None
-    views = {
-        table.name.lower()
-        for table in select.find_all(exp.Table)
-        if qualifier is None or table.alias_or_name.lower() == qualifier.name.lower()
-    }
-    read = [columns for view, columns in schemas.items() if view.lower() in views] or list(schemas.values())
-    return {n.lower(): n for columns in reversed(read) for n in columns}
+    spellings = column_spellings(select, schemas, qualifier.name if qualifier is not None else None)
+    return [spellings.get(n.lower(), n) for n in names] if all(names) else None
 
 
 def _star_of(star_like: exp.Expr) -> exp.Expr:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
-from airflow_provider_lakehouse.spark.rewriting import typed_copy
+from airflow_provider_lakehouse.spark.rewriting import column_spellings, typed_copy
 
 
 def has_union_by_name(tree: exp.Expr) -> bool:
@@ -74,9 +74,7 @@ def _names(
     if not any(item.find(exp.Star) for item in side.expressions):
         return list(side.named_selects)
     typed_names = typed_side.named_selects
-    read = {table.name.lower() for table in side.find_all(exp.Table)}
-    own = {n.lower(): n for view, columns in schemas.items() if view.lower() in read for n in columns}
-    spellings = own or {n.lower(): n for columns in schemas.values() for n in columns}
+    spellings = column_spellings(side, schemas)
     return [spellings.get(name.lower(), name) for name in typed_names] if all(typed_names) else None
 
 

@@ -96,6 +96,9 @@ def sqlglot_spelling(text: str) -> str:
     return spell_out_pivot_order(spell_out_partition_reset(spell_out_column_rename(text)))
 
 
+_PIVOT_WORD = re.compile(r"\b(?:UN)?PIVOT\b", re.IGNORECASE)
+
+
 def spell_out_pivot_order(text: str) -> str:
     """A ``PIVOT``/``UNPIVOT`` statement followed by ``ORDER BY``, ``LIMIT`` or ``OFFSET``, or the query of a
     ``CREATE TABLE|VIEW ... AS`` (which DuckDB takes and sqlglot cannot parse), as ``SELECT * FROM (<statement>)
@@ -106,6 +109,8 @@ def spell_out_pivot_order(text: str) -> str:
     >>> spell_out_pivot_order("CREATE TABLE p AS PIVOT t ON g")
     'CREATE TABLE p AS SELECT * FROM (PIVOT t ON g)'
     """
+    if not _PIVOT_WORD.search(text):  # every statement passes here: tokenize only those that may pivot
+        return text
     try:
         tokens = Tokenizer().tokenize(text)
     except Exception:  # sqlglot's own limits: the parser reports the statement
