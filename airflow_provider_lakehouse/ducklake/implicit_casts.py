@@ -256,13 +256,14 @@ _SIMPLE_TYPES = {
 }
 
 
-def cast_in_duckdb(array: pa.Array, target: pa.DataType) -> pa.Array | None:
+def cast_in_duckdb(array: pa.Array, target: pa.DataType, duckdb_type: str | None = None) -> pa.Array | None:
     """``array`` cast by an in-memory DuckDB; ``None`` when ``duckdb`` is not installed or the target has no
     DuckDB type here.
 
+    :param duckdb_type: the DuckDB type to cast to when it is not ``target``'s own (``JSON``, stored as text).
     :raises pyarrow.ArrowInvalid: DuckDB refused a value (its message, which quotes the value).
     """
-    duckdb_type = _duckdb_type(target)
+    duckdb_type = duckdb_type or _duckdb_type(target)
     if duckdb_type is None:
         return None
     try:
@@ -280,3 +281,17 @@ def cast_in_duckdb(array: pa.Array, target: pa.DataType) -> pa.Array | None:
     finally:
         con.close()
     return result.combine_chunks().cast(target)
+
+
+def json_text_in_duckdb(array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Values that are not text as DuckDB stores them in a ``JSON`` column: its ``CAST(v AS JSON)`` (a struct is an
+    object, keeping its NULL fields; a list an array; a date a quoted string). Text is returned as it is, to be
+    checked as JSON; without ``duckdb`` the values are returned unchanged.
+
+    :raises pyarrow.ArrowInvalid: DuckDB refused a value.
+    """
+    if _is_text(array.type) or pa.types.is_null(array.type):
+        return array
+    chunk = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+    converted = cast_in_duckdb(chunk, pa.string(), duckdb_type="JSON")
+    return array if converted is None else converted

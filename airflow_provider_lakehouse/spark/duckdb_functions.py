@@ -307,9 +307,11 @@ def _of_doubles(function: str) -> Callable[[exp.Anonymous], exp.Expr]:
 
 def _arg_extreme(node: exp.ArgMax | exp.ArgMin, spark_name: str) -> exp.Expr | None:
     """DuckDB's ``arg_max(a, v)`` / ``arg_min`` skip the rows whose ``a`` is NULL (``arg_max_null`` keeps them);
-    Spark's ``MAX_BY`` / ``MIN_BY`` skip only those whose ``v`` is: a NULL ``a`` hides its ``v``."""
-    if node.args.get("count") is not None:
-        return None
+    Spark's ``MAX_BY`` / ``MIN_BY`` skip only those whose ``v`` is: a NULL ``a`` hides its ``v``. With a count
+    ``n``, a list of the ``n`` first (see .top_values)."""
+    if (count := node.args.get("count")) is not None:
+        kind = "arg_max_n" if isinstance(node, exp.ArgMax) else "arg_min_n"
+        return typed_call(kind, node.this, node.expression, count)
     value, key = node.this, node.expression
     return spark_expression(f"{spark_name}(_a, IF(_a IS NULL, NULL, _v))", _a=value, _v=key)
 
@@ -321,6 +323,19 @@ def _strptime(node: exp.StrToTime) -> exp.Expr | None:
     if not isinstance(pattern, exp.Literal) or "%z" in pattern.name.lower():
         return None
     return exp.Cast(this=node.copy(), to=exp.DataType.build("timestamp_ntz"))
+
+
+def _try_strptime(node: exp.Anonymous) -> exp.Expr | None:
+    """DuckDB's ``try_strptime(text, format)``: :func:`_strptime`'s TIMESTAMP, NULL where the text does not match
+    (Spark's ``TRY_TO_TIMESTAMP`` with the format sqlglot translates for ``strptime``)."""
+    if len(node.expressions) != 2 or not isinstance(node.expressions[1], exp.Literal):
+        return None
+    text, pattern = node.expressions
+    parsed = _strptime(exp.StrToTime(this=exp.column("_lh_text"), format=pattern.copy()))
+    if parsed is None:
+        return None
+    spark = parsed.sql("spark")
+    return spark_expression(spark.replace("TO_TIMESTAMP(", "TRY_TO_TIMESTAMP(", 1), _lh_text=text)
 
 
 def _from_epoch(node: exp.UnixToTime) -> exp.Expr | None:
@@ -777,6 +792,26 @@ def _arbitrary(node: exp.Anonymous) -> exp.Expr | None:
     return _first_or_last(first, standing=node) or first
 
 
+def _concatenated_as_text(node: exp.Concat | exp.ConcatWs | exp.DPipe) -> exp.Expr | None:
+    """``concat(a, ...)``, ``concat_ws`` and ``||`` join DuckDB's text of each operand: a NULL date in ``concat``
+    is '' (Spark's ``COALESCE(d, '')`` casts '' to a date and fails), a DOUBLE ``1e+300``, a TIMESTAMPTZ ends in
+    ``+00``. Each operand that is not text is a marker the driver resolves by its type (lists stay lists)."""
+
+    def operand(value: exp.Expr) -> exp.Expr:
+        if isinstance(value, exp.Literal) and value.is_string:
+            return value
+        return typed_call("concat_operand", value)
+
+    if isinstance(node, exp.DPipe):
+        node.set("this", operand(node.this))
+        node.set("expression", operand(node.expression))
+        return node
+    values = node.expressions
+    keep = 1 if isinstance(node, exp.ConcatWs) else 0  # concat_ws's separator
+    node.set("expressions", [*values[:keep], *(operand(v) for v in values[keep:])])
+    return node
+
+
 def _list_concat(node: exp.ArrayConcat) -> exp.Expr:
     lists = [node.this, *node.expressions]
     return exp.Anonymous(
@@ -1059,6 +1094,56 @@ def _within_group(node: exp.WithinGroup) -> exp.Expr | None:
     return typed_call(kind, value, node.this.this, exp.Boolean(this=descending))
 
 
+def _extreme_values(node: exp.Max | exp.Min) -> exp.Expr | None:
+    """DuckDB's ``max(x, n)`` / ``min(x, n)``: a list of the ``n`` largest / smallest (see .top_values)."""
+    count = node.expressions[0] if node.expressions else node.args.get("count")
+    if count is None:
+        return None
+    return typed_call("max_n" if isinstance(node, exp.Max) else "min_n", node.this, count)
+
+
+def _list_reduce(node: exp.Anonymous) -> exp.Expr | None:
+    """DuckDB's ``list_reduce(l, (acc, x[, i]) -> ..., [initial])`` as Spark's ``AGGREGATE``: without an initial
+    value the first element starts and an empty list fails with DuckDB's message; ``i`` is the 1-based position of
+    ``x``. NULL for a NULL list."""
+    if len(node.expressions) not in (2, 3) or not isinstance(node.expressions[1], exp.Lambda):
+        return None
+    items, function = node.expressions[0], node.expressions[1]
+    parameters = function.expressions
+    if len(parameters) not in (2, 3):
+        return None
+    body = function.this.copy()
+    initial = node.expressions[2] if len(node.expressions) == 3 else None
+    offset = 0 if initial is not None else 1  # the elements folded start after the first without an initial value
+    if len(parameters) == 3:  # fold (element, position) pairs: the position of x in the list, 1-based
+        pair, index = "_lh_pair", parameters[2].name
+        element = parameters[1].name
+        for name in list(body.find_all(exp.Identifier)):  # a lambda's body names its parameters bare
+            if name.name in (element, index) and not isinstance(name.parent, (exp.Column, exp.Dot, exp.Table)):
+                field = "x" if name.name == element else "i"
+                name.replace(exp.column(field, table=pair))
+        folded = spark_expression(
+            f"TRANSFORM(SLICE(_l, {1 + offset}, SIZE(_l)), (_lh_x, _lh_i) -> "
+            f"NAMED_STRUCT('x', _lh_x, 'i', _lh_i + {1 + offset}))",
+            _l=items,
+        )
+        step = exp.Lambda(this=body, expressions=[parameters[0].copy(), exp.to_identifier(pair)])
+    else:
+        folded = spark_expression(f"SLICE(_l, {1 + offset}, SIZE(_l))", _l=items)
+        step = function.copy()
+    start = (
+        initial.copy()
+        if initial is not None
+        else spark_expression(
+            "IF(SIZE(_l) = 0, RAISE_ERROR('Cannot perform list_reduce on an empty input list'), ELEMENT_AT(_l, 1))",
+            _l=items,
+        )
+    )
+    return spark_expression(
+        "CASE WHEN _l IS NULL THEN NULL ELSE AGGREGATE(_f, _s, _step) END", _l=items, _f=folded, _s=start, _step=step
+    )
+
+
 _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.Upper: duckdb_upper,
     exp.Lower: duckdb_lower,
@@ -1101,6 +1186,8 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
         _b=node.expression,
     ),
     exp.ArgMin: lambda node: _arg_extreme(node, "MIN_BY"),
+    exp.Max: _extreme_values,
+    exp.Min: _extreme_values,
     # DuckDB's sample moments from Spark's (.moments); a marker, so that FILTER and OVER reach each aggregate
     exp.Skewness: lambda node: typed_call("skewness", node.this),
     exp.Kurtosis: lambda node: typed_call("kurtosis", node.this),
@@ -1142,6 +1229,9 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     exp.First: _first_or_last,
     exp.Last: _first_or_last,
     exp.ArrayConcat: _list_concat,
+    exp.Concat: _concatenated_as_text,
+    exp.ConcatWs: _concatenated_as_text,
+    exp.DPipe: _concatenated_as_text,
     exp.ArrayDistinct: _list_distinct,
     exp.Flatten: _flatten,
     exp.SplitPart: _split_part,
@@ -1230,6 +1320,13 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
         ),
     ),
     "map_contains": _of_two("MAP_CONTAINS_KEY(_a, _b)"),
+    "try_strptime": _try_strptime,
+    # DuckDB's counts of values (.value_counts) and its fold of a list
+    "histogram": lambda node: typed_call("histogram", node.expressions[0]) if len(node.expressions) == 1 else None,
+    "entropy": lambda node: typed_call("entropy", node.expressions[0]) if len(node.expressions) == 1 else None,
+    **dict.fromkeys(("list_reduce", "array_reduce", "reduce"), _list_reduce),
+    # DuckDB's JSON of any value, by its type (.json_text)
+    "to_json": lambda node: typed_call("to_json", node.expressions[0]) if len(node.expressions) == 1 else None,
     "map_extract_value": _of_two("TRY_ELEMENT_AT(_a, _b)"),
     # DuckDB's microseconds and nanoseconds since 1970 of a timestamp or date (Spark keeps microseconds)
     "epoch_us": lambda node: spark_expression("UNIX_MICROS(CAST(_x AS TIMESTAMP))", _x=node.expressions[0]),

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
+from sqlglot.optimizer.annotate_types import annotate_types
 
 from airflow_provider_lakehouse.connections.names import parse_datatable_name
 from airflow_provider_lakehouse.ducklake.names import VIEW_CATALOG_PLACEHOLDER
@@ -40,6 +41,7 @@ from airflow_provider_lakehouse.spark.decimal_types import duckdb_literal_types
 from airflow_provider_lakehouse.spark.duckdb_functions import duckdb_functions, mark_moved_indexes
 from airflow_provider_lakehouse.spark.insert_values import is_default, values_by_kind
 from airflow_provider_lakehouse.spark.list_lambdas import list_lambdas_for_spark
+from airflow_provider_lakehouse.spark.named_windows import inline_named_windows
 from airflow_provider_lakehouse.spark.pattern_calls import parse_spark
 from airflow_provider_lakehouse.spark.pivot_statements import PivotRefusal, pivot_statements_as_queries
 from airflow_provider_lakehouse.spark.pivots import pivot_counts_for_spark
@@ -48,6 +50,7 @@ from airflow_provider_lakehouse.spark.rewriting import MARKERS, spark_text
 from airflow_provider_lakehouse.spark.semantics import arithmetic_markers, duckdb_semantics
 from airflow_provider_lakehouse.spark.steps import DEFAULT_VALUE, ColumnDef, MergeClause, StepDetails
 from airflow_provider_lakehouse.spark.strftime import format_error as strftime_format_error
+from airflow_provider_lakehouse.spark.type_refusals import type_refusal
 from airflow_provider_lakehouse.spark.unnests import zipped_unnests
 from airflow_provider_lakehouse.spark.window_filters import qualify_error, window_filters_for_spark
 from airflow_provider_lakehouse.spark.window_frames import window_frame_refusal
@@ -427,7 +430,7 @@ class _Planner:
         # DuckDB fails these statements when it reaches them (so an autocommit script keeps what ran before):
         # a write through a READ_ONLY alias, a function DuckDB does not have (found before the handlers rename
         # the tree's tables: its identifiers tell calls from names)
-        if self.dialect == "duckdb" and (refusal := window_frame_refusal(tree)) is not None:
+        if self.dialect == "duckdb" and (refusal := window_frame_refusal(tree) or type_refusal(tree)) is not None:
             raise _fail(statement, refusal)
         duckdb_error = self._write_to_read_only(tree, is_call)
         if duckdb_error is None and self.dialect == "duckdb" and not is_call:
@@ -1301,7 +1304,8 @@ class _Planner:
 
     def spark_sql(self, tree: exp.Expr) -> str:
         """``tree`` as Spark SQL text, with DuckDB's semantics kept when the script is DuckDB SQL."""
-        tree = window_filters_for_spark(tree.copy())  # DISTINCT ON and QUALIFY, ordered and limited as DuckDB does
+        tree = inline_named_windows(tree.copy())  # OVER w as w's definition, before windows are rewritten one by one
+        tree = window_filters_for_spark(tree)  # DISTINCT ON and QUALIFY, ordered and limited as DuckDB does
         if self.dialect == "duckdb":
             tree = pivot_counts_for_spark(tree)  # a PIVOT's count of no rows is 0
             tree = list_lambdas_for_spark(tree)  # [f(x) FOR x IN l], and positions counted from 1
@@ -1574,12 +1578,16 @@ class _Refs:
             else list(func.expressions)
         )
         parts = [self.planner.spark_sql(self.rewrite(a)) for a in args]
+        column = "generate_series" if inclusive else "range"
+        alias = node.args.get("alias")
+        if len(args) == 3 and _temporal_series(args):
+            sub = sqlglot.parse_one(f"(SELECT {_moments_between(args, parts, inclusive)} AS {column})", read="spark")
+            table_alias = alias.copy() if alias else exp.TableAlias(this=exp.to_identifier(column))
+            return exp.Subquery(this=sub.this, alias=table_alias)
         if len(parts) == 1:
             parts = ["0", parts[0]]
         if inclusive:
             parts[1] = f"({parts[1]}) + 1"
-        column = "generate_series" if inclusive else "range"
-        alias = node.args.get("alias")
         sub = sqlglot.parse_one(f"(SELECT id AS {column} FROM range({', '.join(parts)}))", read="spark")
         table_alias = alias.copy() if alias else exp.TableAlias(this=exp.to_identifier(column))
         return exp.Subquery(this=sub.this, alias=table_alias)
@@ -1599,6 +1607,29 @@ class _Refs:
         return exp.Subquery(
             this=sub.this, alias=exp.TableAlias(this=exp.to_identifier(alias.name if alias else "json_each"))
         )
+
+
+def _temporal_series(args: list[exp.Expr]) -> bool:
+    """Whether ``range``/``generate_series`` of ``(start, stop, step)`` counts out times: its step is an interval
+    or its start a date or timestamp (DuckDB has no default step for times)."""
+    start = annotate_types(args[0].copy(), dialect="duckdb")
+    return isinstance(args[2], exp.Interval) or start.is_type(*exp.DataType.TEMPORAL_TYPES)
+
+
+def _moments_between(args: list[exp.Expr], parts: list[str], inclusive: bool) -> str:
+    """Spark SQL of DuckDB's series of times from ``start`` to ``stop`` by ``step`` (``parts``: their Spark SQL),
+    one row each: a TIMESTAMP (a TIMESTAMPTZ for a zoned start), empty where the step leads away from ``stop``
+    (Spark's ``SEQUENCE`` fails there), ``stop`` itself left out by ``range``."""
+    zoned = annotate_types(args[0].copy(), dialect="duckdb").is_type(exp.DataType.Type.TIMESTAMPTZ)
+    kind = "TIMESTAMP" if zoned else "TIMESTAMP_NTZ"
+    start, stop, step = (f"CAST({parts[0]} AS {kind})", f"CAST({parts[1]} AS {kind})", parts[2])
+    towards = (
+        f"(({start} <= {stop} AND {start} + {step} > {start}) OR ({start} >= {stop} AND {start} + {step} < {start}))"
+    )
+    values = f"IF({towards}, SEQUENCE({start}, {stop}, {step}), FILTER(ARRAY({start}), _lh_t -> FALSE))"
+    if not inclusive:
+        values = f"FILTER({values}, _lh_t -> _lh_t <> {stop})"
+    return f"EXPLODE({values})"
 
 
 _COMPARISONS = {exp.EQ: "=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}

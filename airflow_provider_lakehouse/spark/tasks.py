@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from airflow_provider_lakehouse.connections.lake import S3Spec
 from airflow_provider_lakehouse.ducklake.defaults import insert_default
-from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb
+from airflow_provider_lakehouse.ducklake.implicit_casts import cast_as_duckdb, json_text_in_duckdb
 from airflow_provider_lakehouse.ducklake.intervals import INTERVAL_TYPE, interval_text
 from airflow_provider_lakehouse.ducklake.model import DataFileInfo, SortKey, TableInfo, WrittenFile
 from airflow_provider_lakehouse.ducklake.partitioning import Partitioning
@@ -376,7 +376,10 @@ def _collapse_kinds(array: pa.ChunkedArray, column: Column, target: pa.DataType)
     stored = pa.string() if column.type in _STORED_AS_TEXT else target
     structs = array.combine_chunks()
     names = [structs.type.field(i).name for i in range(structs.type.num_fields)]
-    fields = [_stored(structs.field(i), column, stored) for i, name in enumerate(names) if name != DEFAULT_FIELD]
+    kinds = [structs.field(i) for i, name in enumerate(names) if name != DEFAULT_FIELD]
+    if column.type == "json":  # JSON of a struct or a number, not its text
+        kinds = [_as_json_text(column, kind) for kind in kinds]
+    fields = [_stored(kind, column, stored) for kind in kinds]
     if not fields:
         values = pa.nulls(len(structs), stored)
     else:
@@ -401,6 +404,15 @@ def _stored(array: pa.Array | pa.ChunkedArray, column: Column, target: pa.DataTy
 
 #: column types the writer takes as text (a geometry's WKT, as DuckDB casts it) and turns into the storage form
 _STORED_AS_TEXT = frozenset({"uuid", "json", "geometry"})
+
+
+def _as_json_text(column: Column, array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A ``JSON`` column's values as the text DuckDB stores: a struct, list, number or date becomes its JSON
+    (DuckDB's ``CAST(v AS JSON)``; the DuckDB text of a struct is no JSON), text stays text."""
+    try:
+        return json_text_in_duckdb(array)
+    except pa.ArrowInvalid as exc:
+        raise ValueError(f"Column {column.name!r}: cannot store {array.type} values as JSON: {exc}") from None
 
 
 def _check_json(column: Column, array: pa.Array | pa.ChunkedArray) -> None:
@@ -476,6 +488,7 @@ def conform_to_table(columns: Sequence[Column], data: pa.Table, by_kind: frozens
             )
         if column.type in _STORED_AS_TEXT:
             if column.type == "json":
+                array = _as_json_text(column, array)
                 _check_json(column, array)
             arrays.append(array)  # the writer turns the text into the storage form
             continue

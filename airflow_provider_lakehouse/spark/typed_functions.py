@@ -14,11 +14,17 @@ from airflow_provider_lakehouse.spark.decimal_types import (
     float_only,
     precision_and_scale,
 )
+from airflow_provider_lakehouse.spark.json_text import duckdb_json
 from airflow_provider_lakehouse.spark.list_aggregates import resolve_list_average, resolve_list_sum
 from airflow_provider_lakehouse.spark.moments import KINDS as MOMENTS
 from airflow_provider_lakehouse.spark.moments import duckdb_moment
+from airflow_provider_lakehouse.spark.nested_text import duckdb_nested_text, is_nested
 from airflow_provider_lakehouse.spark.quantiles import continuous_quantile, discrete_quantile
 from airflow_provider_lakehouse.spark.rewriting import int_literal, spark_expression
+from airflow_provider_lakehouse.spark.top_values import KINDS as TOP_VALUES
+from airflow_provider_lakehouse.spark.top_values import top_values
+from airflow_provider_lakehouse.spark.value_counts import KINDS as VALUE_COUNTS
+from airflow_provider_lakehouse.spark.value_counts import value_count_aggregate
 
 
 def duckdb_element(container: exp.Expr, index: exp.Expr) -> exp.Expr:
@@ -136,6 +142,10 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         return exp.Anonymous(this="CONTAINS", expressions=[args[0].copy(), args[1].copy()])
     if kind in MOMENTS:
         return duckdb_moment(kind, args[0])
+    if kind in VALUE_COUNTS:
+        return value_count_aggregate(kind, args[0])
+    if kind in TOP_VALUES:
+        return top_values(kind, args)
     if kind == "avg":
         return _decimal_average(args[0], dtype) if category == "decimal" else exp.Avg(this=args[0].copy())
     if kind == "quantile_disc":  # (value, fraction, descending)
@@ -206,17 +216,23 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         if dtype is not None and dtype.is_type(*exp.DataType.TEMPORAL_TYPES):
             return spark_expression("UNIX_MILLIS(CAST(_x AS TIMESTAMP))", _x=args[0])
         return spark_expression("CAST(TIMESTAMP_MILLIS(_x) AS TIMESTAMP_NTZ)", _x=args[0])
+    if kind == "concat_operand":  # DuckDB's text of a scalar that is not text; a list or an unknown type as it is
+        if dtype is None or is_nested(dtype) or category in ("string", "unknown"):
+            return args[0].copy()
+        return resolve_typed("to_text", [args[0], exp.false()], operands)
+    if kind == "to_json":  # DuckDB's JSON of any value (Spark's TO_JSON drops NULL fields, refuses scalars)
+        if dtype is None or dtype.is_type(exp.DataType.Type.UNKNOWN, exp.DataType.Type.NULL):
+            return spark_expression("TO_JSON(_x, MAP('ignoreNullFields', 'false'))", _x=args[0])
+        return duckdb_json(args[0], dtype, _element_text)
     if kind in ("to_float", "to_text"):
         safe = bool(args[1].this)
         to = exp.DataType.build("float" if kind == "to_float" else "string")
         plain = exp.TryCast(this=args[0].copy(), to=to, safe=True) if safe else exp.Cast(this=args[0].copy(), to=to)
-        if kind == "to_text" and dtype is not None and dtype.is_type(exp.DataType.Type.ARRAY):
-            # DuckDB spells a list's NULL elements NULL (Spark: null)
-            return spark_expression(
-                "CASE WHEN _x IS NULL THEN NULL ELSE CONCAT('[', ARRAY_JOIN(TRANSFORM(_x, e -> COALESCE(CAST(e AS STRING), "
-                "'NULL')), ', '), ']') END",
-                _x=args[0],
-            )
+        if kind == "to_text" and dtype is not None and is_nested(dtype):
+            # DuckDB's text of a list, struct or map (Spark's: {1, x} for {'a': 1, 'b': x})
+            return duckdb_nested_text(args[0], dtype, _element_text)
+        if kind == "to_text" and (text := _zoned_or_blob_text(args[0], dtype)) is not None:
+            return text
         if category != "float":
             return plain
         if kind == "to_text":
@@ -250,6 +266,32 @@ def resolve_typed(kind: str, args: list[exp.Expr], operands: tuple[Operand, ...]
         bits = _duckdb_integer_bits(args[:2], operands)
         return operation if bits is None else exp.Cast(this=operation, to=exp.DataType.build(_SPARK_INTEGER[bits]))
     raise ValueError(f"unknown typed marker {kind!r}")
+
+
+def _zoned_or_blob_text(value: exp.Expr, dtype: exp.DataType | None) -> exp.Expr | None:
+    """DuckDB's text of a ``TIMESTAMPTZ`` (its zone's offset after it: ``+00``, the sessions' zone being UTC) or
+    of a ``BLOB`` (printable ASCII as itself, any other byte, the quotes and the backslash as ``\\xHH``; Spark's
+    cast decodes the bytes as UTF-8); None for another type."""
+    if dtype is None:
+        return None
+    if dtype.is_type(exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ):
+        return spark_expression("CONCAT(CAST(_x AS STRING), '+00')", _x=value)
+    if dtype.is_type(exp.DataType.Type.BINARY, exp.DataType.Type.VARBINARY):
+        byte = "SUBSTRING(_b, _lh_i, 1)"
+        code = f"CAST(CONV(HEX({byte}), 16, 10) AS INT)"
+        return spark_expression(
+            "CASE WHEN _b IS NULL THEN NULL WHEN LENGTH(_b) = 0 THEN '' ELSE ARRAY_JOIN(TRANSFORM("
+            f"SEQUENCE(1, LENGTH(_b)), _lh_i -> CASE WHEN {code} BETWEEN 32 AND 126 AND {code} NOT IN (34, 39, 92) "
+            f"THEN CHR({code}) ELSE CONCAT(CHR(92), 'x', HEX({byte})) END), '') END",
+            _b=value,
+        )
+    return None
+
+
+def _element_text(value: exp.Expr, dtype: exp.DataType) -> exp.Expr:
+    """DuckDB's text of a scalar element of a list, struct or map: a top-level value's (a DOUBLE's digits)."""
+    category = "float" if dtype.is_type(_FLOAT, exp.DataType.Type.DOUBLE) else "other"
+    return resolve_typed("to_text", [value, exp.false()], ((category, dtype),))
 
 
 #: The bits of DuckDB's signed integer types, which Spark has too

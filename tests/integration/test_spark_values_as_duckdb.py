@@ -411,3 +411,29 @@ def test_a_file_of_nulls_leaves_the_tables_bounds_as_duckdb_leaves_them(
     ours_stats = con.sql(table_stats.format("__ducklake_metadata_ours")).fetchall()
     assert ours_stats == con.sql(table_stats.format("__ducklake_metadata_theirs")).fetchall()
     assert ours_stats[1:] == [(2, True, "x", "y"), (3, True, "2024-01-01", "2024-01-01")]
+
+
+def test_json_columns_store_the_json_of_structs_lists_numbers_and_dates(
+    spark: Any, lakes: tuple[LakeSetup, LakeSetup]
+) -> None:
+    """DuckDB casts a value that is not text into a JSON column as its JSON (``{"a":1,"b":null}``, ``[1,2]``,
+    ``"2024-01-01"``); the writer stored DuckDB's VARCHAR text of a struct, ``{'a': 1, 'b': NULL}``, which is no
+    JSON, and failed it as malformed. From VALUES, INSERT ... SELECT and UPDATE."""
+    ours, theirs = lakes
+    con = run_on_both(
+        spark,
+        ours,
+        theirs,
+        [
+            "CREATE TABLE j (id INTEGER, doc JSON)",
+            "CREATE TABLE s (id INTEGER, st STRUCT(a INTEGER, b VARCHAR), l DOUBLE[], m MAP(VARCHAR, INTEGER))",
+            "INSERT INTO s VALUES (1, {'a': NULL, 'b': 'q\"r'}, [1.5, NULL], MAP {'k': 1}), (2, NULL, NULL, NULL)",
+            "INSERT INTO j VALUES (1, {'a': 1, 'b': NULL}), (2, [1, 2]), (3, MAP {'k': 'v'}), (4, 7), (5, true), "
+            "(6, DATE '2024-01-01'), (7, 1.50), (8, '{\"x\": 1}'), (9, NULL)",
+            "INSERT INTO j SELECT id + 10, st FROM s",
+            "INSERT INTO j SELECT id + 20, l FROM s",
+            "INSERT INTO j SELECT id + 30, m FROM s",
+            "UPDATE j SET doc = [id, id] WHERE id = 2",
+        ],
+    )
+    same_table(con, "j")
