@@ -52,6 +52,8 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 
 from airflow_provider_lakehouse.spark.case_mapping import duckdb_lower, duckdb_upper
+from airflow_provider_lakehouse.spark.json_functions import BY_NAME as JSON_BY_NAME
+from airflow_provider_lakehouse.spark.json_functions import REWRITES as JSON_REWRITES
 from airflow_provider_lakehouse.spark.list_aggregates import FUNCTIONS as LIST_FUNCTIONS
 from airflow_provider_lakehouse.spark.list_aggregates import array_to_string, list_aggregate
 from airflow_provider_lakehouse.spark.quantified_comparisons import COMPARISONS as QUANTIFIED
@@ -1251,6 +1253,7 @@ _REWRITES: dict[type[exp.Expr], Callable[[Any], exp.Expr | None]] = {
     **dict.fromkeys((c for c in QUANTIFIED if c is not exp.EQ), quantified_comparison),
     exp.EQ: _equals_any,
     exp.In: _in_subquery,
+    **JSON_REWRITES,
 }
 _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     "date_part": _date_part,
@@ -1321,12 +1324,11 @@ _ANONYMOUS: dict[str, Callable[[exp.Anonymous], exp.Expr | None]] = {
     ),
     "map_contains": _of_two("MAP_CONTAINS_KEY(_a, _b)"),
     "try_strptime": _try_strptime,
+    **JSON_BY_NAME,
     # DuckDB's counts of values (.value_counts) and its fold of a list
     "histogram": lambda node: typed_call("histogram", node.expressions[0]) if len(node.expressions) == 1 else None,
     "entropy": lambda node: typed_call("entropy", node.expressions[0]) if len(node.expressions) == 1 else None,
     **dict.fromkeys(("list_reduce", "array_reduce", "reduce"), _list_reduce),
-    # DuckDB's JSON of any value, by its type (.json_text)
-    "to_json": lambda node: typed_call("to_json", node.expressions[0]) if len(node.expressions) == 1 else None,
     "map_extract_value": _of_two("TRY_ELEMENT_AT(_a, _b)"),
     # DuckDB's microseconds and nanoseconds since 1970 of a timestamp or date (Spark keeps microseconds)
     "epoch_us": lambda node: spark_expression("UNIX_MICROS(CAST(_x AS TIMESTAMP))", _x=node.expressions[0]),

@@ -9,7 +9,9 @@ driver writes them out with the views' schemas (the query qualified, as for ``*`
   AS b, ...``. The selector is ``*`` (with ``EXCLUDE``), ``t.*``, a regular expression that must occur in the
   name (case-sensitive, as DuckDB's), or a lambda over the name (``c -> c LIKE 'x%'``; comparisons, ``LIKE``,
   ``ILIKE``, ``IN``, ``regexp_matches``, ``AND``/``OR``/``NOT``).
-- ``* RENAME (a AS b, ...)`` (and ``t.* RENAME``) is the star's columns, the named ones renamed.
+- ``* RENAME (a AS b, ...)`` (and ``t.* RENAME``) is the star's columns, the named ones renamed; ``* REPLACE (expr
+  AS a, ...)`` the star's columns with ``a`` computed by ``expr`` in its place (Spark has ``* EXCEPT`` but no
+  ``REPLACE``).
 
 Not written out (left to fail on Spark): ``COLUMNS`` outside a select list, two different selectors in one item.
 """
@@ -28,7 +30,7 @@ class ColumnsError(ValueError):
     """DuckDB's error for a ``COLUMNS`` selector that picks no column."""
 
 
-_WORD = re.compile(r"\bCOLUMNS\s*\(|\bRENAME\s*\(", re.IGNORECASE)
+_WORD = re.compile(r"\bCOLUMNS\s*\(|\bRENAME\s*\(|\*\s*(?:EXCEPT\s*\([^)]*\)\s*)?REPLACE\s*\(", re.IGNORECASE)
 
 
 def may_have_star_expressions(sql: str) -> bool:
@@ -56,14 +58,16 @@ def star_expressions_written_out(tree: exp.Expr, schemas: Mapping[str, Mapping[s
         for position in reversed(range(len(select.expressions))):
             item = select.expressions[position]
             stars = list(item.find_all(exp.Columns)) or (
-                [item] if isinstance(item, (exp.Star, exp.Column)) and _rename(item) else []
+                [item] if isinstance(item, (exp.Star, exp.Column)) and (_rename(item) or _replace(item)) else []
             )
             if not stars:
                 continue
             names = _input_columns(tree, select, position, stars[0], schemas)
             if names is None:
                 return tree
-            replacement = _renamed(names, _rename(item)) if not item.find(exp.Columns) else _repeated(item, names)
+            replacement = (
+                _renamed(names, _rename(item), _replace(item)) if not item.find(exp.Columns) else _repeated(item, names)
+            )
             if replacement is None:
                 continue
             select.set("expressions", select.expressions[:position] + replacement + select.expressions[position + 1 :])
@@ -71,12 +75,20 @@ def star_expressions_written_out(tree: exp.Expr, schemas: Mapping[str, Mapping[s
 
 
 def _expandable(select: exp.Select) -> bool:
-    return any(item.find(exp.Columns) or _rename(item) for item in select.expressions)
+    return any(item.find(exp.Columns) or _rename(item) or _replace(item) for item in select.expressions)
 
 
 def _rename(item: exp.Expr) -> list[exp.Alias]:
+    return _star_clause(item, "rename")
+
+
+def _replace(item: exp.Expr) -> list[exp.Alias]:
+    return _star_clause(item, "replace")
+
+
+def _star_clause(item: exp.Expr, clause: str) -> list[exp.Alias]:
     star = item.this if isinstance(item, exp.Column) and isinstance(item.this, exp.Star) else item
-    return list(star.args.get("rename") or []) if isinstance(star, exp.Star) else []
+    return list(star.args.get(clause) or []) if isinstance(star, exp.Star) else []
 
 
 def _input_columns(
@@ -114,14 +126,18 @@ def _star_of(star_like: exp.Expr) -> exp.Expr:
     return exp.Star()
 
 
-def _renamed(names: list[str], renames: list[exp.Alias]) -> list[exp.Expr]:
+def _renamed(names: list[str], renames: list[exp.Alias], replaces: list[exp.Alias]) -> list[exp.Expr]:
     new = {alias.this.name.lower(): alias.alias for alias in renames}
-    return [
-        exp.alias_(exp.column(n, quoted=True), new[n.lower()], quoted=True)
-        if n.lower() in new
-        else exp.column(n, quoted=True)
-        for n in names
-    ]
+    computed = {alias.alias.lower(): alias.this for alias in replaces}
+    items: list[exp.Expr] = []
+    for name in names:
+        if name.lower() in computed:
+            items.append(exp.alias_(computed[name.lower()].copy(), name, quoted=True))
+        elif name.lower() in new:
+            items.append(exp.alias_(exp.column(name, quoted=True), new[name.lower()], quoted=True))
+        else:
+            items.append(exp.column(name, quoted=True))
+    return items
 
 
 def _repeated(item: exp.Expr, names: list[str]) -> list[exp.Expr] | None:
